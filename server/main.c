@@ -1,0 +1,3 @@
+/* placeholder until the MCP core lands */
+#include <stdio.h>
+int main(void) { return 0; }

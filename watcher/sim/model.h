@@ -1,0 +1,85 @@
+/* The C model of FramePerfWatcher (DESIGN 5-7): the same join, ring,
+ * self-time and interaction rules as the Dart package, checked against the
+ * same vectors (tests/vectors/watcher/). Pure: no loop, no socket, no clock;
+ * the caller passes time in. telescope-sim drives it from its frame
+ * generator and serves wm_handle() as ext.telescope.frames. */
+#ifndef TELESCOPE_SIM_MODEL_H
+#define TELESCOPE_SIM_MODEL_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* One finished timeline block as FlutterTimeline.debugCollect() returns it:
+ * in finish order (children before their parents). */
+typedef struct {
+  const char *name;
+  int64_t start_us;
+  int64_t dur_us;
+} wm_event_t;
+
+/* One FrameTiming, as the engine reports it (all in µs on the engine clock). */
+typedef struct {
+  int64_t frame_number; /* -1 when the engine does not report one */
+  int64_t vsync_start_us;
+  int64_t build_start_us;
+  int64_t build_finish_us;
+  int64_t raster_start_us;
+  int64_t raster_finish_us;
+  int64_t layer_cache_count;
+  int64_t picture_cache_count;
+} wm_timing_t;
+
+typedef struct {
+  size_t ring_capacity;    /* records kept (default 4096) */
+  size_t pending_capacity; /* drained block maps awaiting their timing (default 256) */
+  size_t read_limit_cap;   /* most records in one read reply (default 500) */
+  const char *watcher_version;
+  double refresh_rate;     /* Hz, reported in every reply (default 60) */
+} wm_config_t;
+
+typedef struct wm wm_t;
+
+/* A model with cfg (NULL: defaults) and run id run_id (copied). */
+wm_t *wm_new(const wm_config_t *cfg, const char *run_id);
+void wm_free(wm_t *wm);
+
+/* Hot restart: new run id, seq from 1, ring/pending cleared, collection off,
+ * interaction cleared, liveness counter back to 0 (Dart statics reset). */
+void wm_restart(wm_t *wm, const char *run_id);
+
+/* The persistent frame callback of frame frame_number at now_us: liveness +1;
+ * when collecting, the events drained since the previous drain become this
+ * frame's block map (else the map is empty); the current interaction is
+ * captured with it; the map is parked in the pending map. */
+void wm_frame_drawn(wm_t *wm, int64_t frame_number, int64_t now_us,
+                    const wm_event_t *events, size_t n_events);
+
+/* The timings callback with a batch of n FrameTimings: the only writer of
+ * records (one per timing, joined by frame number, FIFO when it is -1). */
+void wm_timings(wm_t *wm, const wm_timing_t *timings, size_t n);
+
+/* Lifecycle ("resumed", ..., or NULL) and framesEnabled, reported in replies. */
+void wm_set_lifecycle(wm_t *wm, const char *lifecycle);
+void wm_set_frames_enabled(wm_t *wm, int enabled);
+
+/* ext.telescope.frames: params as the VM hands them (every value a JSON
+ * string; isolateId may be present and is ignored), now_us the watcher's
+ * clock. Returns the reply (new reference) or NULL with *err_detail set to a
+ * malloc'd message (the extension answers -32602 with it). */
+json_t *wm_handle(wm_t *wm, json_t *params, int64_t now_us, char **err_detail);
+
+/* 1 once after a probe action asked for a frame (the generator then draws
+ * one even when idle), else 0. */
+int wm_take_probe(wm_t *wm);
+
+/* Introspection for tests and the simulator. */
+int wm_collecting(const wm_t *wm);
+uint64_t wm_liveness(const wm_t *wm);
+uint64_t wm_last_seq(const wm_t *wm);
+uint64_t wm_first_seq(const wm_t *wm);  /* 0 when the ring is empty */
+uint64_t wm_dropped_attributions(const wm_t *wm); /* pending-map evictions */
+size_t wm_pending(const wm_t *wm);
+const char *wm_run_id(const wm_t *wm);
+
+#endif
