@@ -1,0 +1,9 @@
+#!/bin/sh
+# make bench: install the pinned baseline, then run every section.
+set -e
+here=$(cd "$(dirname "$0")" && pwd)
+build=${1:-build}
+if [ ! -d "$here/node_modules" ] || [ "$here/package-lock.json" -nt "$here/node_modules/.package-lock.json" ]; then
+  (cd "$here" && npm ci --no-audit --no-fund --loglevel=error)
+fi
+exec node "$here/bench.mjs" "$build"

@@ -1,0 +1,136 @@
+// Shared harness for the integration tests: the real telescope-sim on an
+// ephemeral port, the real telescope-mcp driven by the official MCP SDK
+// client (schemas validated: listTools runs first), and scans of everything
+// both wrote.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import assert from 'node:assert/strict';
+import { createRequire } from 'node:module';
+
+const require = createRequire(join(process.env.TELESCOPE_NODE_MODULES ?? '', 'x.js'));
+const { Client } = await import(require.resolve('@modelcontextprotocol/sdk/client/index.js'));
+const { StdioClientTransport } = await import(require.resolve('@modelcontextprotocol/sdk/client/stdio.js'));
+const Ajv = require('ajv');
+
+export const BUILD = process.env.TELESCOPE_BINARY_DIR;
+export const SOURCE = process.env.TELESCOPE_SOURCE_DIR;
+if (!BUILD || !SOURCE) throw new Error('TELESCOPE_BINARY_DIR and TELESCOPE_SOURCE_DIR must be set');
+
+const outputSchema = JSON.parse(readFileSync(join(SOURCE, 'schema/telescope_frames.output.json'), 'utf8'));
+const validateOutput = new Ajv({ strict: false, allErrors: true }).compile(outputSchema);
+
+// What the sims wrote (may hold tokens) and what the server wrote (must not).
+export const transcript = [];
+export const serverOutput = [];
+export const tokensSeen = new Set();
+
+export function sleep(ms) { return new Promise((r) => setTimeout(r, ms)); }
+
+// Polls fn until it returns a truthy value or the deadline passes.
+export async function until(fn, { timeoutMs = 5000, everyMs = 25, what = 'condition' } = {}) {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > end) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await sleep(everyMs);
+  }
+}
+
+export function tempDir() { return mkdtempSync(join(tmpdir(), 'telescope-it-')); }
+
+// Starts telescope-sim; resolves once it printed its URI.
+export async function startSim(args = [], { uriFile } = {}) {
+  const dir = tempDir();
+  uriFile ??= join(dir, 'vmservice.uri');
+  const child = spawn(join(BUILD, 'telescope-sim'),
+    ['--port', '0', '--uri-file', uriFile, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
+  const sim = { child, uriFile, lines: [], waiters: [], stderr: '' };
+  let buf = '';
+  child.stdout.on('data', (d) => {
+    buf += d;
+    transcript.push(String(d));
+    let i;
+    while ((i = buf.indexOf('\n')) >= 0) {
+      const line = buf.slice(0, i); buf = buf.slice(i + 1);
+      const w = sim.waiters.shift();
+      if (w) w(line); else sim.lines.push(line);
+    }
+  });
+  child.stderr.on('data', (d) => { sim.stderr += d; transcript.push(String(d)); });
+  sim.exited = new Promise((r) => child.on('exit', (code, sig) => r({ code, sig })));
+  const nextLine = () => new Promise((r) => { const l = sim.lines.shift(); if (l !== undefined) r(l); else sim.waiters.push(r); });
+  for (;;) {
+    const line = await Promise.race([nextLine(), sim.exited.then((e) => { throw new Error(`telescope-sim exited ${JSON.stringify(e)}: ${sim.stderr}`); })]);
+    const m = line.match(/A Dart VM Service on .* is available at: (\S+)/);
+    if (m) { sim.httpUri = m[1]; break; }
+  }
+  sim.token = sim.httpUri.match(/^https?:\/\/[^/]+\/([^/]+)/)[1];
+  tokensSeen.add(sim.token);
+  sim.port = Number(new URL(sim.httpUri).port);
+  sim.wsUri = await until(() => { try { return readFileSync(uriFile, 'utf8'); } catch { return null; } }, { what: 'uri file' });
+  // One command on stdin, one line back ("ok …", "error …" or JSON).
+  sim.cmd = async (line) => {
+    child.stdin.write(line + '\n');
+    const reply = await nextLine();
+    if (reply.startsWith('error')) throw new Error(`sim: ${line} → ${reply}`);
+    return reply;
+  };
+  sim.stats = async () => JSON.parse((await sim.cmd('stats')).replace(/^ok\s+/, ''));
+  sim.methods = async () => JSON.parse((await sim.cmd('methods')).replace(/^ok\s+/, ''));
+  sim.kill = async (signal = 'SIGTERM') => { child.kill(signal); return sim.exited; };
+  return sim;
+}
+
+// Starts telescope-mcp under the SDK client, lists tools (which arms the
+// SDK's outputSchema validation), and returns helpers.
+export async function startMcp(args = [], { env = {} } = {}) {
+  const transport = new StdioClientTransport({
+    command: join(BUILD, 'telescope-mcp'), args, env: { ...process.env, ...env }, stderr: 'pipe',
+  });
+  const client = new Client({ name: 'telescope-integration', version: '0' });
+  const errors = [];
+  client.onerror = (e) => errors.push(e);
+  let stderr = '';
+  transport.stderr?.on('data', (d) => { stderr += d; serverOutput.push(String(d)); });
+  await client.connect(transport, { timeout: 10000 });
+  const { tools } = await client.listTools();
+  assert.equal(tools.length, 1);
+  assert.equal(tools[0].name, 'telescope_frames');
+  const mcp = {
+    client, transport, errors,
+    get stderr() { return stderr; },
+    // One tool call; returns {sc, isError, text, result}. The SDK has
+    // validated sc against outputSchema already; we validate again so a
+    // missing structuredContent cannot pass silently.
+    async call(args, opts = {}) {
+      const result = await client.callTool({ name: 'telescope_frames', arguments: args }, undefined,
+        { timeout: 150000, ...opts });
+      const text = result.content?.find((c) => c.type === 'text')?.text ?? '';
+      serverOutput.push(text);
+      const sc = result.structuredContent;
+      if (sc !== undefined) {
+        assert.ok(validateOutput(sc), `structuredContent invalid: ${JSON.stringify(validateOutput.errors)}\n${text}`);
+        assert.deepEqual(JSON.parse(text), sc, 'the text block is the structuredContent');
+      }
+      assert.ok(Buffer.byteLength(text) <= 65536, 'no call returns more than 64 KB of text');
+      return { sc, isError: result.isError === true, text, result };
+    },
+    async close() {
+      await client.close();
+      assert.deepEqual(errors.map(String), [], 'stdout held only valid JSON-RPC lines');
+    },
+  };
+  return mcp;
+}
+
+// Every test file ends with this: no token the sims printed appears in
+// anything the server wrote (stderr or tool output).
+export function assertNoTokenLeak() {
+  assert.ok(tokensSeen.size > 0 && serverOutput.length > 0, 'the scan had something to scan');
+  for (const tok of tokensSeen)
+    for (const out of serverOutput)
+      assert.ok(!out.includes(tok), `VM-service token ${tok.slice(0, 3)}… leaked`);
+}

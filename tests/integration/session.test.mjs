@@ -1,0 +1,217 @@
+// Issue 4 through the official SDK client against telescope-sim: sessions,
+// interactions, summaries and liveness-aware diagnosis.
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startSim, startMcp, until, assertNoTokenLeak, sleep } from './harness.mjs';
+
+const cleanup = [];
+after(async () => { for (const c of cleanup.reverse()) await c(); assertNoTokenLeak(); });
+async function setup(simArgs = [], mcpArgs = []) {
+  const s = await startSim(['--seed', '7', ...simArgs]);
+  cleanup.push(() => s.kill());
+  const m = await startMcp(['--vm-service-uri-file', s.uriFile, ...mcpArgs]);
+  cleanup.push(() => m.close());
+  return { s, m };
+}
+// Waits until the sim has delivered every timing it owes (records stop growing).
+async function settled(s) {
+  let last = -1;
+  return until(async () => {
+    const st = await s.stats();
+    const done = st.recordsWritten === last && st.recordsWritten === st.framesDrawn;
+    last = st.recordsWritten;
+    return done ? st : null;
+  }, { everyMs: 150, what: 'sim settled' });
+}
+
+test('steady capture: every frame the sim drew in the window, none lost or duplicated', async () => {
+  const { s, m } = await setup(['--scenario', 'idle', '--fps', '60']);
+  const st = await m.call({ action: 'start' });
+  assert.equal(st.isError, false, st.text);
+  assert.equal(st.sc.session.state, 'active');
+  const r0 = (await settled(s)).recordsWritten;
+  await s.cmd('scenario steady');
+  await sleep(700);
+  await s.cmd('scenario idle');
+  const r1 = (await settled(s)).recordsWritten;
+  const stop = await m.call({ action: 'stop', detail: 'frames', limit: 1000 });
+  assert.equal(stop.isError, false, stop.text);
+  assert.ok(r1 - r0 >= 20, `the sim drew ${r1 - r0} frames`);
+  assert.equal(stop.sc.summary.frames, r1 - r0);
+  assert.equal(stop.sc.session.framesSeen, r1 - r0);
+  assert.equal(stop.sc.session.framesLost, 0);
+  const seqs = stop.sc.frames.map((f) => f.seq);
+  assert.equal(new Set(seqs).size, seqs.length, 'no duplicates');
+  assert.equal(seqs.length, r1 - r0);
+  for (let i = 1; i < seqs.length; i++) assert.equal(Math.abs(seqs[i] - seqs[i - 1]), 1, 'contiguous');
+  assert.equal(stop.sc.summary.jank.frames, 0, 'steady frames are within budget');
+  assert.ok(stop.sc.summary.topBlocks.some((b) => b.name === 'BUILD'), 'attribution was on');
+  // After stop, attribution is off again: a read outside a session says so.
+  await s.cmd('scenario steady');
+  const rd = await until(async () => { const x = await m.call({ action: 'read', waitMs: 1000, detail: 'blocks' }); return x.sc.frames?.length ? x : null; }, { what: 'frames after stop' });
+  assert.deepEqual(rd.sc.frames[0].blocks ?? {}, {});
+  assert.equal(rd.sc.diagnosis?.code, 'attribution_off');
+});
+
+test('janky: jank.frames equals the injected count and worstFrames names the block', async () => {
+  const { s, m } = await setup(['--scenario', 'idle']);
+  await m.call({ action: 'start' });
+  await settled(s);
+  await s.cmd('scenario steady');
+  await s.cmd('inject 5');
+  await sleep(600);
+  await s.cmd('scenario idle');
+  await settled(s);
+  const stop = await m.call({ action: 'stop' });
+  assert.equal(stop.sc.summary.jank.frames, 5);
+  assert.equal(stop.sc.summary.worstFrames[0].topBlocks[0].name, 'SlowWidget');
+  assert.equal(stop.sc.summary.topBlocks[0].name, 'SlowWidget');
+  assert.ok(stop.sc.summary.sparkline.includes('█'));
+  assert.ok(Buffer.byteLength(stop.text) <= 4096, `summary is ${Buffer.byteLength(stop.text)} bytes`);
+});
+
+test('idle app: app_idle (the probe frame was drawn)', async () => {
+  const { m } = await setup(['--scenario', 'idle']);
+  await m.call({ action: 'read' });
+  const r = await m.call({ action: 'read' });
+  assert.equal(r.isError, false);
+  assert.equal(r.sc.diagnosis.code, 'app_idle');
+  assert.ok(r.sc.diagnosis.evidence);
+});
+
+test('stalled engine: engine_stalled with lifecycle as evidence', async () => {
+  const { m } = await setup(['--scenario', 'stalled']);
+  await m.call({ action: 'read' });
+  const r = await m.call({ action: 'read' });
+  assert.equal(r.isError, false);
+  assert.equal(r.sc.diagnosis.code, 'engine_stalled');
+  assert.ok('lifecycle' in r.sc.diagnosis.evidence || 'framesEnabled' in r.sc.diagnosis.evidence);
+});
+
+test('paused isolate: isolate_paused, nothing hangs', async () => {
+  const { s, m } = await setup([], ['--call-timeout-ms', '1000']);
+  await m.call({ action: 'start' });
+  await s.cmd('pause');
+  const r = await until(async () => { const x = await m.call({ action: 'read' }); return x.sc?.diagnosis?.code === 'isolate_paused' ? x : null; }, { what: 'isolate_paused' });
+  assert.equal(r.isError, true);
+  await s.cmd('resume');
+  const stop = await until(async () => { const x = await m.call({ action: 'stop' }); return x.isError ? null : x; }, { what: 'stop after resume' });
+  assert.equal(stop.sc.session.state, 'stopped');
+});
+
+test('hot restart mid-session: the session continues, restarts 1, app_restarted once', async () => {
+  const { s, m } = await setup();
+  await m.call({ action: 'start' });
+  await sleep(300);
+  await s.cmd('restart');
+  await sleep(600);
+  const rd = await m.call({ action: 'read' });
+  const rd2 = await m.call({ action: 'read', waitMs: 500 });
+  const codes = [rd.sc.diagnosis?.code, rd2.sc.diagnosis?.code];
+  assert.equal(codes.filter((c) => c === 'app_restarted').length, 1, `codes ${codes}`);
+  const stop = await m.call({ action: 'stop' });
+  assert.equal(stop.sc.session.restarts, 1);
+  assert.ok(stop.sc.summary.frames > 0);
+  const st = await s.stats();
+  assert.equal(st.collecting ?? true, false, 'attribution switched off on the new run at stop');
+});
+
+test('timings delayed: frames_pending', async () => {
+  const { s, m } = await setup();
+  await m.call({ action: 'read' });
+  await s.cmd('timings-delay 3000');
+  await sleep(300);
+  await m.call({ action: 'read' }); // flushes what had arrived
+  await sleep(200);
+  const r = await m.call({ action: 'read' });
+  assert.equal(r.sc.diagnosis?.code, 'frames_pending', r.text);
+});
+
+test('ring overflow: frames_lost counted exactly', async () => {
+  const { s, m } = await setup(['--ring', '8', '--fps', '240', '--scenario', 'idle']);
+  await m.call({ action: 'start' });
+  const r0 = (await settled(s)).recordsWritten;
+  await s.cmd('scenario steady');
+  await sleep(800);
+  await s.cmd('scenario idle');
+  const r1 = (await settled(s)).recordsWritten;
+  const stop = await m.call({ action: 'stop' });
+  assert.ok(stop.sc.session.framesLost > 0, 'the drain was outrun');
+  assert.equal(stop.sc.session.framesSeen + stop.sc.session.framesLost, r1 - r0);
+});
+
+test('interactions via mark: per-interaction counts', async () => {
+  const { s, m } = await setup(['--scenario', 'idle']);
+  await m.call({ action: 'start' });
+  await settled(s);
+  const counts = {};
+  for (const id of ['open-menu', 'scroll-feed', 'close-menu']) {
+    const mk = await m.call({ action: 'mark', interactionId: id });
+    assert.equal(mk.sc.interaction.interactionId, id);
+    const a = (await settled(s)).recordsWritten;
+    await s.cmd('scenario steady');
+    await sleep(300);
+    await s.cmd('scenario idle');
+    counts[id] = (await settled(s)).recordsWritten - a;
+  }
+  await m.call({ action: 'mark' });
+  const stop = await m.call({ action: 'stop' });
+  const per = Object.fromEntries(stop.sc.summary.interactions.map((i) => [i.interactionId, i]));
+  for (const id of Object.keys(counts)) {
+    assert.equal(per[id].frames, counts[id], id);
+    assert.equal(per[id].linkedBy, 'agent');
+  }
+  const only = await m.call({ action: 'read', interactionId: 'scroll-feed', cursor: undefined });
+  assert.ok(only);
+});
+
+test('trackWidgets: widget names in topBlocks, the flag restored at stop', async () => {
+  const { s, m } = await setup();
+  const st = await m.call({ action: 'start', trackWidgets: true });
+  assert.deepEqual(st.sc.session.tracking, ['widgets']);
+  await sleep(500);
+  const stop = await m.call({ action: 'stop' });
+  const names = stop.sc.summary.topBlocks.map((b) => b.name);
+  assert.ok(names.some((n) => /^[A-Z][A-Za-z]+$/.test(n) && !['BUILD', 'LAYOUT', 'PAINT'].includes(n)), names.join());
+  const methods = await s.methods();
+  const sets = methods.filter((x) => (x.method ?? x) === 'ext.flutter.profileWidgetBuilds');
+  assert.ok(sets.length >= 2, 'switched on, then restored');
+});
+
+test('cancelling a capture leaves attribution off', async () => {
+  const { s, m } = await setup();
+  const ac = new AbortController();
+  const p = m.client.callTool({ name: 'telescope_frames', arguments: { action: 'capture', durationMs: 5000 } },
+    undefined, { signal: ac.signal, timeout: 20000 });
+  await until(async () => (await s.stats()).collecting === true, { what: 'capture started' });
+  ac.abort();
+  await assert.rejects(p);
+  await until(async () => (await s.stats()).collecting === false, { what: 'attribution off again' });
+  const r = await m.call({ action: 'status' });
+  assert.equal(r.sc.session, undefined, 'no session left behind');
+});
+
+test('capture sends progress at least every second', async () => {
+  const { m } = await setup();
+  const progress = [];
+  const r = await m.client.callTool({ name: 'telescope_frames', arguments: { action: 'capture', durationMs: 2500 } },
+    undefined, { timeout: 20000, onprogress: (p) => progress.push(p) });
+  assert.ok(!r.isError);
+  assert.ok(progress.length >= 2, `${progress.length} progress notifications`);
+  for (let i = 1; i < progress.length; i++) assert.ok(progress[i].progress > progress[i - 1].progress);
+});
+
+test('cursors carry the run: a cursor from before a restart is answered sensibly', async () => {
+  const { s, m } = await setup();
+  const r1 = await m.call({ action: 'read', waitMs: 500 });
+  assert.ok(r1.sc.nextCursor);
+  await s.cmd('restart');
+  await sleep(500);
+  const r2 = await m.call({ action: 'read', cursor: r1.sc.nextCursor, detail: 'frames', limit: 1000 });
+  assert.equal(r2.isError, false, r2.text);
+  assert.equal(r2.sc.diagnosis?.code, 'app_restarted');
+  assert.ok(r2.sc.frames.every((f) => f.seq < 200), 'frames of the new run, from its start');
+  const bad = await m.call({ action: 'read', cursor: 'garbage!' });
+  assert.equal(bad.isError, true);
+  assert.match(bad.text, /cursor/);
+});
