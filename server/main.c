@@ -35,7 +35,7 @@ static void on_line(void *arg, const char *line, size_t len, int oversize) {
   app_t *app = arg;
   if (oversize) {
     log_warn("a line of more than %zu bytes was skipped", app->cfg.max_line_bytes);
-    mcp_session_handle_oversize(app->mcp, len);
+    mcp_session_handle_oversize(app->mcp, app->cfg.max_line_bytes);
   } else {
     mcp_session_handle_line(app->mcp, line, len);
   }

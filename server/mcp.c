@@ -512,8 +512,8 @@ void mcp_session_handle_line(mcp_session_t *s, const char *line, size_t len) {
   json_decref(msg);
 }
 
-void mcp_session_handle_oversize(mcp_session_t *s, size_t len) {
+void mcp_session_handle_oversize(mcp_session_t *s, size_t limit) {
   char text[160];
-  snprintf(text, sizeof text, "Invalid Request: message longer than the line limit (%zu bytes seen)", len);
+  snprintf(text, sizeof text, "Invalid Request: line longer than the limit of %zu bytes; skipped", limit);
   send_error(s, NULL, NULL, RPC_INVALID_REQUEST, text, NULL);
 }

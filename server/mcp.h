@@ -44,8 +44,8 @@ void mcp_session_set_instructions(mcp_session_t *s, const char *text);
 
 /* One framed line (without "\n"), any bytes. */
 void mcp_session_handle_line(mcp_session_t *s, const char *line, size_t len);
-/* A line over the transport's limit: answered with -32600, no id. */
-void mcp_session_handle_oversize(mcp_session_t *s, size_t len);
+/* A line over the transport's limit (limit bytes): answered with -32600, no id. */
+void mcp_session_handle_oversize(mcp_session_t *s, size_t limit);
 /* Cancels every call in flight, sending nothing for them (shutdown). */
 void mcp_session_cancel_all(mcp_session_t *s);
 size_t mcp_session_inflight(const mcp_session_t *s);
