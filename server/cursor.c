@@ -65,6 +65,10 @@ int cursor_decode(const char *cursor, char *run_id, size_t run_len, int64_t *seq
       if (d < 0) return fail(err, errlen, "cursor: not a cursor this server issued (bad character)");
       v |= (uint32_t)d << (18 - 6 * k);
     }
+    /* Only the canonical encoding is accepted: spare low bits of a short
+     * tail must be zero, so no two strings name the same cursor. */
+    if ((k == 2 && (v & 0xFFFF)) || (k == 3 && (v & 0xFF)))
+      return fail(err, errlen, "cursor: not a cursor this server issued (bad padding bits)");
     plain[n++] = (char)(v >> 16);
     if (k > 2) plain[n++] = (char)(v >> 8);
     if (k > 3) plain[n++] = (char)v;
