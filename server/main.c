@@ -1,3 +1,146 @@
-/* placeholder until the MCP core lands */
+/* telescope-mcp: the wiring. Parses the command line, puts stdio, the MCP
+ * session and the tool on one libuv loop, and shuts all of it down on stdin
+ * EOF, SIGTERM or SIGINT: cancel what is in flight, flush stdout, close every
+ * handle, prove the loop empty (uv_loop_close == 0), exit 0.
+ * Exit codes: 0 normal, 1 fatal runtime error, 2 bad command line. */
+#include <signal.h>
 #include <stdio.h>
-int main(void) { return 0; }
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <uv.h>
+
+#include "config.h"
+#include "frames_tool.h"
+#include "log.h"
+#include "mcp.h"
+#include "stdio_transport.h"
+
+typedef struct {
+  uv_loop_t loop;
+  config_t cfg;
+  stdio_t *io;
+  mcp_session_t *mcp;
+  frames_tool_t *tool;
+  uv_signal_t sigterm, sigint;
+  int stopping;
+} app_t;
+
+static void emit_line(void *arg, const char *line, size_t len) {
+  app_t *app = arg;
+  if (app->io) stdio_write_line(app->io, line, len);
+}
+
+static void on_line(void *arg, const char *line, size_t len, int oversize) {
+  app_t *app = arg;
+  if (oversize) {
+    log_warn("a line of more than %zu bytes was skipped", app->cfg.max_line_bytes);
+    mcp_session_handle_oversize(app->mcp, app->cfg.max_line_bytes);
+  } else {
+    mcp_session_handle_line(app->mcp, line, len);
+  }
+}
+
+static void io_closed(void *arg) {
+  app_t *app = arg;
+  app->io = NULL;
+}
+
+static void tool_closed(void *arg) {
+  app_t *app = arg;
+  app->tool = NULL;
+  /* Last: the writes queued by the steps above still go out before close. */
+  if (app->io) stdio_close(app->io, io_closed, app);
+}
+
+/* Starts the shutdown; every later step runs from a callback. */
+static void app_stop(app_t *app, const char *why) {
+  if (app->stopping) return;
+  app->stopping = 1;
+  log_info("shutting down: %s", why);
+  if (app->io) stdio_stop(app->io);
+  uv_close((uv_handle_t *)&app->sigterm, NULL);
+  uv_close((uv_handle_t *)&app->sigint, NULL);
+  mcp_session_cancel_all(app->mcp);
+  frames_tool_close(app->tool, tool_closed, app);
+}
+
+static void on_eof(void *arg) { app_stop(arg, "stdin closed"); }
+
+static void on_signal(uv_signal_t *h, int signum) {
+  app_t *app = h->data;
+  app_stop(app, signum == SIGTERM ? "SIGTERM" : "SIGINT");
+}
+
+int main(int argc, char **argv) {
+  app_t app;
+  memset(&app, 0, sizeof app);
+  int rc = 1;
+
+  switch (config_parse(&app.cfg, argc, argv, stdout, stderr)) {
+  case CONFIG_RUN: break;
+  case CONFIG_DONE: config_close(&app.cfg); return 0;
+  case CONFIG_USAGE: config_close(&app.cfg); return 2;
+  }
+  log_set_name("telescope-mcp");
+  log_set_level(app.cfg.log_level);
+  /* A write to a closed stdout must come back as EPIPE, not kill us. */
+  signal(SIGPIPE, SIG_IGN);
+
+  if (uv_loop_init(&app.loop) != 0) {
+    log_error("cannot create the event loop");
+    goto fail_loop;
+  }
+  app.tool = frames_tool_new(&app.loop, &app.cfg);
+  if (!app.tool) {
+    log_error("cannot create the tool (embedded schema unreadable?)");
+    goto fail_tool;
+  }
+  app.mcp = mcp_session_new(emit_line, &app);
+  if (!app.mcp) goto fail_mcp;
+  mcp_tool_t t = frames_tool_mcp(app.tool);
+  mcp_session_add_tool(app.mcp, &t);
+  mcp_session_set_instructions(app.mcp, frames_tool_instructions);
+
+  stdio_callbacks_t cbs = {on_line, on_eof, &app};
+  int err = stdio_new(&app.loop, STDIN_FILENO, STDOUT_FILENO, app.cfg.max_line_bytes, &cbs, &app.io);
+  if (err != 0) {
+    log_error("cannot use stdin/stdout: %s", uv_strerror(err));
+    goto fail_io;
+  }
+  uv_signal_init(&app.loop, &app.sigterm);
+  uv_signal_init(&app.loop, &app.sigint);
+  app.sigterm.data = app.sigint.data = &app;
+  uv_signal_start(&app.sigterm, on_signal, SIGTERM);
+  uv_signal_start(&app.sigint, on_signal, SIGINT);
+  if ((err = stdio_start(app.io)) != 0) {
+    log_error("cannot read stdin: %s", uv_strerror(err));
+    app_stop(&app, "stdin unreadable");
+    uv_run(&app.loop, UV_RUN_DEFAULT);
+    goto fail_run;
+  }
+  log_info("telescope-mcp %s ready", TELESCOPE_VERSION);
+
+  uv_run(&app.loop, UV_RUN_DEFAULT);
+  rc = 0;
+
+fail_run:
+  mcp_session_free(app.mcp);
+  app.mcp = NULL;
+  if (uv_loop_close(&app.loop) != 0) {
+    log_error("handles were left open at exit");
+    rc = 1;
+  }
+  config_close(&app.cfg);
+  return rc;
+
+fail_io:
+  mcp_session_free(app.mcp);
+fail_mcp:
+  frames_tool_close(app.tool, NULL, NULL);
+fail_tool:
+  uv_loop_close(&app.loop);
+fail_loop:
+  config_close(&app.cfg);
+  return 1;
+}

@@ -1,0 +1,103 @@
+#include "diagnose.h"
+
+static diagnose_step_t final(diag_code_t code) {
+  diagnose_step_t s = {code, DIAGNOSE_NEXT_NONE, 0};
+  return s;
+}
+
+static diagnose_step_t next(diagnose_next_t what, int delay_ms) {
+  diagnose_step_t s = {DIAG_NONE, what, delay_ms};
+  return s;
+}
+
+diagnose_step_t diagnose_step(const diagnose_facts_t *f) {
+  /* Reachability, in the order a fix has to happen: nothing below can be
+   * known while a condition above holds. */
+  if (f->rejected) return final(DIAG_CONNECTION_REJECTED);
+  if (!f->connected) return final(DIAG_NOT_CONNECTED);
+  if (!f->watcher_present) return final(DIAG_WATCHER_MISSING);
+  if (f->paused) return final(DIAG_ISOLATE_PAUSED);
+  if (f->timed_out) return final(DIAG_UNRESPONSIVE);
+  /* A restart explains a gap or an empty read better than anything else. */
+  if (f->restarted) return final(DIAG_APP_RESTARTED);
+  if (f->frames_lost > 0) return final(DIAG_FRAMES_LOST);
+  if (f->new_frames > 0)
+    return final(!f->session_active && !f->new_frames_have_blocks ? DIAG_ATTRIBUTION_OFF
+                                                                   : DIAG_NONE);
+  /* Empty read: did the engine draw since we last looked? */
+  if (f->liveness_before_known && f->liveness_now > f->liveness_before)
+    return f->reread_done ? final(DIAG_FRAMES_PENDING)
+                          : next(DIAGNOSE_NEXT_REREAD, DIAGNOSE_REREAD_DELAY_MS);
+  switch (f->probe) {
+    case DIAGNOSE_PROBE_MOVED:
+      return final(DIAG_APP_IDLE);
+    case DIAGNOSE_PROBE_NOT_MOVED:
+      return final(DIAG_ENGINE_STALLED);
+    case DIAGNOSE_PROBE_NOT_DONE:
+      break;
+  }
+  return next(DIAGNOSE_NEXT_PROBE, DIAGNOSE_PROBE_WAIT_MS);
+}
+
+static void set_liveness(json_t *ev, const diagnose_facts_t *f) {
+  if (f->liveness_before_known)
+    json_object_set_new(ev, "livenessBefore", json_integer(f->liveness_before));
+  json_object_set_new(ev, "livenessNow", json_integer(f->liveness_now));
+  if (f->elapsed_ms >= 0) json_object_set_new(ev, "elapsedMs", json_integer(f->elapsed_ms));
+}
+
+static void set_engine(json_t *ev, const diagnose_facts_t *f) {
+  json_object_set_new(ev, "lifecycle", f->lifecycle ? json_string(f->lifecycle) : json_null());
+  if (f->frames_enabled >= 0)
+    json_object_set_new(ev, "framesEnabled", json_boolean(f->frames_enabled));
+}
+
+json_t *diagnose_to_json(diag_code_t code, const diagnose_facts_t *f) {
+  if (!diag_name(code)) return NULL;
+  json_t *ev = json_object();
+  switch (code) {
+    case DIAG_NOT_CONNECTED:
+    case DIAG_CONNECTION_REJECTED:
+    case DIAG_WATCHER_MISSING:
+      break;
+    case DIAG_ISOLATE_PAUSED:
+      if (f->pause_kind) json_object_set_new(ev, "pauseKind", json_string(f->pause_kind));
+      break;
+    case DIAG_UNRESPONSIVE:
+      if (f->elapsed_ms >= 0) json_object_set_new(ev, "elapsedMs", json_integer(f->elapsed_ms));
+      break;
+    case DIAG_APP_RESTARTED:
+      json_object_set_new(ev, "newFrames", json_integer(f->new_frames));
+      if (f->frames_lost > 0) json_object_set_new(ev, "framesLost", json_integer(f->frames_lost));
+      break;
+    case DIAG_FRAMES_LOST:
+      json_object_set_new(ev, "framesLost", json_integer(f->frames_lost));
+      json_object_set_new(ev, "newFrames", json_integer(f->new_frames));
+      break;
+    case DIAG_ATTRIBUTION_OFF:
+      json_object_set_new(ev, "newFrames", json_integer(f->new_frames));
+      json_object_set_new(ev, "sessionActive", json_false());
+      break;
+    case DIAG_FRAMES_PENDING:
+      set_liveness(ev, f);
+      json_object_set_new(ev, "reread", json_boolean(f->reread_done));
+      break;
+    case DIAG_APP_IDLE:
+    case DIAG_ENGINE_STALLED:
+      set_liveness(ev, f);
+      json_object_set_new(ev, "probe", json_string(f->probe == DIAGNOSE_PROBE_MOVED
+                                                       ? "moved"
+                                                       : f->probe == DIAGNOSE_PROBE_NOT_MOVED
+                                                             ? "not_moved"
+                                                             : "not_done"));
+      if (f->probe != DIAGNOSE_PROBE_NOT_DONE)
+        json_object_set_new(ev, "livenessAfterProbe", json_integer(f->liveness_after_probe));
+      json_object_set_new(ev, "probeWaitMs", json_integer(DIAGNOSE_PROBE_WAIT_MS));
+      set_engine(ev, f);
+      break;
+    default:
+      break;
+  }
+  return json_pack("{s:s,s:s,s:s,s:o}", "code", diag_name(code), "message", diag_message(code),
+                   "hint", diag_hint(code), "evidence", ev);
+}

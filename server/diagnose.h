@@ -1,0 +1,64 @@
+/* diagnose: the pure decision behind `diagnosis` (DESIGN 4 table). The tool
+ * layer gathers facts, calls diagnose_step, and either reports the code or
+ * does what `next` asks (re-read, probe) and calls again with the outcome.
+ * No loop, no clock: elapsed times are facts like any other. */
+#ifndef TELESCOPE_DIAGNOSE_H
+#define TELESCOPE_DIAGNOSE_H
+
+#include <jansson.h>
+#include <stdint.h>
+
+#include "codes.h"
+
+#define DIAGNOSE_REREAD_DELAY_MS 150 /* timings are batched ~100 ms */
+#define DIAGNOSE_PROBE_WAIT_MS 500   /* poll the liveness counter this long after a probe */
+
+typedef enum {
+  DIAGNOSE_PROBE_NOT_DONE = 0,
+  DIAGNOSE_PROBE_MOVED,     /* the counter advanced after the probe frame was requested */
+  DIAGNOSE_PROBE_NOT_MOVED, /* it did not within DIAGNOSE_PROBE_WAIT_MS */
+} diagnose_probe_t;
+
+typedef struct {
+  int connected;          /* a VM service answers (no URI, refused or closed: 0) */
+  int rejected;           /* 403 / not a VM service / remote host refused */
+  int watcher_present;    /* some isolate lists ext.telescope.frames */
+  int paused;             /* pauseEvent.kind is Pause* */
+  const char *pause_kind; /* evidence, may be NULL */
+  int timed_out;          /* the extension call hit the call timeout */
+  int restarted;          /* isolate or runId changed since the last look */
+  int64_t new_frames;     /* records this call found */
+  int new_frames_have_blocks; /* any of them carries blocks */
+  int session_active;
+  int liveness_before_known; /* the server saw the counter before this call */
+  int64_t liveness_before, liveness_now;
+  int reread_done;           /* the one delayed re-read already happened */
+  diagnose_probe_t probe;
+  int64_t liveness_after_probe; /* evidence, with probe != NOT_DONE */
+  int64_t frames_lost;          /* lost by ring overflow in this call */
+  const char *lifecycle;        /* evidence, NULL when unknown */
+  int frames_enabled;           /* evidence: 1, 0, or -1 unknown */
+  int64_t elapsed_ms;           /* since the previous look at the counter; -1 unknown */
+} diagnose_facts_t;
+
+typedef enum {
+  DIAGNOSE_NEXT_NONE = 0, /* `code` is final (DIAG_NONE: nothing to report) */
+  DIAGNOSE_NEXT_REREAD,   /* liveness moved, no records: read again after delay_ms */
+  DIAGNOSE_NEXT_PROBE,    /* liveness flat or unknown: send action=probe, poll delay_ms */
+} diagnose_next_t;
+
+typedef struct {
+  diag_code_t code; /* valid when next == DIAGNOSE_NEXT_NONE */
+  diagnose_next_t next;
+  int delay_ms;
+} diagnose_step_t;
+
+/* One step of the decision (docs/tool.md "Diagnosis"): connection problems
+ * first, then restart, loss and attribution, then the empty-read procedure. */
+diagnose_step_t diagnose_step(const diagnose_facts_t *f);
+
+/* {"code","message","hint","evidence"} for a final code (new reference; NULL
+ * for DIAG_NONE); evidence lists the facts that led there. */
+json_t *diagnose_to_json(diag_code_t code, const diagnose_facts_t *f);
+
+#endif

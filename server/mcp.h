@@ -1,0 +1,60 @@
+/* The MCP protocol core (pure: lines in, lines out, no loop).
+ *
+ * Handles both eras: the legacy handshake (initialize, protocolVersion
+ * negotiation) and the stateless 2026-07-28 era (server/discover, per-request
+ * _meta). Dispatches ping, tools/list, tools/call, notifications/cancelled;
+ * validates tool arguments against the tool's input schema before the tool
+ * sees them; runs tool calls through tool.h so they may finish later. Every
+ * outgoing message goes out through the emit callback as one compact JSON
+ * line (without the "\n"). */
+#ifndef TELESCOPE_MCP_H
+#define TELESCOPE_MCP_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+#include "tool.h"
+
+typedef struct mcp_session mcp_session_t;
+
+/* One compact JSON message; line is NUL-terminated, without "\n". */
+typedef void (*mcp_emit_cb)(void *arg, const char *line, size_t len);
+
+typedef struct {
+  const char *name;
+  /* The tools/list entry for a protocol revision (new reference). */
+  json_t *(*definition)(const char *protocol_version);
+  const json_t *input_schema; /* borrowed, outlives the session: arguments are checked against it */
+  /* Starts a call; args borrowed, already validated, valid only during the call. */
+  void (*invoke)(void *arg, tool_call_t *call, json_t *args);
+  void *arg;
+} mcp_tool_t;
+
+#define MCP_LATEST_LEGACY_VERSION "2025-11-25"
+#define MCP_MODERN_VERSION "2026-07-28"
+
+mcp_session_t *mcp_session_new(mcp_emit_cb emit, void *emit_arg);
+/* Cancels what is in flight (hooks run), then frees. */
+void mcp_session_free(mcp_session_t *s);
+/* Adds a tool (copied; at most MCP_MAX_TOOLS). Returns 0 or -1. */
+#define MCP_MAX_TOOLS 4
+int mcp_session_add_tool(mcp_session_t *s, const mcp_tool_t *tool);
+/* Instructions for agents in initialize and server/discover results. */
+void mcp_session_set_instructions(mcp_session_t *s, const char *text);
+
+/* One framed line (without "\n"), any bytes. */
+void mcp_session_handle_line(mcp_session_t *s, const char *line, size_t len);
+/* A line over the transport's limit (limit bytes): answered with -32600, no id. */
+void mcp_session_handle_oversize(mcp_session_t *s, size_t limit);
+/* Cancels every call in flight, sending nothing for them (shutdown). */
+void mcp_session_cancel_all(mcp_session_t *s);
+size_t mcp_session_inflight(const mcp_session_t *s);
+/* The revision initialize negotiated, or NULL before initialize. */
+const char *mcp_session_protocol_version(const mcp_session_t *s);
+
+/* 1 for a revision this server speaks. */
+int mcp_version_supported(const char *version);
+/* strcmp on revision dates: 1 when version is at least since. */
+int mcp_version_at_least(const char *version, const char *since);
+
+#endif

@@ -1,0 +1,350 @@
+#include "record.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int fail(char *err, size_t errlen, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  if (err && errlen) vsnprintf(err, errlen, fmt, ap);
+  va_end(ap);
+  return -1;
+}
+
+size_t record_utf8_length(const char *s) {
+  size_t n = 0;
+  for (; *s; s++)
+    if (((unsigned char)*s & 0xC0) != 0x80) n++;
+  return n;
+}
+
+static char *dup_str(const char *s) {
+  size_t n = strlen(s) + 1;
+  char *d = malloc(n);
+  if (d) memcpy(d, s, n);
+  return d;
+}
+
+/* Reads an integer member with a lower bound. Reals are refused: the schema
+ * says integer, and a watcher sending 1.5 µs has a bug worth seeing. */
+static int get_int(const json_t *obj, const char *key, int required, int64_t min, int64_t *out,
+                   const char *where, char *err, size_t errlen) {
+  json_t *v = json_object_get(obj, key);
+  if (!v) {
+    if (!required) return 0;
+    return fail(err, errlen, "%s%s%s: missing", where, *where ? "." : "", key);
+  }
+  if (!json_is_integer(v))
+    return fail(err, errlen, "%s%s%s: must be an integer", where, *where ? "." : "", key);
+  json_int_t x = json_integer_value(v);
+  if (x < min)
+    return fail(err, errlen, "%s%s%s: must be >= %lld, got %lld", where, *where ? "." : "", key,
+                (long long)min, (long long)x);
+  *out = (int64_t)x;
+  return 1;
+}
+
+static int check_string(const json_t *v, const char *where, const char *key, size_t maxchars,
+                        char *err, size_t errlen) {
+  const char *dot = *where ? "." : "";
+  if (!json_is_string(v)) return fail(err, errlen, "%s%s%s: must be a string", where, dot, key);
+  size_t n = record_utf8_length(json_string_value(v));
+  if (json_string_length(v) != strlen(json_string_value(v)))
+    return fail(err, errlen, "%s%s%s: contains a NUL character", where, dot, key);
+  if (n < 1) return fail(err, errlen, "%s%s%s: must not be empty", where, dot, key);
+  if (n > maxchars)
+    return fail(err, errlen, "%s%s%s: longer than %zu characters", where, dot, key, maxchars);
+  return 0;
+}
+
+static const char *const record_keys[] = {
+    "seq",       "frameNumber",     "atUs",          "vsyncStartUs",      "buildUs",
+    "rasterUs",  "vsyncOverheadUs", "totalSpanUs",   "layerCacheCount",   "pictureCacheCount",
+    "blocks",    "interactionId",   "linkedBy",      NULL};
+
+static int parse_blocks(frame_t *f, const json_t *blocks, const char *where, char *err,
+                        size_t errlen) {
+  char path[RECORD_ERR_LEN];
+  if (!json_is_object(blocks)) return fail(err, errlen, "%s.blocks: must be an object", where);
+  size_t n = json_object_size(blocks);
+  if (n > RECORD_MAX_BLOCKS)
+    return fail(err, errlen, "%s.blocks: more than %d blocks (%zu)", where, RECORD_MAX_BLOCKS, n);
+  if (n == 0) return 0;
+  f->blocks = calloc(n, sizeof *f->blocks);
+  if (!f->blocks) return fail(err, errlen, "%s.blocks: out of memory", where);
+  const char *name;
+  json_t *b;
+  json_object_foreach((json_t *)blocks, name, b) {
+    size_t len = strlen(name);
+    if (len == 0) return fail(err, errlen, "%s.blocks: a block has an empty name", where);
+    if (len > RECORD_MAX_NAME)
+      return fail(err, errlen, "%s.blocks: block name longer than %d bytes (\"%.40s…\")", where,
+                  RECORD_MAX_NAME, name);
+    snprintf(path, sizeof path, "%s.blocks[\"%.60s\"]", where, name);
+    if (!json_is_object(b)) return fail(err, errlen, "%s: must be an object", path);
+    if (json_object_size(b) != 3 || !json_object_get(b, "micros") ||
+        !json_object_get(b, "selfMicros") || !json_object_get(b, "count")) {
+      const char *k;
+      json_t *ignored;
+      json_object_foreach(b, k, ignored) {
+        if (strcmp(k, "micros") && strcmp(k, "selfMicros") && strcmp(k, "count"))
+          return fail(err, errlen, "%s.%.40s: unknown field", path, k);
+      }
+    }
+    record_block_t *rb = &f->blocks[f->nblocks];
+    if (get_int(b, "micros", 1, 0, &rb->micros, path, err, errlen) < 0 ||
+        get_int(b, "selfMicros", 1, 0, &rb->self_micros, path, err, errlen) < 0 ||
+        get_int(b, "count", 1, 1, &rb->count, path, err, errlen) < 0)
+      return -1;
+    if (rb->self_micros > rb->micros)
+      return fail(err, errlen, "%s.selfMicros: larger than micros", path);
+    if (!(rb->name = dup_str(name))) return fail(err, errlen, "%s: out of memory", path);
+    f->nblocks++;
+  }
+  return 0;
+}
+
+int record_frame_parse(frame_t *out, const json_t *rec, const char *where, char *err,
+                       size_t errlen) {
+  frame_t f;
+  memset(&f, 0, sizeof f);
+  memset(out, 0, sizeof *out);
+  if (!where) where = "";
+  const char *wh = *where ? where : "record";
+  if (!json_is_object(rec)) return fail(err, errlen, "%s: must be an object", wh);
+  const char *key;
+  json_t *v;
+  json_object_foreach((json_t *)rec, key, v) {
+    int known = 0;
+    for (const char *const *k = record_keys; *k; k++)
+      if (!strcmp(*k, key)) known = 1;
+    if (!known) return fail(err, errlen, "%s.%.60s: unknown field", wh, key);
+  }
+  f.layer_cache_count = f.picture_cache_count = -1;
+  if (get_int(rec, "seq", 1, 1, &f.seq, wh, err, errlen) < 0 ||
+      get_int(rec, "frameNumber", 1, -1, &f.frame_number, wh, err, errlen) < 0 ||
+      get_int(rec, "atUs", 1, INT64_MIN, &f.at_us, wh, err, errlen) < 0 ||
+      get_int(rec, "vsyncStartUs", 1, INT64_MIN, &f.vsync_start_us, wh, err, errlen) < 0 ||
+      get_int(rec, "buildUs", 1, 0, &f.build_us, wh, err, errlen) < 0 ||
+      get_int(rec, "rasterUs", 1, 0, &f.raster_us, wh, err, errlen) < 0 ||
+      get_int(rec, "vsyncOverheadUs", 1, 0, &f.vsync_overhead_us, wh, err, errlen) < 0 ||
+      get_int(rec, "totalSpanUs", 1, 0, &f.total_span_us, wh, err, errlen) < 0 ||
+      get_int(rec, "layerCacheCount", 0, 0, &f.layer_cache_count, wh, err, errlen) < 0 ||
+      get_int(rec, "pictureCacheCount", 0, 0, &f.picture_cache_count, wh, err, errlen) < 0)
+    return -1;
+  json_t *iid = json_object_get(rec, "interactionId");
+  json_t *lby = json_object_get(rec, "linkedBy");
+  if (iid && !lby) return fail(err, errlen, "%s.linkedBy: missing (interactionId is set)", wh);
+  if (lby && !iid) return fail(err, errlen, "%s.interactionId: missing (linkedBy is set)", wh);
+  if (iid && (check_string(iid, wh, "interactionId", RECORD_MAX_INTERACTION, err, errlen) < 0 ||
+              check_string(lby, wh, "linkedBy", RECORD_MAX_LINKED_BY, err, errlen) < 0))
+    return -1;
+  json_t *blocks = json_object_get(rec, "blocks");
+  if (blocks && parse_blocks(&f, blocks, wh, err, errlen) < 0) goto fail_blocks;
+  if (iid) {
+    f.interaction_id = dup_str(json_string_value(iid));
+    f.linked_by = dup_str(json_string_value(lby));
+    if (!f.interaction_id || !f.linked_by) {
+      fail(err, errlen, "%s: out of memory", wh);
+      goto fail_blocks;
+    }
+  }
+  *out = f;
+  return 0;
+
+fail_blocks:
+  record_frame_close(&f);
+  return -1;
+}
+
+void record_frame_close(frame_t *f) {
+  for (size_t i = 0; i < f->nblocks; i++) free(f->blocks[i].name);
+  free(f->blocks);
+  free(f->interaction_id);
+  free(f->linked_by);
+  memset(f, 0, sizeof *f);
+}
+
+int record_frame_copy(frame_t *dst, const frame_t *src) {
+  *dst = *src;
+  dst->blocks = NULL;
+  dst->nblocks = 0;
+  dst->interaction_id = dst->linked_by = NULL;
+  if (src->interaction_id &&
+      (!(dst->interaction_id = dup_str(src->interaction_id)) ||
+       !(dst->linked_by = dup_str(src->linked_by))))
+    goto fail;
+  if (src->nblocks) {
+    if (!(dst->blocks = calloc(src->nblocks, sizeof *dst->blocks))) goto fail;
+    for (size_t i = 0; i < src->nblocks; i++) {
+      dst->blocks[i] = src->blocks[i];
+      if (!(dst->blocks[i].name = dup_str(src->blocks[i].name))) goto fail;
+      dst->nblocks++;
+    }
+  }
+  return 0;
+fail:
+  record_frame_close(dst);
+  return -1;
+}
+
+json_t *record_frame_to_json(const frame_t *f, int with_blocks) {
+  json_t *o = json_object();
+  if (!o) return NULL;
+  json_object_set_new(o, "seq", json_integer(f->seq));
+  json_object_set_new(o, "frameNumber", json_integer(f->frame_number));
+  json_object_set_new(o, "atUs", json_integer(f->at_us));
+  json_object_set_new(o, "vsyncStartUs", json_integer(f->vsync_start_us));
+  json_object_set_new(o, "buildUs", json_integer(f->build_us));
+  json_object_set_new(o, "rasterUs", json_integer(f->raster_us));
+  json_object_set_new(o, "vsyncOverheadUs", json_integer(f->vsync_overhead_us));
+  json_object_set_new(o, "totalSpanUs", json_integer(f->total_span_us));
+  if (f->layer_cache_count >= 0)
+    json_object_set_new(o, "layerCacheCount", json_integer(f->layer_cache_count));
+  if (f->picture_cache_count >= 0)
+    json_object_set_new(o, "pictureCacheCount", json_integer(f->picture_cache_count));
+  if (with_blocks) {
+    json_t *bs = json_object();
+    for (size_t i = 0; i < f->nblocks; i++) {
+      json_t *b = json_object();
+      json_object_set_new(b, "micros", json_integer(f->blocks[i].micros));
+      json_object_set_new(b, "selfMicros", json_integer(f->blocks[i].self_micros));
+      json_object_set_new(b, "count", json_integer(f->blocks[i].count));
+      json_object_set_new(bs, f->blocks[i].name, b);
+    }
+    json_object_set_new(o, "blocks", bs);
+  }
+  if (f->interaction_id) {
+    json_object_set_new(o, "interactionId", json_string(f->interaction_id));
+    json_object_set_new(o, "linkedBy", json_string(f->linked_by));
+  }
+  return o;
+}
+
+static const char *const lifecycles[] = {"resumed", "inactive", "hidden", "paused", "detached",
+                                         NULL};
+
+static const char *const reply_required[] = {
+    "protocol", "watcherVersion", "runId",    "livenessCounter", "nowUs",
+    "collecting", "lifecycle",    "framesEnabled", "refreshRate",  "interaction",
+    "firstSeq", "lastSeq",        "pending",  "droppedAttributions", NULL};
+
+int record_reply_parse(record_reply_t *out, const json_t *reply, char *err, size_t errlen) {
+  record_reply_t r;
+  memset(&r, 0, sizeof r);
+  memset(out, 0, sizeof *out);
+  if (!json_is_object(reply)) return fail(err, errlen, "reply: must be an object");
+  for (const char *const *k = reply_required; *k; k++)
+    if (!json_object_get(reply, *k)) return fail(err, errlen, "reply.%s: missing", *k);
+  json_t *v = json_object_get(reply, "protocol");
+  if (!json_is_integer(v) || json_integer_value(v) != 1)
+    return fail(err, errlen, "reply.protocol: unsupported (this server speaks protocol 1)");
+  v = json_object_get(reply, "watcherVersion");
+  if (!json_is_string(v)) return fail(err, errlen, "reply.watcherVersion: must be a string");
+  v = json_object_get(reply, "runId");
+  if (!json_is_string(v) || json_string_length(v) == 0)
+    return fail(err, errlen, "reply.runId: must be a non-empty string");
+  if (json_string_length(v) > RECORD_MAX_RUN_ID || strlen(json_string_value(v)) != json_string_length(v))
+    return fail(err, errlen, "reply.runId: longer than %d bytes or contains NUL",
+                RECORD_MAX_RUN_ID);
+  if (get_int(reply, "livenessCounter", 1, 0, &r.liveness_counter, "reply", err, errlen) < 0 ||
+      get_int(reply, "nowUs", 1, INT64_MIN, &r.now_us, "reply", err, errlen) < 0 ||
+      get_int(reply, "firstSeq", 1, 0, &r.first_seq, "reply", err, errlen) < 0 ||
+      get_int(reply, "lastSeq", 1, 0, &r.last_seq, "reply", err, errlen) < 0 ||
+      get_int(reply, "pending", 1, 0, &r.pending, "reply", err, errlen) < 0 ||
+      get_int(reply, "droppedAttributions", 1, 0, &r.dropped_attributions, "reply", err, errlen) <
+          0)
+    return -1;
+  v = json_object_get(reply, "collecting");
+  if (!json_is_boolean(v)) return fail(err, errlen, "reply.collecting: must be a boolean");
+  r.collecting = json_is_true(v);
+  v = json_object_get(reply, "framesEnabled");
+  if (!json_is_boolean(v)) return fail(err, errlen, "reply.framesEnabled: must be a boolean");
+  r.frames_enabled = json_is_true(v);
+  v = json_object_get(reply, "lifecycle");
+  if (!json_is_null(v)) {
+    if (json_is_string(v))
+      for (const char *const *l = lifecycles; *l; l++)
+        if (!strcmp(*l, json_string_value(v))) r.lifecycle = *l;
+    if (!r.lifecycle)
+      return fail(err, errlen,
+                  "reply.lifecycle: must be one of resumed, inactive, hidden, paused, detached, null");
+  }
+  v = json_object_get(reply, "refreshRate");
+  if (!json_is_number(v) || json_number_value(v) < 0)
+    return fail(err, errlen, "reply.refreshRate: must be a number >= 0");
+  r.refresh_rate = json_number_value(v);
+  json_t *inter = json_object_get(reply, "interaction");
+  if (!json_is_null(inter)) {
+    if (!json_is_object(inter))
+      return fail(err, errlen, "reply.interaction: must be null or an object");
+    json_t *iid = json_object_get(inter, "interactionId"), *lby = json_object_get(inter, "linkedBy");
+    if (!iid) return fail(err, errlen, "reply.interaction.interactionId: missing");
+    if (!lby) return fail(err, errlen, "reply.interaction.linkedBy: missing");
+    if (check_string(iid, "reply.interaction", "interactionId", RECORD_MAX_INTERACTION, err,
+                     errlen) < 0 ||
+        check_string(lby, "reply.interaction", "linkedBy", RECORD_MAX_LINKED_BY, err, errlen) < 0)
+      return -1;
+  }
+  v = json_object_get(reply, "more");
+  if (v && !json_is_boolean(v)) return fail(err, errlen, "reply.more: must be a boolean");
+  r.more = json_is_true(v);
+  v = json_object_get(reply, "type");
+  if (v && !json_is_string(v)) return fail(err, errlen, "reply.type: must be a string");
+
+  json_t *recs = json_object_get(reply, "records");
+  if (recs) {
+    if (!json_is_array(recs)) return fail(err, errlen, "reply.records: must be an array");
+    size_t n = json_array_size(recs);
+    if (n > RECORD_MAX_RECORDS)
+      return fail(err, errlen, "reply.records: more than %d records (%zu)", RECORD_MAX_RECORDS, n);
+    r.has_records = 1;
+    if (n && !(r.records = calloc(n, sizeof *r.records)))
+      return fail(err, errlen, "reply.records: out of memory");
+    char where[32];
+    for (size_t i = 0; i < n; i++) {
+      snprintf(where, sizeof where, "records[%zu]", i);
+      if (record_frame_parse(&r.records[i], json_array_get(recs, i), where, err, errlen) < 0)
+        goto fail_records;
+      r.nrecords++;
+      if (i > 0 && r.records[i].seq <= r.records[i - 1].seq) {
+        fail(err, errlen, "%s.seq: %lld does not increase (previous %lld)", where,
+             (long long)r.records[i].seq, (long long)r.records[i - 1].seq);
+        goto fail_records;
+      }
+      if (r.records[i].seq > r.last_seq) {
+        fail(err, errlen, "%s.seq: %lld is beyond the reply's lastSeq %lld", where,
+             (long long)r.records[i].seq, (long long)r.last_seq);
+        goto fail_records;
+      }
+    }
+  }
+  r.watcher_version = dup_str(json_string_value(json_object_get(reply, "watcherVersion")));
+  r.run_id = dup_str(json_string_value(json_object_get(reply, "runId")));
+  if (!json_is_null(inter)) {
+    r.interaction_id = dup_str(json_string_value(json_object_get(inter, "interactionId")));
+    r.linked_by = dup_str(json_string_value(json_object_get(inter, "linkedBy")));
+    if (!r.interaction_id || !r.linked_by) goto fail_oom;
+  }
+  if (!r.watcher_version || !r.run_id) goto fail_oom;
+  *out = r;
+  return 0;
+
+fail_oom:
+  fail(err, errlen, "reply: out of memory");
+fail_records:
+  record_reply_close(&r);
+  return -1;
+}
+
+void record_reply_close(record_reply_t *r) {
+  for (size_t i = 0; i < r->nrecords; i++) record_frame_close(&r->records[i]);
+  free(r->records);
+  free(r->watcher_version);
+  free(r->run_id);
+  free(r->interaction_id);
+  free(r->linked_by);
+  memset(r, 0, sizeof *r);
+}

@@ -1,0 +1,71 @@
+/* record: validate and normalise one ext.telescope.frames reply
+ * (schema/extension_reply.json) and its FramePerfRecords
+ * (schema/frame_perf_record.json) into plain C structs, so nothing the app
+ * sends reaches the agent unchecked and the summaries never touch jansson per
+ * frame. Pure: no loop, no clock. A reply is validated whole before anything
+ * is returned; on error the output is left empty (nothing half-applied). */
+#ifndef TELESCOPE_RECORD_H
+#define TELESCOPE_RECORD_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define RECORD_MAX_RECORDS 4096   /* records in one reply (the watcher's ring size) */
+#define RECORD_MAX_BLOCKS 256     /* distinct block names in one record */
+#define RECORD_MAX_NAME 256       /* bytes in a block name */
+#define RECORD_MAX_INTERACTION 128 /* characters in an interactionId (schema) */
+#define RECORD_MAX_LINKED_BY 64    /* characters in linkedBy (schema) */
+#define RECORD_MAX_RUN_ID 128      /* bytes in a runId (it travels inside cursors) */
+#define RECORD_ERR_LEN 256         /* enough for any error this module writes */
+
+typedef struct {
+  char *name; /* owned */
+  int64_t micros, self_micros, count;
+} record_block_t;
+
+typedef struct {
+  int64_t seq, frame_number, at_us, vsync_start_us;
+  int64_t build_us, raster_us, vsync_overhead_us, total_span_us;
+  int64_t layer_cache_count, picture_cache_count; /* -1 when absent */
+  char *interaction_id, *linked_by;               /* owned; both NULL or both set */
+  record_block_t *blocks;                         /* owned, in the reply's key order */
+  size_t nblocks;
+} frame_t;
+
+typedef struct {
+  char *watcher_version, *run_id; /* owned */
+  int64_t liveness_counter, now_us;
+  int collecting, frames_enabled;
+  const char *lifecycle;            /* static string, NULL when the app reported null */
+  double refresh_rate;              /* Hz; 0 when unknown */
+  char *interaction_id, *linked_by; /* current interaction, owned; NULL when none */
+  int64_t first_seq, last_seq, pending, dropped_attributions;
+  int has_records; /* the reply carried "records" (read replies) */
+  frame_t *records; /* owned, seq strictly increasing */
+  size_t nrecords;
+  int more;
+} record_reply_t;
+
+/* Validates `reply` (borrowed) whole; on success fills *out (caller closes it)
+ * and returns 0; on failure returns -1, leaves *out zeroed and writes a
+ * message naming the offending field ("records[3].buildUs: …") into err. */
+int record_reply_parse(record_reply_t *out, const json_t *reply, char *err, size_t errlen);
+void record_reply_close(record_reply_t *r);
+
+/* Validates one FramePerfRecord; same contract as record_reply_parse.
+ * `where` prefixes field names in messages (e.g. "records[3]"; may be NULL). */
+int record_frame_parse(frame_t *out, const json_t *rec, const char *where, char *err,
+                       size_t errlen);
+void record_frame_close(frame_t *f);
+/* Deep copy; returns 0, or -1 on allocation failure with *dst zeroed. */
+int record_frame_copy(frame_t *dst, const frame_t *src);
+
+/* The record as FramePerfRecord JSON (new reference): with_blocks 0 is
+ * detail "frames" (no "blocks" key), 1 is detail "blocks" (full record). */
+json_t *record_frame_to_json(const frame_t *f, int with_blocks);
+
+/* Number of Unicode code points in a UTF-8 string (schema minLength/maxLength). */
+size_t record_utf8_length(const char *s);
+
+#endif

@@ -1,0 +1,61 @@
+/* store: the frames of one measurement session, pure (DESIGN 4 session,
+ * docs/tool.md "Memory bounds"). It takes validated watcher replies in the
+ * order they were received, drops records it already has, counts exactly the
+ * records the watcher's ring overflowed away, follows hot restarts (runId
+ * changes), and keeps the session summary (all frames, per interaction), the
+ * clock parity evidence and the newest STORE_RECENT frames for `frames`
+ * listings. Its memory is bounded however long the session runs. */
+#ifndef TELESCOPE_STORE_H
+#define TELESCOPE_STORE_H
+
+#include <jansson.h>
+#include <stdint.h>
+
+#include "record.h"
+#include "summary.h"
+
+#define STORE_RECENT 1000 /* frames kept for listing: the largest `limit` */
+
+typedef struct store store_t;
+
+typedef struct {
+  uint64_t added;      /* new frames taken from this reply */
+  uint64_t duplicates; /* records dropped: seq at or below the last one seen of the run */
+  uint64_t lost;       /* records the ring overflowed away before this reply */
+  int restarted;       /* this reply is of a new run */
+} store_add_result_t;
+
+/* A new empty store judging jank against budget_us. NULL on OOM. */
+store_t *store_new(int64_t budget_us);
+void store_free(store_t *st);
+
+/* Takes the records of one validated reply (borrowed). A reply without
+ * records still moves the run and loss bookkeeping. 0, or -1 on OOM. Loss is
+ * counted only when the last seen seq of the same run is known: then
+ * lost = firstSeq − lastSeen − 1 when firstSeq > lastSeen + 1. After an
+ * observed restart the new run's seq starts at 1, so its gap counts too. */
+int store_add_reply(store_t *st, const record_reply_t *r, store_add_result_t *res);
+
+uint64_t store_frames_seen(const store_t *st);
+uint64_t store_frames_lost(const store_t *st);
+uint64_t store_restarts(const store_t *st);
+/* 1 once after a restart was observed (then 0 until the next one), so
+ * app_restarted is reported once. */
+int store_take_restarted(store_t *st);
+const char *store_run_id(const store_t *st); /* current run, NULL before any reply */
+int64_t store_last_seq(const store_t *st);   /* last seq seen of the current run, 0 if none */
+
+/* The session summary (interactions included) or, with interaction_id, that
+ * interaction's own; NULL when that interaction has no frames. Borrowed. */
+const summary_t *store_summary(const store_t *st, const char *interaction_id);
+const summary_clock_t *store_clock(const store_t *st);
+
+/* The newest `limit` kept frames (of interaction_id when not NULL), oldest
+ * first, as FramePerfRecord JSON per detail (with_blocks). New reference. */
+json_t *store_frames_to_json(const store_t *st, const char *interaction_id, size_t limit,
+                             int with_blocks);
+/* Kept frames, 0 = oldest; borrowed until the next store_add_reply. */
+size_t store_recent_count(const store_t *st);
+const frame_t *store_recent_at(const store_t *st, size_t i);
+
+#endif

@@ -1,0 +1,81 @@
+/* summary: the per-frame statistics an agent reads in one glance (DESIGN 4,
+ * docs/tool.md "Summary"). An accumulator: frames are added one by one and the
+ * memory stays bounded however many arrive. Pure: no loop, no clock. */
+#ifndef TELESCOPE_SUMMARY_H
+#define TELESCOPE_SUMMARY_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "record.h"
+
+#define SUMMARY_WINDOW 65536        /* frames kept per metric for exact percentiles */
+#define SUMMARY_INTERACTION_WINDOW 8192 /* the same, per interaction */
+#define SUMMARY_MAX_BLOCK_NAMES 512  /* distinct names; the rest add up under "(other)" */
+#define SUMMARY_MAX_INTERACTIONS 64  /* distinct ids; the rest add up under "(other)" */
+#define SUMMARY_OTHER "(other)"
+#define SUMMARY_TOP_BLOCKS 10
+#define SUMMARY_WORST_FRAMES 5
+#define SUMMARY_WORST_BLOCKS 3       /* self-time blocks listed per worst frame */
+#define SUMMARY_SPARK_MAX 60         /* characters in the sparkline */
+#define SUMMARY_FROZEN_US 700000     /* frozen: totalSpanUs >= this (Sentry's rule) */
+#define SUMMARY_MAX_BYTES 4096       /* compact JSON bound of summary_to_json_bounded */
+
+typedef struct summary summary_t;
+
+/* The jank budget in µs: budget_ms when > 0, else 1e6 / refresh_rate when > 0,
+ * else 60 Hz (16667); rounded to the nearest µs, at least 1. */
+int64_t summary_budget_us(double budget_ms, double refresh_rate);
+
+/* A new empty accumulator judging jank against budget_us; with_interactions
+ * also keeps one child accumulator per interactionId. NULL on OOM. */
+summary_t *summary_new(int64_t budget_us, int with_interactions);
+void summary_free(summary_t *s);
+
+/* Adds one frame (borrowed; nothing of it is kept by pointer). 0, or -1 on OOM
+ * (the frame is then not counted anywhere). */
+int summary_add_frame(summary_t *s, const frame_t *f);
+
+uint64_t summary_frames(const summary_t *s);
+uint64_t summary_jank_frames(const summary_t *s);
+int summary_exact(const summary_t *s); /* 0 once a metric outgrew its exact window */
+/* The child accumulator of one interaction, or NULL if none was seen. */
+const summary_t *summary_interaction(const summary_t *s, const char *interaction_id);
+
+/* The summary object of schema/telescope_frames.output.json (new reference),
+ * with up to top_blocks blocks, worst_frames frames and max_interactions
+ * interactions (the most frames first; SIZE_MAX for all). */
+json_t *summary_to_json(const summary_t *s, size_t top_blocks, size_t worst_frames,
+                        size_t max_interactions);
+/* summary_to_json with the defaults, shrunk step by step (interactions, then
+ * worstFrames, then topBlocks; docs/tool.md) until the compact text is at most
+ * max_bytes. */
+json_t *summary_to_json_bounded(const summary_t *s, size_t max_bytes);
+
+/* The sparkline alone (UTF-8, at most SUMMARY_SPARK_MAX characters); the
+ * caller frees it. Level of a value v: ceil(4·v/budget) − 1 clamped to 0..7 of
+ * "▁▂▃▄▅▆▇█", so a frame at the budget is ▄ and above 1.75× budget is █. */
+char *summary_sparkline(const summary_t *s);
+
+/* Clock parity evidence (DESIGN 4 "Clock"): the newest SUMMARY_CLOCK_SAMPLES
+ * values of atUs − vsyncStartUs. Consistent when at least
+ * SUMMARY_CLOCK_MIN_SAMPLES were seen and every one lies in
+ * [−SUMMARY_CLOCK_SLACK_US, SUMMARY_CLOCK_MAX_US]: on one clock the record is
+ * stamped after its vsync and within the timings batching delay (≤ 1 s). */
+#define SUMMARY_CLOCK_SAMPLES 256
+#define SUMMARY_CLOCK_MIN_SAMPLES 8
+#define SUMMARY_CLOCK_SLACK_US 1000
+#define SUMMARY_CLOCK_MAX_US 1000000
+typedef struct {
+  int64_t ring[SUMMARY_CLOCK_SAMPLES];
+  uint64_t seen; /* samples ever added; the ring holds the newest */
+} summary_clock_t;
+
+void summary_clock_init(summary_clock_t *c);
+void summary_clock_add(summary_clock_t *c, int64_t at_us, int64_t vsync_start_us);
+/* {"parity", "samples", "minUs", "medianUs", "maxUs"} (new reference); the
+ * numbers are left out while no sample exists. */
+json_t *summary_clock_to_json(const summary_clock_t *c);
+
+#endif

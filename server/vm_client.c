@@ -1,0 +1,756 @@
+#include "vm_client.h"
+
+#include <libwebsockets.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "vm_uri.h"
+
+#define container_of(ptr, type, member) ((type *)((char *)(ptr)-offsetof(type, member)))
+
+#define BACKOFF_MIN_MS 50
+#define BACKOFF_MAX_MS 1000
+/* After a big reply, give the memory back rather than keep it as capacity. */
+#define RX_KEEP_CAP (1u << 20)
+
+/* ---- pure parts: the allowlist, the id scanner, the reassembly buffer ---- */
+
+static const char *const allowed_methods[] = {
+    "getVersion",
+    "getVM",
+    "getIsolate",
+    "streamListen",
+    "streamCancel",
+    "_flutter.listViews",
+    "ext.telescope.frames",
+    "ext.flutter.profileWidgetBuilds",
+    "ext.flutter.profileRenderObjectLayouts",
+    "ext.flutter.profileRenderObjectPaints",
+};
+
+int vm_client_method_allowed(const char *method) {
+  if (!method) return 0;
+  for (size_t i = 0; i < sizeof allowed_methods / sizeof *allowed_methods; i++)
+    if (strcmp(method, allowed_methods[i]) == 0) return 1;
+  return 0;
+}
+
+/* Finds the top-level "id" of a JSON text fed in pieces, keeping a few bytes
+ * of state only. It lets us fail the right call when a reply is too large to
+ * keep (the VM puts "id" last) or is not valid JSON. Not a validator. */
+typedef struct {
+  int depth, in_str, esc;
+  int expect_key; /* at depth 1, the next string is a member name */
+  int str_role;   /* 0 other, 1 member name, 2 the id's string value */
+  int after_key;  /* a member name ended; ':' comes next */
+  int want_value; /* the member name was "id" and ':' was seen */
+  int in_num;     /* reading a numeric id */
+  char key[4];
+  size_t klen;
+  int key_long;
+  char id[32];
+  size_t idlen;
+  int found;
+} idscan_t;
+
+static void idscan_feed(idscan_t *s, const char *p, size_t n) {
+  for (size_t i = 0; i < n && !s->found; i++) {
+    char c = p[i];
+    if (s->in_str) {
+      if (s->esc) {
+        s->esc = 0;
+      } else if (c == '\\') {
+        s->esc = 1;
+        continue;
+      } else if (c == '"') {
+        s->in_str = 0;
+        if (s->str_role == 1) s->after_key = 1;
+        if (s->str_role == 2) s->found = 1;
+        continue;
+      }
+      if (s->str_role == 1) {
+        if (s->klen < sizeof s->key - 1)
+          s->key[s->klen++] = c;
+        else
+          s->key_long = 1;
+      } else if (s->str_role == 2 && s->idlen < sizeof s->id - 1) {
+        s->id[s->idlen++] = c;
+      }
+      continue;
+    }
+    if (s->in_num) {
+      if ((c >= '0' && c <= '9') || c == '-') {
+        if (s->idlen < sizeof s->id - 1) s->id[s->idlen++] = c;
+        continue;
+      }
+      s->in_num = 0;
+      s->found = 1;
+      break;
+    }
+    switch (c) {
+    case '"':
+      s->in_str = 1;
+      s->str_role = 0;
+      if (s->depth == 1 && s->expect_key) {
+        s->str_role = 1;
+        s->klen = 0;
+        s->key_long = 0;
+        s->expect_key = 0;
+      } else if (s->depth == 1 && s->want_value) {
+        s->str_role = 2;
+        s->idlen = 0;
+      }
+      s->want_value = 0;
+      break;
+    case '{':
+    case '[':
+      s->depth++;
+      if (s->depth == 1 && c == '{') s->expect_key = 1;
+      s->want_value = 0;
+      break;
+    case '}':
+    case ']':
+      s->depth--;
+      break;
+    case ':':
+      if (s->depth == 1 && s->after_key) {
+        s->key[s->klen] = '\0';
+        s->want_value = !s->key_long && strcmp(s->key, "id") == 0;
+        s->after_key = 0;
+      }
+      break;
+    case ',':
+      if (s->depth == 1) s->expect_key = 1;
+      break;
+    case ' ':
+    case '\t':
+    case '\r':
+    case '\n':
+      break;
+    default:
+      if (s->want_value && ((c >= '0' && c <= '9') || c == '-')) {
+        s->in_num = 1;
+        s->idlen = 0;
+        s->id[s->idlen++] = c;
+      }
+      s->want_value = 0;
+      break;
+    }
+  }
+  s->id[s->idlen] = '\0';
+}
+
+/* Reassembles one WebSocket message from fragments up to limit bytes. Past
+ * the limit it frees what it holds and only scans the rest for the id, so
+ * memory stays bounded whatever the app sends. */
+typedef struct {
+  char *buf;
+  size_t len, cap, limit;
+  int active;   /* a message is in progress */
+  int overflow; /* this message went over the limit */
+  size_t total; /* bytes of this message so far */
+  idscan_t scan;
+} rxbuf_t;
+
+typedef enum { RX_MORE, RX_MESSAGE, RX_OVERSIZE, RX_NOMEM } rx_status_t;
+
+static void rxbuf_reset(rxbuf_t *rx) {
+  if (rx->cap > RX_KEEP_CAP) {
+    free(rx->buf);
+    rx->buf = NULL;
+    rx->cap = 0;
+  }
+  rx->len = 0;
+  rx->active = 0;
+  rx->overflow = 0;
+  rx->total = 0;
+}
+
+static void rxbuf_free(rxbuf_t *rx) {
+  free(rx->buf);
+  memset(rx, 0, sizeof *rx);
+}
+
+/* Feeds one fragment; final says it ends the message. RX_MESSAGE: rx->buf
+ * holds rx->len bytes plus a NUL. RX_OVERSIZE: rx->scan.id names the reply's
+ * id if it was found. Call rxbuf_reset after either. */
+static rx_status_t rxbuf_feed(rxbuf_t *rx, const char *data, size_t n, int final) {
+  if (!rx->active) {
+    rx->active = 1;
+    rx->len = 0;
+    rx->total = 0;
+    rx->overflow = 0;
+    memset(&rx->scan, 0, sizeof rx->scan);
+  }
+  rx->total += n;
+  if (!rx->overflow && rx->len + n > rx->limit) {
+    rx->overflow = 1;
+    idscan_feed(&rx->scan, rx->buf, rx->len);
+    free(rx->buf);
+    rx->buf = NULL;
+    rx->cap = 0;
+    rx->len = 0;
+  }
+  if (rx->overflow) {
+    idscan_feed(&rx->scan, data, n);
+  } else {
+    if (rx->len + n + 1 > rx->cap) {
+      size_t cap = rx->cap ? rx->cap : 4096;
+      while (cap < rx->len + n + 1) cap *= 2;
+      if (cap > rx->limit + 1) cap = rx->limit + 1;
+      char *nb = realloc(rx->buf, cap);
+      if (!nb) {
+        rx->overflow = 1; /* treat as too large: drop the rest */
+        idscan_feed(&rx->scan, rx->buf, rx->len);
+        free(rx->buf);
+        rx->buf = NULL;
+        rx->cap = rx->len = 0;
+        idscan_feed(&rx->scan, data, n);
+        if (final) return RX_NOMEM;
+        return RX_MORE;
+      }
+      rx->buf = nb;
+      rx->cap = cap;
+    }
+    memcpy(rx->buf + rx->len, data, n);
+    rx->len += n;
+    rx->buf[rx->len] = '\0';
+  }
+  if (!final) return RX_MORE;
+  return rx->overflow ? RX_OVERSIZE : RX_MESSAGE;
+}
+
+/* What a parsed message is. */
+typedef enum { MSG_OTHER, MSG_REPLY, MSG_EVENT } msg_kind_t;
+
+/* Classifies msg; for a reply writes its id (string, or integer printed) to
+ * id. Pure. */
+static msg_kind_t msg_classify(json_t *msg, char *id, size_t idlen) {
+  if (!json_is_object(msg)) return MSG_OTHER;
+  json_t *jid = json_object_get(msg, "id");
+  const char *method = json_string_value(json_object_get(msg, "method"));
+  if ((!jid || json_is_null(jid)) && method && strcmp(method, "streamNotify") == 0) {
+    json_t *params = json_object_get(msg, "params");
+    if (json_is_string(json_object_get(params, "streamId")) &&
+        json_is_object(json_object_get(params, "event")))
+      return MSG_EVENT;
+    return MSG_OTHER;
+  }
+  if (!json_object_get(msg, "result") && !json_object_get(msg, "error")) return MSG_OTHER;
+  if (json_is_string(jid))
+    snprintf(id, idlen, "%s", json_string_value(jid));
+  else if (json_is_integer(jid))
+    snprintf(id, idlen, "%" JSON_INTEGER_FORMAT, json_integer_value(jid));
+  else
+    return MSG_OTHER;
+  return MSG_REPLY;
+}
+
+/* ---- the client ---- */
+
+typedef enum { CONN_IDLE, CONN_CONNECTING, CONN_OPEN } conn_state_t;
+
+struct vm_request {
+  vm_client_t *client;
+  uv_timer_t timer; /* the timeout, or a 0 ms hop to deliver a failure */
+  char id[24];
+  char method[48];
+  unsigned char *frame; /* LWS_PRE + payload while waiting to be written */
+  size_t frame_len;
+  vm_client_reply_cb cb;
+  void *arg;
+  int timeout_ms;
+  int done; /* answered, failed or cancelled: off both lists */
+  int deferred;
+  diag_code_t fail_diag;
+  int fail_rpc;
+  char fail_detail[200];
+  vm_request_t *prev, *next;         /* pending list: every request not done */
+  vm_request_t *out_prev, *out_next; /* write queue: not yet written */
+};
+
+struct vm_client {
+  uv_loop_t *loop;
+  vm_client_options_t opt;
+  struct lws_context *ctx;
+  struct lws *wsi;
+  conn_state_t state;
+  uv_timer_t connect_timer; /* connect after backoff; also the deferred destroy */
+  uint64_t next_attempt;    /* loop time before which we do not dial again */
+  int backoff_ms;
+  unsigned long next_id;
+  vm_request_t *pending;
+  vm_request_t *out_head, *out_tail;
+  size_t npending;
+  rxbuf_t rx;
+  int closing;
+  int open_handles; /* ours: connect_timer + live request timers */
+  void (*close_done)(void *arg);
+  void *close_arg;
+};
+
+static void out_unlink(vm_client_t *c, vm_request_t *r) {
+  if (!r->frame) return;
+  if (r->out_prev)
+    r->out_prev->out_next = r->out_next;
+  else if (c->out_head == r)
+    c->out_head = r->out_next;
+  if (r->out_next)
+    r->out_next->out_prev = r->out_prev;
+  else if (c->out_tail == r)
+    c->out_tail = r->out_prev;
+  r->out_prev = r->out_next = NULL;
+  free(r->frame);
+  r->frame = NULL;
+}
+
+static void client_maybe_free(vm_client_t *c) {
+  if (!c->closing || c->open_handles > 0) return;
+  void (*done)(void *) = c->close_done;
+  void *arg = c->close_arg;
+  rxbuf_free(&c->rx);
+  free(c);
+  if (done) done(arg);
+}
+
+static void on_request_closed(uv_handle_t *h) {
+  vm_request_t *r = container_of((uv_timer_t *)h, vm_request_t, timer);
+  vm_client_t *c = r->client;
+  free(r);
+  c->open_handles--;
+  client_maybe_free(c);
+}
+
+/* Takes r off the lists and releases it; cb (if given) runs first. */
+static void request_finish(vm_request_t *r, const vm_client_reply_t *reply) {
+  vm_client_t *c = r->client;
+  if (r->done) return;
+  r->done = 1;
+  out_unlink(c, r);
+  if (r->prev)
+    r->prev->next = r->next;
+  else
+    c->pending = r->next;
+  if (r->next) r->next->prev = r->prev;
+  c->npending--;
+  uv_timer_stop(&r->timer);
+  if (reply && r->cb) r->cb(r->arg, reply);
+  uv_close((uv_handle_t *)&r->timer, on_request_closed);
+}
+
+static void on_request_timer(uv_timer_t *t) {
+  vm_request_t *r = container_of(t, vm_request_t, timer);
+  vm_client_reply_t reply = {0};
+  if (r->deferred) {
+    reply.diag = r->fail_diag;
+    reply.rpc_code = r->fail_rpc;
+    reply.detail = r->fail_detail;
+  } else {
+    snprintf(r->fail_detail, sizeof r->fail_detail, "no reply to %s within %d ms", r->method,
+             r->timeout_ms);
+    reply.diag = DIAG_UNRESPONSIVE;
+    reply.detail = r->fail_detail;
+  }
+  request_finish(r, &reply);
+}
+
+/* Fails r on the next loop turn: callers never see their cb re-entered, and
+ * lws callbacks never run user code that might tear the socket down. */
+static void request_fail_soon(vm_request_t *r, diag_code_t diag, int rpc, const char *detail) {
+  if (r->done || r->deferred) return;
+  r->deferred = 1;
+  r->fail_diag = diag;
+  r->fail_rpc = rpc;
+  snprintf(r->fail_detail, sizeof r->fail_detail, "%s", detail);
+  out_unlink(r->client, r);
+  uv_timer_start(&r->timer, on_request_timer, 0, 0);
+}
+
+static void fail_all_soon(vm_client_t *c, diag_code_t diag, const char *detail) {
+  for (vm_request_t *r = c->pending; r; r = r->next) request_fail_soon(r, diag, 0, detail);
+}
+
+static void schedule_connect(vm_client_t *c);
+
+static void lws_log_emit(int level, const char *line) {
+  /* lws lines may carry the request path: log_msg redacts tokens. */
+  size_t n = strlen(line);
+  while (n && (line[n - 1] == '\n' || line[n - 1] == '\r')) n--;
+  log_debug("lws: %.*s", (int)n, line);
+}
+
+static vm_request_t *find_pending(vm_client_t *c, const char *id) {
+  for (vm_request_t *r = c->pending; r; r = r->next)
+    if (!r->done && !r->deferred && strcmp(r->id, id) == 0) return r;
+  return NULL;
+}
+
+static void handle_message(vm_client_t *c) {
+  json_error_t jerr;
+  json_t *msg = json_loadb(c->rx.buf, c->rx.len, 0, &jerr);
+  if (!msg) {
+    idscan_t s = {0};
+    idscan_feed(&s, c->rx.buf, c->rx.len);
+    vm_request_t *r = s.found ? find_pending(c, s.id) : NULL;
+    log_warn("vm: ignoring a malformed message from the app (%zu bytes): %s", c->rx.len,
+             jerr.text);
+    if (r) {
+      char detail[200];
+      snprintf(detail, sizeof detail, "the app's reply to %s was not valid JSON: %.100s", r->method,
+               jerr.text);
+      request_fail_soon(r, DIAG_NONE, RPC_PARSE_ERROR, detail);
+    }
+    return;
+  }
+  char id[40];
+  switch (msg_classify(msg, id, sizeof id)) {
+  case MSG_EVENT: {
+    json_t *params = json_object_get(msg, "params");
+    if (c->opt.on_event)
+      c->opt.on_event(c->opt.arg, json_string_value(json_object_get(params, "streamId")),
+                      json_object_get(params, "event"));
+    break;
+  }
+  case MSG_REPLY: {
+    vm_request_t *r = find_pending(c, id);
+    if (!r) {
+      log_debug("vm: reply for unknown or expired id %s dropped", id);
+      break;
+    }
+    vm_client_reply_t reply = {0};
+    json_t *error = json_object_get(msg, "error");
+    char detail[512];
+    if (error) {
+      json_t *code = json_object_get(error, "code");
+      const char *m = json_string_value(json_object_get(error, "message"));
+      const char *d = json_string_value(json_object_get(json_object_get(error, "data"), "details"));
+      reply.rpc_code = json_is_integer(code) ? (int)json_integer_value(code) : RPC_INTERNAL_ERROR;
+      reply.error = error;
+      snprintf(detail, sizeof detail, "%s failed: %d %s%s%.300s", r->method, reply.rpc_code,
+               m ? m : "(no message)", d ? ": " : "", d ? d : "");
+      reply.detail = detail;
+    } else {
+      reply.result = json_object_get(msg, "result");
+      reply.detail = "ok";
+    }
+    request_finish(r, &reply);
+    break;
+  }
+  case MSG_OTHER:
+    log_debug("vm: ignoring a message that is neither a reply nor an event");
+    break;
+  }
+  json_decref(msg);
+}
+
+static void handle_oversize(vm_client_t *c) {
+  vm_request_t *r = c->rx.scan.found ? find_pending(c, c->rx.scan.id) : NULL;
+  log_warn("vm: dropped a %zu-byte message from the app (limit %u bytes)", c->rx.total,
+           VM_CLIENT_MAX_MESSAGE);
+  if (r) {
+    char detail[200];
+    snprintf(detail, sizeof detail,
+             "the app's reply to %s was %zu bytes, over the %u MiB limit; discarded", r->method,
+             c->rx.total, VM_CLIENT_MAX_MESSAGE >> 20);
+    request_fail_soon(r, DIAG_NONE, RPC_INTERNAL_ERROR, detail);
+  }
+}
+
+static void connection_lost(vm_client_t *c, diag_code_t diag, const char *detail) {
+  c->wsi = NULL;
+  c->state = CONN_IDLE;
+  rxbuf_reset(&c->rx);
+  fail_all_soon(c, diag, detail);
+  if (c->opt.on_state && !c->closing) c->opt.on_state(c->opt.arg, VM_CLIENT_DISCONNECTED, diag, detail);
+}
+
+static int callback_vm(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
+                       size_t len) {
+  struct lws_context *ctx = lws_get_context(wsi);
+  vm_client_t *c = ctx ? lws_context_user(ctx) : NULL;
+  if (!c) return 0;
+  switch (reason) {
+  case LWS_CALLBACK_CLIENT_CONNECTION_ERROR: {
+    /* lws may have cleared *pwsi before telling us, hence the NULL case. */
+    if (c->state != CONN_CONNECTING || (c->wsi && wsi != c->wsi)) break;
+    const char *why = in ? (const char *)in : "unknown error";
+    char detail[256];
+    diag_code_t diag;
+    if (strncmp(why, "HS:", 3) == 0) {
+      /* The TCP connection worked and an HTTP server answered, but not with
+       * a WebSocket upgrade: a wrong token (403) or not a VM service. */
+      unsigned int status = lws_http_client_http_response(wsi);
+      diag = DIAG_CONNECTION_REJECTED;
+      if (status)
+        snprintf(detail, sizeof detail,
+                 "the VM service refused the WebSocket upgrade (HTTP %u): wrong token or not a "
+                 "VM service",
+                 status);
+      else
+        snprintf(detail, sizeof detail, "the VM service refused the WebSocket upgrade (%s)", why);
+    } else {
+      diag = DIAG_NOT_CONNECTED;
+      snprintf(detail, sizeof detail, "could not connect to the VM service (%s)", why);
+    }
+    c->backoff_ms = c->backoff_ms ? c->backoff_ms * 2 : BACKOFF_MIN_MS;
+    if (c->backoff_ms > BACKOFF_MAX_MS) c->backoff_ms = BACKOFF_MAX_MS;
+    c->next_attempt = uv_now(c->loop) + (uint64_t)c->backoff_ms;
+    connection_lost(c, diag, detail);
+    break;
+  }
+  case LWS_CALLBACK_CLIENT_ESTABLISHED:
+    if (wsi != c->wsi) break;
+    c->state = CONN_OPEN;
+    c->backoff_ms = 0;
+    rxbuf_reset(&c->rx);
+    if (c->opt.on_state) c->opt.on_state(c->opt.arg, VM_CLIENT_CONNECTED, DIAG_NONE, "connected");
+    if (c->out_head && c->wsi) lws_callback_on_writable(c->wsi);
+    break;
+  case LWS_CALLBACK_CLIENT_WRITEABLE: {
+    if (wsi != c->wsi || c->state != CONN_OPEN) break;
+    vm_request_t *r = c->out_head;
+    if (!r) break;
+    int n = lws_write(wsi, r->frame + LWS_PRE, r->frame_len, LWS_WRITE_TEXT);
+    if (n < (int)r->frame_len) {
+      log_warn("vm: write of %s failed", r->method);
+      return -1; /* closes the connection; CLIENT_CLOSED fails the rest */
+    }
+    out_unlink(c, r);
+    if (c->out_head) lws_callback_on_writable(wsi);
+    break;
+  }
+  case LWS_CALLBACK_CLIENT_RECEIVE: {
+    if (wsi != c->wsi) break;
+    if (lws_frame_is_binary(wsi)) {
+      /* Binary frames carry only heap snapshots, which we never ask for. */
+      break;
+    }
+    int final = lws_is_final_fragment(wsi) && lws_remaining_packet_payload(wsi) == 0;
+    switch (rxbuf_feed(&c->rx, in, len, final)) {
+    case RX_MORE:
+      break;
+    case RX_MESSAGE:
+      handle_message(c);
+      rxbuf_reset(&c->rx);
+      break;
+    case RX_OVERSIZE:
+    case RX_NOMEM:
+      handle_oversize(c);
+      rxbuf_reset(&c->rx);
+      break;
+    }
+    break;
+  }
+  case LWS_CALLBACK_CLIENT_CLOSED:
+    if (wsi != c->wsi) break;
+    connection_lost(c, DIAG_NOT_CONNECTED, "the VM service closed the connection");
+    break;
+  case LWS_CALLBACK_WSI_DESTROY:
+    if (wsi == c->wsi) connection_lost(c, DIAG_NOT_CONNECTED, "the connection to the VM service ended");
+    break;
+  default:
+    break;
+  }
+  return 0;
+}
+
+static const struct lws_protocols protocols[] = {
+    {"telescope-vm", callback_vm, 0, 65536, 0, NULL, 0},
+    {NULL, NULL, 0, 0, 0, NULL, 0}, /* 4.1.6 has no LWS_PROTOCOL_LIST_TERM */
+};
+
+static int ensure_context(vm_client_t *c) {
+  if (c->ctx) return 0;
+  struct lws_context_creation_info info;
+  void *loops[1] = {c->loop};
+  memset(&info, 0, sizeof info);
+  info.port = CONTEXT_PORT_NO_LISTEN;
+  info.protocols = protocols;
+  info.options = LWS_SERVER_OPTION_LIBUV | LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT;
+  info.foreign_loops = loops;
+  info.user = c;
+  info.gid = -1;
+  info.uid = -1;
+  c->ctx = lws_create_context(&info);
+  return c->ctx ? 0 : -1;
+}
+
+static void on_connect_timer_closed(uv_handle_t *h) {
+  vm_client_t *c = container_of((uv_timer_t *)h, vm_client_t, connect_timer);
+  c->open_handles--;
+  client_maybe_free(c);
+}
+
+static void on_connect_timer(uv_timer_t *t) {
+  vm_client_t *c = container_of(t, vm_client_t, connect_timer);
+  if (c->closing) {
+    if (c->ctx) {
+      lws_context_destroy(c->ctx);
+      c->ctx = NULL;
+    }
+    uv_close((uv_handle_t *)&c->connect_timer, on_connect_timer_closed);
+    return;
+  }
+  if (c->state != CONN_IDLE || !c->pending) return;
+  char err[256] = "no VM-service URI known";
+  const char *uri = c->opt.get_uri ? c->opt.get_uri(c->opt.arg, err, sizeof err) : NULL;
+  if (!uri) {
+    fail_all_soon(c, DIAG_NOT_CONNECTED, err);
+    return;
+  }
+  vm_uri_t u;
+  if (vm_uri_parse(uri, 1, &u, err, sizeof err) != VM_URI_OK) {
+    fail_all_soon(c, DIAG_NOT_CONNECTED, err);
+    return;
+  }
+  if (ensure_context(c) != 0) {
+    fail_all_soon(c, DIAG_NOT_CONNECTED, "could not create the WebSocket context");
+    return;
+  }
+  char hosthdr[300];
+  if (strchr(u.host, ':'))
+    snprintf(hosthdr, sizeof hosthdr, "[%s]:%d", u.host, u.port);
+  else
+    snprintf(hosthdr, sizeof hosthdr, "%s:%d", u.host, u.port);
+  struct lws_client_connect_info i;
+  memset(&i, 0, sizeof i);
+  i.context = c->ctx;
+  i.address = u.host;
+  i.port = u.port;
+  i.path = u.path;
+  i.host = hosthdr;
+  i.origin = NULL;   /* the raw VM allows a missing Origin */
+  i.protocol = NULL; /* DDS answers no subprotocol: never ask for one */
+  i.local_protocol_name = "telescope-vm";
+  i.ssl_connection = u.secure ? LCCSCF_USE_SSL : 0;
+  i.pwsi = &c->wsi;
+  c->state = CONN_CONNECTING;
+  if (!lws_client_connect_via_info(&i)) {
+    /* lws may already have reported CONNECTION_ERROR (then state is IDLE). */
+    if (c->state == CONN_CONNECTING) {
+      c->wsi = NULL;
+      c->state = CONN_IDLE;
+      fail_all_soon(c, DIAG_NOT_CONNECTED, "could not start a connection to the VM service");
+    }
+  }
+}
+
+static void schedule_connect(vm_client_t *c) {
+  if (c->closing || c->state != CONN_IDLE) return;
+  if (uv_is_active((uv_handle_t *)&c->connect_timer)) return;
+  uint64_t now = uv_now(c->loop);
+  uint64_t delay = c->next_attempt > now ? c->next_attempt - now : 0;
+  uv_timer_start(&c->connect_timer, on_connect_timer, delay, 0);
+}
+
+vm_client_t *vm_client_new(uv_loop_t *loop, const vm_client_options_t *opt) {
+  vm_client_t *c = calloc(1, sizeof *c);
+  if (!c) return NULL;
+  c->loop = loop;
+  c->opt = *opt;
+  if (c->opt.timeout_ms <= 0) c->opt.timeout_ms = VM_CLIENT_DEFAULT_TIMEOUT_MS;
+  c->rx.limit = VM_CLIENT_MAX_MESSAGE;
+  uv_timer_init(loop, &c->connect_timer);
+  c->open_handles = 1;
+  lws_set_log_level(LLL_ERR | LLL_WARN, lws_log_emit);
+  return c;
+}
+
+vm_request_t *vm_client_call(vm_client_t *c, const char *method, json_t *params, int timeout_ms,
+                             vm_client_reply_cb cb, void *arg) {
+  vm_request_t *r = calloc(1, sizeof *r);
+  if (!r) {
+    json_decref(params);
+    return NULL;
+  }
+  r->client = c;
+  r->cb = cb;
+  r->arg = arg;
+  r->timeout_ms = timeout_ms > 0 ? timeout_ms : c->opt.timeout_ms;
+  snprintf(r->method, sizeof r->method, "%s", method ? method : "(null)");
+  snprintf(r->id, sizeof r->id, "%lu", ++c->next_id);
+  uv_timer_init(c->loop, &r->timer);
+  c->open_handles++;
+  r->next = c->pending;
+  if (c->pending) c->pending->prev = r;
+  c->pending = r;
+  c->npending++;
+
+  if (c->closing) {
+    json_decref(params);
+    request_fail_soon(r, DIAG_NOT_CONNECTED, 0, "the VM-service client is closing");
+    return r;
+  }
+  if (!vm_client_method_allowed(method)) {
+    json_decref(params);
+    char detail[200];
+    snprintf(detail, sizeof detail, "method %.60s is not on telescope's allowlist; not sent",
+             r->method);
+    request_fail_soon(r, DIAG_NOT_CONNECTED, 0, detail);
+    return r;
+  }
+  json_t *msg = json_pack("{s:s, s:s, s:o, s:s}", "jsonrpc", "2.0", "method", method, "params",
+                          params ? params : json_object(), "id", r->id);
+  char *text = msg ? json_dumps(msg, JSON_COMPACT) : NULL;
+  json_decref(msg);
+  size_t tlen = text ? strlen(text) : 0;
+  r->frame = text ? malloc(LWS_PRE + tlen) : NULL;
+  if (!r->frame) {
+    free(text);
+    request_fail_soon(r, DIAG_NOT_CONNECTED, 0, "out of memory building the request");
+    return r;
+  }
+  memcpy(r->frame + LWS_PRE, text, tlen);
+  r->frame_len = tlen;
+  free(text);
+  r->out_prev = c->out_tail;
+  if (c->out_tail)
+    c->out_tail->out_next = r;
+  else
+    c->out_head = r;
+  c->out_tail = r;
+  uv_timer_start(&r->timer, on_request_timer, (uint64_t)r->timeout_ms, 0);
+  if (c->state == CONN_OPEN && c->wsi)
+    lws_callback_on_writable(c->wsi);
+  else
+    schedule_connect(c);
+  return r;
+}
+
+void vm_client_cancel(vm_request_t *r) {
+  if (r) request_finish(r, NULL);
+}
+
+void vm_client_disconnect(vm_client_t *c, const char *why) {
+  struct lws *old = c->wsi;
+  int was = c->state != CONN_IDLE;
+  c->wsi = NULL;
+  c->state = CONN_IDLE;
+  c->backoff_ms = 0;
+  c->next_attempt = 0;
+  rxbuf_reset(&c->rx);
+  fail_all_soon(c, DIAG_NOT_CONNECTED, why);
+  /* Killing from inside one of its own callbacks is unsafe: ask lws to do it
+   * on its next turn. Its callbacks for old no longer match c->wsi. */
+  if (old) lws_set_timeout(old, PENDING_TIMEOUT_CLOSE_SEND, LWS_TO_KILL_ASYNC);
+  if (was && c->opt.on_state && !c->closing)
+    c->opt.on_state(c->opt.arg, VM_CLIENT_DISCONNECTED, DIAG_NOT_CONNECTED, why);
+}
+
+int vm_client_is_connected(const vm_client_t *c) { return c->state == CONN_OPEN; }
+
+size_t vm_client_pending(const vm_client_t *c) { return c->npending; }
+
+void vm_client_close(vm_client_t *c, void (*done)(void *arg), void *arg) {
+  if (c->closing) return;
+  c->closing = 1;
+  c->close_done = done;
+  c->close_arg = arg;
+  while (c->pending) request_finish(c->pending, NULL);
+  /* lws_context_destroy must not run inside an lws callback (we may be in
+   * one): do it from the connect timer on the next turn. */
+  uv_timer_stop(&c->connect_timer);
+  uv_timer_start(&c->connect_timer, on_connect_timer, 0, 0);
+}

@@ -1,0 +1,92 @@
+/* WebSocket JSON-RPC client of the Dart VM Service, on the caller's libuv
+ * loop (libwebsockets with LWS_SERVER_OPTION_LIBUV and foreign_loops; one
+ * thread). Many requests in flight, string ids, replies matched by id in any
+ * order, a uv timer per request, streamNotify events to a callback, messages
+ * reassembled up to VM_CLIENT_MAX_MESSAGE. It connects on first use and after
+ * a drop reconnects on the next use, after a backoff (50 ms doubling to 1 s,
+ * reset by a successful connect) so a dead app is never dialled in a loop.
+ *
+ * Only the methods of vm_client_method_allowed() are ever sent (DESIGN 10):
+ * anything else fails without touching the socket. */
+#ifndef TELESCOPE_VM_CLIENT_H
+#define TELESCOPE_VM_CLIENT_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <uv.h>
+
+#include "codes.h"
+
+#define VM_CLIENT_MAX_MESSAGE (64u * 1024u * 1024u)
+#define VM_CLIENT_DEFAULT_TIMEOUT_MS 3000
+
+typedef struct vm_client vm_client_t;
+typedef struct vm_request vm_request_t;
+
+/* The outcome of one request. Exactly one of these holds:
+ *   diag != DIAG_NONE   the request never got a usable reply: NOT_CONNECTED
+ *                       (refused, closed, not allowed), CONNECTION_REJECTED
+ *                       (HTTP 403 / not a WebSocket), UNRESPONSIVE (timeout);
+ *   error != NULL       the app answered with a JSON-RPC error (rpc_code);
+ *   result != NULL      the app answered with a result.
+ * A reply we could not use (over the size limit, or invalid JSON whose id we
+ * could still find) gives diag NONE, rpc_code RPC_INTERNAL_ERROR and no
+ * error/result objects. Objects are borrowed for the callback only. */
+typedef struct {
+  diag_code_t diag;
+  int rpc_code;
+  const char *detail; /* token-free, human readable */
+  json_t *result;
+  json_t *error;
+} vm_client_reply_t;
+
+typedef void (*vm_client_reply_cb)(void *arg, const vm_client_reply_t *reply);
+
+typedef enum {
+  VM_CLIENT_CONNECTED,
+  VM_CLIENT_DISCONNECTED /* closed or failed; diag says NOT_CONNECTED or CONNECTION_REJECTED */
+} vm_client_state_t;
+
+typedef struct {
+  /* Asked for the URI (normalised ws://…) before every connection attempt,
+   * so a --vmservice-out-file can be re-read. Return NULL when none is known
+   * (then requests fail with NOT_CONNECTED); write a reason into err. */
+  const char *(*get_uri)(void *arg, char *err, size_t errlen);
+  /* A streamNotify arrived: params.streamId and params.event (borrowed). */
+  void (*on_event)(void *arg, const char *stream_id, json_t *event);
+  /* The connection came up or went down (after pending calls were failed). */
+  void (*on_state)(void *arg, vm_client_state_t state, diag_code_t diag, const char *detail);
+  void *arg;
+  int timeout_ms; /* per request; <= 0 means VM_CLIENT_DEFAULT_TIMEOUT_MS */
+} vm_client_options_t;
+
+vm_client_t *vm_client_new(uv_loop_t *loop, const vm_client_options_t *opt);
+
+/* Sends method(params) — params stolen (NULL means {}), even on failure.
+ * cb is called exactly once, never from inside this call, unless the request
+ * is cancelled. timeout_ms <= 0 uses the client's default. Returns NULL only
+ * when out of memory (then cb is never called). */
+vm_request_t *vm_client_call(vm_client_t *c, const char *method, json_t *params, int timeout_ms,
+                             vm_client_reply_cb cb, void *arg);
+
+/* Forgets the request: its cb will not be called; a late reply is dropped. */
+void vm_client_cancel(vm_request_t *req);
+
+/* Drops the connection (if any), failing every pending request with
+ * NOT_CONNECTED "<why>"; the next call reconnects at once (no backoff). Used
+ * when the URI changes. */
+void vm_client_disconnect(vm_client_t *c, const char *why);
+
+int vm_client_is_connected(const vm_client_t *c);
+size_t vm_client_pending(const vm_client_t *c); /* requests not yet answered */
+
+/* Cancels every request silently, closes the socket, destroys the lws context
+ * and frees the client once its handles are closed, then calls done (may be
+ * NULL). lws closes its own loop handles a few iterations later: keep
+ * running the loop until it is empty before uv_loop_close. */
+void vm_client_close(vm_client_t *c, void (*done)(void *arg), void *arg);
+
+/* The allowlist of DESIGN 10. */
+int vm_client_method_allowed(const char *method);
+
+#endif

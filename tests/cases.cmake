@@ -1,0 +1,29 @@
+# Transcript cases: tests/cases/<name>/input.jsonl → expected.jsonl, one ctest
+# per case and stdin kind (a pipe, and a regular file `< input`), plus the
+# whole suite under valgrind and the process-level checks (exit codes, prompt
+# shutdown, signals). The comparison needs plain node, no node_modules.
+find_program(NODE_EXECUTABLE node)
+if(NOT NODE_EXECUTABLE)
+  message(WARNING "node not found: transcript cases are not registered")
+  return()
+endif()
+file(GLOB CASE_INPUTS CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/cases/*/input.jsonl)
+foreach(input ${CASE_INPUTS})
+  get_filename_component(dir ${input} DIRECTORY)
+  get_filename_component(name ${dir} NAME)
+  foreach(mode pipe file)
+    add_test(NAME case.${name}.${mode}
+             COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/cases/run_case.sh
+                     $<TARGET_FILE:telescope-mcp> ${dir} ${mode})
+    set_tests_properties(case.${name}.${mode} PROPERTIES LABELS case TIMEOUT 60)
+  endforeach()
+endforeach()
+
+add_test(NAME case.valgrind
+         COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/cases/valgrind_cases.sh $<TARGET_FILE:telescope-mcp>)
+set_tests_properties(case.valgrind PROPERTIES LABELS valgrind TIMEOUT 300)
+
+add_test(NAME process.lifecycle
+         COMMAND ${NODE_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/cases/process.mjs
+                 $<TARGET_FILE:telescope-mcp>)
+set_tests_properties(process.lifecycle PROPERTIES LABELS case TIMEOUT 60)

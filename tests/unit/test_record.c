@@ -1,0 +1,300 @@
+/* record: every malformed reply shape is refused with a message naming the
+ * field, nothing is half-applied, and a valid record survives the trip
+ * through the C structs unchanged. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "record.h"
+
+static const char *base_reply =
+    "{\"protocol\":1,\"watcherVersion\":\"0.1.0\",\"runId\":\"r-abc\",\"livenessCounter\":18342,"
+    "\"nowUs\":81234999,\"collecting\":true,\"lifecycle\":\"resumed\",\"framesEnabled\":true,"
+    "\"refreshRate\":60.0,\"interaction\":{\"interactionId\":\"scroll-feed\",\"linkedBy\":\"agent\"},"
+    "\"firstSeq\":1000,\"lastSeq\":1043,\"pending\":0,\"droppedAttributions\":2,\"more\":false,"
+    "\"records\":["
+    "{\"seq\":1042,\"frameNumber\":5521,\"atUs\":81234567,\"vsyncStartUs\":81226100,"
+    "\"buildUs\":4200,\"rasterUs\":3100,\"vsyncOverheadUs\":120,\"totalSpanUs\":8000,"
+    "\"layerCacheCount\":3,\"pictureCacheCount\":1,"
+    "\"blocks\":{\"BUILD\":{\"micros\":3000,\"selfMicros\":1200,\"count\":1},"
+    "\"ProductCard\":{\"micros\":1800,\"selfMicros\":1800,\"count\":6}},"
+    "\"interactionId\":\"scroll-feed\",\"linkedBy\":\"agent\"},"
+    "{\"seq\":1043,\"frameNumber\":5522,\"atUs\":81250000,\"vsyncStartUs\":81242800,"
+    "\"buildUs\":100,\"rasterUs\":200,\"vsyncOverheadUs\":0,\"totalSpanUs\":400,\"blocks\":{}}]}";
+
+static json_t *load_base(void) {
+  json_error_t e;
+  json_t *j = json_loads(base_reply, 0, &e);
+  ck_assert_msg(j != NULL, "base: %s", e.text);
+  return j;
+}
+
+START_TEST(valid_reply_normalised) {
+  json_t *j = load_base();
+  record_reply_t r;
+  char err[RECORD_ERR_LEN] = "";
+  ck_assert_int_eq(record_reply_parse(&r, j, err, sizeof err), 0);
+  ck_assert_str_eq(r.run_id, "r-abc");
+  ck_assert_str_eq(r.watcher_version, "0.1.0");
+  ck_assert_str_eq(r.lifecycle, "resumed");
+  ck_assert_str_eq(r.interaction_id, "scroll-feed");
+  ck_assert_str_eq(r.linked_by, "agent");
+  ck_assert_int_eq(r.liveness_counter, 18342);
+  ck_assert_int_eq(r.first_seq, 1000);
+  ck_assert_int_eq(r.last_seq, 1043);
+  ck_assert_int_eq(r.dropped_attributions, 2);
+  ck_assert(r.collecting && r.frames_enabled && r.has_records && !r.more);
+  ck_assert_double_eq(r.refresh_rate, 60.0);
+  ck_assert_uint_eq(r.nrecords, 2);
+  const frame_t *f = &r.records[0];
+  ck_assert_int_eq(f->seq, 1042);
+  ck_assert_int_eq(f->build_us, 4200);
+  ck_assert_int_eq(f->layer_cache_count, 3);
+  ck_assert_uint_eq(f->nblocks, 2);
+  ck_assert_str_eq(f->blocks[1].name, "ProductCard");
+  ck_assert_int_eq(f->blocks[1].count, 6);
+  ck_assert_int_eq(f->blocks[0].self_micros, 1200);
+  ck_assert_str_eq(f->interaction_id, "scroll-feed");
+  ck_assert_int_eq(r.records[1].layer_cache_count, -1);
+  ck_assert_ptr_null(r.records[1].interaction_id);
+  /* Full detail reproduces the record exactly; "frames" detail drops blocks. */
+  json_t *rec0 = json_array_get(json_object_get(j, "records"), 0);
+  json_t *back = record_frame_to_json(f, 1);
+  ck_assert(json_equal(back, rec0));
+  json_decref(back);
+  back = record_frame_to_json(f, 0);
+  ck_assert_ptr_null(json_object_get(back, "blocks"));
+  ck_assert_int_eq(json_integer_value(json_object_get(back, "totalSpanUs")), 8000);
+  ck_assert_str_eq(json_string_value(json_object_get(back, "linkedBy")), "agent");
+  json_decref(back);
+  /* A deep copy outlives the reply. */
+  frame_t copy;
+  ck_assert_int_eq(record_frame_copy(&copy, f), 0);
+  record_reply_close(&r);
+  ck_assert_str_eq(copy.blocks[1].name, "ProductCard");
+  ck_assert_str_eq(copy.linked_by, "agent");
+  record_frame_close(&copy);
+  json_decref(j);
+}
+END_TEST
+
+START_TEST(null_lifecycle_and_interaction_no_records) {
+  json_t *j = load_base();
+  json_object_set_new(j, "lifecycle", json_null());
+  json_object_set_new(j, "interaction", json_null());
+  json_object_del(j, "records");
+  json_object_set_new(j, "type", json_string("Response")); /* web replies carry it */
+  record_reply_t r;
+  char err[RECORD_ERR_LEN];
+  ck_assert_int_eq(record_reply_parse(&r, j, err, sizeof err), 0);
+  ck_assert_ptr_null(r.lifecycle);
+  ck_assert_ptr_null(r.interaction_id);
+  ck_assert(!r.has_records);
+  ck_assert_uint_eq(r.nrecords, 0);
+  record_reply_close(&r);
+  json_decref(j);
+}
+END_TEST
+
+/* One malformed shape per row: where (-1 the reply, else records[i]), the
+ * member to set (value NULL deletes it) and the message expected. */
+typedef struct {
+  int rec;
+  const char *key, *value, *want;
+} bad_case_t;
+
+static const bad_case_t bad_cases[] = {
+    {-1, "runId", NULL, "reply.runId: missing"},
+    {-1, "runId", "\"\"", "reply.runId: must be a non-empty string"},
+    {-1, "protocol", "2", "reply.protocol: unsupported"},
+    {-1, "livenessCounter", "\"5\"", "reply.livenessCounter: must be an integer"},
+    {-1, "livenessCounter", "-1", "reply.livenessCounter: must be >= 0"},
+    {-1, "nowUs", "1.5", "reply.nowUs: must be an integer"},
+    {-1, "collecting", "1", "reply.collecting: must be a boolean"},
+    {-1, "framesEnabled", NULL, "reply.framesEnabled: missing"},
+    {-1, "lifecycle", "\"sleeping\"", "reply.lifecycle: must be one of"},
+    {-1, "refreshRate", "-60", "reply.refreshRate: must be a number >= 0"},
+    {-1, "interaction", "{\"interactionId\":\"x\"}", "reply.interaction.linkedBy: missing"},
+    {-1, "interaction", "[]", "reply.interaction: must be null or an object"},
+    {-1, "interaction", "{\"interactionId\":\"\",\"linkedBy\":\"a\"}",
+     "reply.interaction.interactionId: must not be empty"},
+    {-1, "firstSeq", "-3", "reply.firstSeq: must be >= 0"},
+    {-1, "pending", "null", "reply.pending: must be an integer"},
+    {-1, "more", "\"no\"", "reply.more: must be a boolean"},
+    {-1, "records", "{}", "reply.records: must be an array"},
+    {-1, "lastSeq", "1042", "records[1].seq: 1043 is beyond the reply's lastSeq 1042"},
+    {0, "seq", NULL, "records[0].seq: missing"},
+    {0, "seq", "0", "records[0].seq: must be >= 1"},
+    {1, "seq", "1042", "records[1].seq: 1042 does not increase (previous 1042)"},
+    {1, "buildUs", "-5", "records[1].buildUs: must be >= 0, got -5"},
+    {1, "rasterUs", "1.5", "records[1].rasterUs: must be an integer"},
+    {0, "totalSpanUs", NULL, "records[0].totalSpanUs: missing"},
+    {0, "vsyncOverheadUs", "\"120\"", "records[0].vsyncOverheadUs: must be an integer"},
+    {0, "frameNumber", "-2", "records[0].frameNumber: must be >= -1"},
+    {0, "layerCacheCount", "-1", "records[0].layerCacheCount: must be >= 0"},
+    {1, "surprise", "1", "records[1].surprise: unknown field"},
+    {1, "interactionId", "\"tap\"", "records[1].linkedBy: missing (interactionId is set)"},
+    {0, "interactionId", NULL, "records[0].interactionId: missing (linkedBy is set)"},
+    {0, "interactionId", "7", "records[0].interactionId: must be a string"},
+    {0, "linkedBy", "\"\"", "records[0].linkedBy: must not be empty"},
+    {0, "blocks", "[]", "records[0].blocks: must be an object"},
+    {0, "blocks", "{\"A\":5}", "records[0].blocks[\"A\"]: must be an object"},
+    {0, "blocks", "{\"A\":{\"micros\":5,\"count\":1}}", "records[0].blocks[\"A\"].selfMicros: missing"},
+    {0, "blocks", "{\"A\":{\"micros\":5,\"selfMicros\":-1,\"count\":1}}",
+     "records[0].blocks[\"A\"].selfMicros: must be >= 0"},
+    {0, "blocks", "{\"A\":{\"micros\":5,\"selfMicros\":1,\"count\":0}}",
+     "records[0].blocks[\"A\"].count: must be >= 1"},
+    {0, "blocks", "{\"A\":{\"micros\":5,\"selfMicros\":6,\"count\":1}}",
+     "records[0].blocks[\"A\"].selfMicros: larger than micros"},
+    {0, "blocks", "{\"A\":{\"micros\":5,\"selfMicros\":1,\"count\":1,\"x\":1}}",
+     "records[0].blocks[\"A\"].x: unknown field"},
+    {0, "blocks", "{\"\":{\"micros\":5,\"selfMicros\":1,\"count\":1}}",
+     "records[0].blocks: a block has an empty name"},
+    {1, NULL, "[]", "records[1]: must be an object"},
+};
+
+static void apply(json_t *j, const bad_case_t *c) {
+  json_t *target = j;
+  if (c->rec >= 0) {
+    json_t *recs = json_object_get(j, "records");
+    if (!c->key) {
+      json_array_set_new(recs, (size_t)c->rec, json_loads(c->value, JSON_DECODE_ANY, NULL));
+      return;
+    }
+    target = json_array_get(recs, (size_t)c->rec);
+  }
+  if (!c->value)
+    json_object_del(target, c->key);
+  else
+    json_object_set_new(target, c->key, json_loads(c->value, JSON_DECODE_ANY, NULL));
+}
+
+static void expect_refused(json_t *j, const char *want) {
+  record_reply_t r;
+  memset(&r, 0x5a, sizeof r); /* garbage in: must come back zeroed */
+  char err[RECORD_ERR_LEN] = "";
+  ck_assert_int_eq(record_reply_parse(&r, j, err, sizeof err), -1);
+  ck_assert_msg(strstr(err, want) != NULL, "want \"%s\" in \"%s\"", want, err);
+  ck_assert_ptr_null(r.records); /* nothing half-applied */
+  ck_assert_uint_eq(r.nrecords, 0);
+  ck_assert_ptr_null(r.run_id);
+}
+
+START_TEST(malformed_shapes_named) {
+  const bad_case_t *c = &bad_cases[_i];
+  json_t *j = load_base();
+  apply(j, c);
+  expect_refused(j, c->want);
+  json_decref(j);
+}
+END_TEST
+
+START_TEST(not_an_object) {
+  json_t *j = json_array();
+  expect_refused(j, "reply: must be an object");
+  json_decref(j);
+}
+END_TEST
+
+START_TEST(length_limits) {
+  char s[600];
+  json_t *j = load_base(), *rec = json_array_get(json_object_get(j, "records"), 0);
+  /* interactionId: 128 characters pass, 129 fail; multi-byte counts as one. */
+  memset(s, 'a', 128), s[128] = 0;
+  json_object_set_new(rec, "interactionId", json_string(s));
+  record_reply_t r;
+  char err[RECORD_ERR_LEN];
+  ck_assert_int_eq(record_reply_parse(&r, j, err, sizeof err), 0);
+  record_reply_close(&r);
+  s[0] = 0;
+  for (int i = 0; i < 128; i++) strcat(s, "\xc3\xa9"); /* é × 128 = 256 bytes */
+  json_object_set_new(rec, "interactionId", json_string(s));
+  ck_assert_int_eq(record_reply_parse(&r, j, err, sizeof err), 0);
+  record_reply_close(&r);
+  memset(s, 'a', 129), s[129] = 0;
+  json_object_set_new(rec, "interactionId", json_string(s));
+  expect_refused(j, "records[0].interactionId: longer than 128 characters");
+  json_object_set_new(rec, "interactionId", json_string("ok"));
+  memset(s, 'b', 65), s[65] = 0;
+  json_object_set_new(rec, "linkedBy", json_string(s));
+  expect_refused(j, "records[0].linkedBy: longer than 64 characters");
+  json_object_set_new(rec, "linkedBy", json_string("agent"));
+  /* Block names: 256 bytes pass, 257 fail. */
+  json_t *blocks = json_object_get(rec, "blocks");
+  memset(s, 'W', 256), s[256] = 0;
+  json_object_set_new(blocks, s, json_pack("{s:i,s:i,s:i}", "micros", 1, "selfMicros", 1, "count", 1));
+  ck_assert_int_eq(record_reply_parse(&r, j, err, sizeof err), 0);
+  record_reply_close(&r);
+  memset(s, 'W', 257), s[257] = 0;
+  json_object_set_new(blocks, s, json_pack("{s:i,s:i,s:i}", "micros", 1, "selfMicros", 1, "count", 1));
+  expect_refused(j, "records[0].blocks: block name longer than 256 bytes");
+  json_decref(j);
+  /* runId travels in cursors: bounded. */
+  j = load_base();
+  memset(s, 'r', 129), s[129] = 0;
+  json_object_set_new(j, "runId", json_string(s));
+  expect_refused(j, "reply.runId: longer than 128 bytes");
+  json_decref(j);
+}
+END_TEST
+
+START_TEST(count_limits) {
+  json_t *j = load_base(), *rec = json_array_get(json_object_get(j, "records"), 1);
+  json_t *blocks = json_object();
+  char name[16];
+  for (int i = 0; i <= RECORD_MAX_BLOCKS; i++) {
+    snprintf(name, sizeof name, "B%d", i);
+    json_object_set_new(blocks, name, json_pack("{s:i,s:i,s:i}", "micros", 1, "selfMicros", 1, "count", 1));
+  }
+  json_object_set_new(rec, "blocks", blocks);
+  expect_refused(j, "records[1].blocks: more than 256 blocks (257)");
+  json_decref(j);
+
+  j = load_base();
+  json_t *recs = json_array();
+  for (int i = 1; i <= RECORD_MAX_RECORDS + 1; i++)
+    json_array_append_new(recs, json_pack("{s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i}", "seq", i,
+                                          "frameNumber", i, "atUs", 0, "vsyncStartUs", 0,
+                                          "buildUs", 1, "rasterUs", 1, "vsyncOverheadUs", 0,
+                                          "totalSpanUs", 2));
+  json_object_set_new(j, "records", recs);
+  json_object_set_new(j, "lastSeq", json_integer(RECORD_MAX_RECORDS + 1));
+  expect_refused(j, "reply.records: more than 4096 records");
+  json_array_remove(recs, RECORD_MAX_RECORDS);
+  record_reply_t r;
+  char err[RECORD_ERR_LEN];
+  ck_assert_int_eq(record_reply_parse(&r, j, err, sizeof err), 0);
+  ck_assert_uint_eq(r.nrecords, RECORD_MAX_RECORDS);
+  record_reply_close(&r);
+  json_decref(j);
+}
+END_TEST
+
+START_TEST(frame_parse_alone) {
+  json_t *rec = json_loads("{\"seq\":1}", 0, NULL);
+  frame_t f;
+  char err[RECORD_ERR_LEN];
+  ck_assert_int_eq(record_frame_parse(&f, rec, NULL, err, sizeof err), -1);
+  ck_assert_str_eq(err, "record.frameNumber: missing");
+  json_decref(rec);
+}
+END_TEST
+
+int main(void) {
+  Suite *s = suite_create("record");
+  TCase *tc = tcase_create("validate");
+  tcase_add_test(tc, valid_reply_normalised);
+  tcase_add_test(tc, null_lifecycle_and_interaction_no_records);
+  tcase_add_loop_test(tc, malformed_shapes_named, 0, (int)(sizeof bad_cases / sizeof bad_cases[0]));
+  tcase_add_test(tc, not_an_object);
+  tcase_add_test(tc, length_limits);
+  tcase_add_test(tc, count_limits);
+  tcase_add_test(tc, frame_parse_alone);
+  suite_add_tcase(s, tc);
+  SRunner *sr = srunner_create(s);
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,211 @@
+/* store: replies fed in order as the watcher would send them (parsed by the
+ * real record module): duplicates dropped, loss counted exactly, restarts
+ * counted and reported once, newest frames kept for listing, bounded. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store.h"
+
+/* A validated reply of run `run` whose ring holds first..last and which
+ * carries records from..to (from > to: an empty records array; from < 0: no
+ * records member at all). Odd seqs carry interaction "a". */
+static record_reply_t reply(const char *run, int64_t first, int64_t last, int64_t from,
+                            int64_t to) {
+  json_t *j = json_pack(
+      "{s:i,s:s,s:s,s:i,s:i,s:b,s:s,s:b,s:f,s:n,s:I,s:I,s:i,s:i}", "protocol", 1,
+      "watcherVersion", "0.1.0", "runId", run, "livenessCounter", 10, "nowUs", 0, "collecting", 1,
+      "lifecycle", "resumed", "framesEnabled", 1, "refreshRate", 60.0, "interaction", "firstSeq",
+      (json_int_t)first, "lastSeq", (json_int_t)last, "pending", 0, "droppedAttributions", 0);
+  if (from >= 0) {
+    json_t *recs = json_array();
+    for (int64_t s = from; s <= to; s++) {
+      json_t *r = json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:i,s:I,s:{s:{s:i,s:i,s:i}}}", "seq",
+                            (json_int_t)s, "frameNumber", (json_int_t)s + 100, "atUs",
+                            (json_int_t)(s * 16667 + 9000), "vsyncStartUs", (json_int_t)(s * 16667),
+                            "buildUs", (json_int_t)(s % 7) * 1000, "rasterUs", (json_int_t)1000,
+                            "vsyncOverheadUs", 10, "totalSpanUs", (json_int_t)3000, "blocks",
+                            "BUILD", "micros", 900, "selfMicros", 400, "count", 1);
+      if (s % 2) {
+        json_object_set_new(r, "interactionId", json_string("a"));
+        json_object_set_new(r, "linkedBy", json_string("agent"));
+      }
+      json_array_append_new(recs, r);
+    }
+    json_object_set_new(j, "records", recs);
+  }
+  record_reply_t out;
+  char err[RECORD_ERR_LEN] = "";
+  ck_assert_msg(record_reply_parse(&out, j, err, sizeof err) == 0, "%s", err);
+  json_decref(j);
+  return out;
+}
+
+static store_add_result_t feed(store_t *st, const char *run, int64_t first, int64_t last,
+                               int64_t from, int64_t to) {
+  record_reply_t r = reply(run, first, last, from, to);
+  store_add_result_t res;
+  ck_assert_int_eq(store_add_reply(st, &r, &res), 0);
+  record_reply_close(&r);
+  return res;
+}
+
+START_TEST(duplicates_dropped) {
+  store_t *st = store_new(16667);
+  store_add_result_t r = feed(st, "A", 1, 5, 1, 5);
+  ck_assert_uint_eq(r.added, 5);
+  r = feed(st, "A", 1, 8, 4, 8); /* 4 and 5 again */
+  ck_assert_uint_eq(r.added, 3);
+  ck_assert_uint_eq(r.duplicates, 2);
+  r = feed(st, "A", 1, 8, 1, 8); /* the whole ring again */
+  ck_assert_uint_eq(r.added, 0);
+  ck_assert_uint_eq(r.duplicates, 8);
+  ck_assert_uint_eq(store_frames_seen(st), 8);
+  ck_assert_uint_eq(summary_frames(store_summary(st, NULL)), 8);
+  ck_assert_uint_eq(store_frames_lost(st), 0);
+  ck_assert_int_eq(store_last_seq(st), 8);
+  ck_assert_str_eq(store_run_id(st), "A");
+  store_free(st);
+}
+END_TEST
+
+START_TEST(loss_counted_exactly) {
+  store_t *st = store_new(16667);
+  /* The first look: a ring starting at 50 is history, not loss. */
+  store_add_result_t r = feed(st, "A", 50, 52, 50, 52);
+  ck_assert_uint_eq(r.lost, 0);
+  /* The ring overflowed past 53..59. */
+  r = feed(st, "A", 60, 64, 60, 64);
+  ck_assert_uint_eq(r.lost, 7);
+  ck_assert_uint_eq(r.added, 5);
+  /* No new loss next time, even with the same firstSeq. */
+  r = feed(st, "A", 60, 66, 65, 66);
+  ck_assert_uint_eq(r.lost, 0);
+  /* An empty ring (firstSeq > lastSeq) says nothing about loss. */
+  r = feed(st, "A", 67, 66, 1, 0);
+  ck_assert_uint_eq(r.lost, 0);
+  /* A reply with no records can still reveal loss. */
+  r = feed(st, "A", 70, 75, -1, -1);
+  ck_assert_uint_eq(r.lost, 3);
+  r = feed(st, "A", 70, 75, 70, 75); /* those frames now arrive: nothing counted twice */
+  ck_assert_uint_eq(r.lost, 0);
+  ck_assert_uint_eq(r.added, 6);
+  ck_assert_uint_eq(store_frames_lost(st), 10);
+  ck_assert_uint_eq(store_frames_seen(st), 3 + 5 + 2 + 6);
+  store_free(st);
+}
+END_TEST
+
+START_TEST(empty_first_read_fixes_start) {
+  store_t *st = store_new(16667);
+  store_add_result_t r = feed(st, "A", 1, 20, 1, 0); /* records: [] */
+  ck_assert_uint_eq(r.added, 0);
+  r = feed(st, "A", 25, 30, 25, 30);
+  ck_assert_uint_eq(r.lost, 4); /* 21..24 */
+  r = feed(st, "A", 25, 31, 21, 31); /* late stragglers below lastSeen are duplicates */
+  ck_assert_uint_eq(r.added, 1);
+  ck_assert_uint_eq(r.duplicates, 10);
+  store_free(st);
+}
+END_TEST
+
+START_TEST(restart_counted_once) {
+  store_t *st = store_new(16667);
+  feed(st, "A", 1, 500, 495, 500);
+  ck_assert_int_eq(store_take_restarted(st), 0);
+  store_add_result_t r = feed(st, "B", 1, 3, 1, 3); /* seq restarts: not duplicates */
+  ck_assert(r.restarted);
+  ck_assert_uint_eq(r.added, 3);
+  ck_assert_uint_eq(r.lost, 0);
+  ck_assert_uint_eq(store_restarts(st), 1);
+  ck_assert_int_eq(store_take_restarted(st), 1);
+  ck_assert_int_eq(store_take_restarted(st), 0); /* reported once */
+  r = feed(st, "B", 1, 4, 3, 4);
+  ck_assert(!r.restarted);
+  ck_assert_uint_eq(r.duplicates, 1);
+  ck_assert_uint_eq(store_restarts(st), 1);
+  /* A second restart whose ring already overflowed: 1..9 of run C are lost. */
+  r = feed(st, "C", 10, 12, 10, 12);
+  ck_assert(r.restarted);
+  ck_assert_uint_eq(r.lost, 9);
+  ck_assert_uint_eq(store_restarts(st), 2);
+  ck_assert_int_eq(store_take_restarted(st), 1);
+  ck_assert_uint_eq(store_frames_seen(st), 6 + 3 + 1 + 3);
+  store_free(st);
+}
+END_TEST
+
+static int64_t seq_at(json_t *a, size_t i) {
+  return json_integer_value(json_object_get(json_array_get(a, i), "seq"));
+}
+
+START_TEST(recent_frames_listed_and_filtered) {
+  store_t *st = store_new(16667);
+  feed(st, "A", 1, 1500, 1, 1500);
+  ck_assert_uint_eq(store_recent_count(st), STORE_RECENT);
+  ck_assert_int_eq(store_recent_at(st, 0)->seq, 501);
+  ck_assert_int_eq(store_recent_at(st, STORE_RECENT - 1)->seq, 1500);
+  ck_assert_ptr_null(store_recent_at(st, STORE_RECENT));
+  json_t *a = store_frames_to_json(st, NULL, 20, 0);
+  ck_assert_uint_eq(json_array_size(a), 20);
+  ck_assert_int_eq(seq_at(a, 0), 1481); /* oldest first, newest last */
+  ck_assert_int_eq(seq_at(a, 19), 1500);
+  ck_assert_ptr_null(json_object_get(json_array_get(a, 0), "blocks")); /* detail frames */
+  json_decref(a);
+  a = store_frames_to_json(st, "a", 3, 1);
+  ck_assert_uint_eq(json_array_size(a), 3);
+  ck_assert_int_eq(seq_at(a, 0), 1495);
+  ck_assert_int_eq(seq_at(a, 2), 1499);
+  ck_assert_ptr_nonnull(json_object_get(json_object_get(json_array_get(a, 0), "blocks"), "BUILD"));
+  json_decref(a);
+  a = store_frames_to_json(st, "nobody", 10, 0);
+  ck_assert_uint_eq(json_array_size(a), 0);
+  json_decref(a);
+  a = store_frames_to_json(st, NULL, 0, 0);
+  ck_assert_uint_eq(json_array_size(a), 0);
+  json_decref(a);
+  /* Summaries cover every frame, per interaction too. */
+  ck_assert_uint_eq(summary_frames(store_summary(st, NULL)), 1500);
+  ck_assert_uint_eq(summary_frames(store_summary(st, "a")), 750);
+  ck_assert_ptr_null(store_summary(st, "nobody"));
+  json_t *clock = summary_clock_to_json(store_clock(st));
+  ck_assert_str_eq(json_string_value(json_object_get(clock, "parity")), "consistent");
+  ck_assert_int_eq(json_integer_value(json_object_get(clock, "medianUs")), 9000);
+  json_decref(clock);
+  store_free(st);
+}
+END_TEST
+
+START_TEST(long_session_stays_bounded) {
+  store_t *st = store_new(16667);
+  for (int64_t i = 0; i < 40; i++) feed(st, "A", 1 + i * 500, 500 + i * 500, 1 + i * 500, 500 + i * 500);
+  ck_assert_uint_eq(store_frames_seen(st), 20000);
+  ck_assert_uint_eq(store_recent_count(st), STORE_RECENT);
+  ck_assert_uint_eq(store_frames_lost(st), 0);
+  json_t *j = summary_to_json_bounded(store_summary(st, NULL), SUMMARY_MAX_BYTES);
+  char *t = json_dumps(j, JSON_COMPACT);
+  ck_assert_uint_le(strlen(t), SUMMARY_MAX_BYTES);
+  free(t);
+  json_decref(j);
+  store_free(st);
+}
+END_TEST
+
+int main(void) {
+  Suite *s = suite_create("store");
+  TCase *tc = tcase_create("store");
+  tcase_set_timeout(tc, 60);
+  tcase_add_test(tc, duplicates_dropped);
+  tcase_add_test(tc, loss_counted_exactly);
+  tcase_add_test(tc, empty_first_read_fixes_start);
+  tcase_add_test(tc, restart_counted_once);
+  tcase_add_test(tc, recent_frames_listed_and_filtered);
+  tcase_add_test(tc, long_session_stays_bounded);
+  suite_add_tcase(s, tc);
+  SRunner *sr = srunner_create(s);
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,145 @@
+/* vm_client's pure parts, reached by including the .c (h2o style): the
+ * allowlist, the streaming id scanner, the bounded reassembly buffer and the
+ * reply/event classification. No loop, no socket. */
+#include "../../server/vm_client.c"
+
+#include <check.h>
+
+START_TEST(allowlist_is_exact) {
+  static const char *ok[] = {"getVersion", "getVM", "getIsolate", "streamListen", "streamCancel",
+                             "_flutter.listViews", "ext.telescope.frames",
+                             "ext.flutter.profileWidgetBuilds",
+                             "ext.flutter.profileRenderObjectLayouts",
+                             "ext.flutter.profileRenderObjectPaints"};
+  for (size_t i = 0; i < sizeof ok / sizeof *ok; i++) ck_assert(vm_client_method_allowed(ok[i]));
+  static const char *no[] = {"evaluate", "invoke", "kill", "reloadSources", "resume",
+                             "ext.flutter.reassemble", "ext.telescope.framesX", "getVersio",
+                             "", "_flutter.runInView", "ext.telescope"};
+  for (size_t i = 0; i < sizeof no / sizeof *no; i++) ck_assert(!vm_client_method_allowed(no[i]));
+  ck_assert(!vm_client_method_allowed(NULL));
+}
+END_TEST
+
+static const char *scan_all(const char *text, size_t chunk, idscan_t *s) {
+  memset(s, 0, sizeof *s);
+  size_t n = strlen(text);
+  for (size_t i = 0; i < n; i += chunk) idscan_feed(s, text + i, n - i < chunk ? n - i : chunk);
+  return s->found ? s->id : NULL;
+}
+
+START_TEST(idscan_finds_top_level_id_in_any_chunking) {
+  static const struct {
+    const char *text, *id;
+  } cases[] = {
+      {"{\"jsonrpc\":\"2.0\",\"result\":{\"id\":\"inner\",\"x\":[1,{\"id\":\"deep\"}]},\"id\":\"17\"}", "17"},
+      {"{\"id\":\"5\",\"result\":{}}", "5"},
+      {"{\"jsonrpc\":\"2.0\", \"result\":{\"s\":\"a \\\"id\\\":\\\"9\\\" b\"},\"id\" : 42}", "42"},
+      {"{\"error\":{\"code\":-32000},\"id\":\"x\\\"y\"}", "x\"y"},
+      {"{\"jsonrpc\":\"2.0\",\"result\":{\"records\":[\"", NULL}, /* truncated, id never came */
+      {"{\"idx\":\"1\",\"di\":\"2\"}", NULL},
+      {"[{\"id\":\"1\"}]", NULL},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+    for (size_t chunk = 1; chunk <= 7; chunk += 3) {
+      idscan_t s;
+      const char *id = scan_all(cases[i].text, chunk, &s);
+      if (cases[i].id)
+        ck_assert_msg(id && strcmp(id, cases[i].id) == 0, "case %zu chunk %zu got %s", i, chunk,
+                      id ? id : "(none)");
+      else
+        ck_assert_msg(id == NULL, "case %zu chunk %zu found %s", i, chunk, id);
+    }
+}
+END_TEST
+
+START_TEST(rxbuf_reassembles_fragments) {
+  rxbuf_t rx = {0};
+  rx.limit = 1024;
+  ck_assert_int_eq(rxbuf_feed(&rx, "{\"id\":", 6, 0), RX_MORE);
+  ck_assert_int_eq(rxbuf_feed(&rx, "\"1\",", 4, 0), RX_MORE);
+  ck_assert_int_eq(rxbuf_feed(&rx, "\"result\":{}}", 12, 1), RX_MESSAGE);
+  ck_assert_str_eq(rx.buf, "{\"id\":\"1\",\"result\":{}}");
+  ck_assert_uint_eq(rx.len, 22);
+  rxbuf_reset(&rx);
+  /* the next message starts clean */
+  ck_assert_int_eq(rxbuf_feed(&rx, "{}", 2, 1), RX_MESSAGE);
+  ck_assert_str_eq(rx.buf, "{}");
+  rxbuf_reset(&rx);
+  rxbuf_free(&rx);
+}
+END_TEST
+
+START_TEST(rxbuf_over_limit_drops_and_stays_bounded) {
+  rxbuf_t rx = {0};
+  rx.limit = 100;
+  char chunk[64];
+  memset(chunk, 'a', sizeof chunk);
+  ck_assert_int_eq(rxbuf_feed(&rx, "{\"result\":\"", 11, 0), RX_MORE);
+  for (int i = 0; i < 1000; i++) {
+    ck_assert_int_eq(rxbuf_feed(&rx, chunk, sizeof chunk, 0), RX_MORE);
+    ck_assert(rx.cap <= rx.limit + 1); /* never holds more than the limit */
+  }
+  ck_assert_ptr_null(rx.buf);
+  ck_assert_int_eq(rxbuf_feed(&rx, "\",\"id\":\"77\"}", 12, 1), RX_OVERSIZE);
+  ck_assert(rx.scan.found);
+  ck_assert_str_eq(rx.scan.id, "77");
+  ck_assert_uint_eq(rx.total, 11 + 64 * 1000 + 12);
+  rxbuf_reset(&rx);
+  /* a message just at the limit still passes */
+  char exact[101];
+  memset(exact, ' ', 100);
+  exact[0] = '{';
+  exact[99] = '}';
+  exact[100] = '\0';
+  ck_assert_int_eq(rxbuf_feed(&rx, exact, 100, 1), RX_MESSAGE);
+  rxbuf_reset(&rx);
+  ck_assert_int_eq(rxbuf_feed(&rx, exact, 100, 0), RX_MORE);
+  ck_assert_int_eq(rxbuf_feed(&rx, " ", 1, 1), RX_OVERSIZE);
+  rxbuf_reset(&rx);
+  rxbuf_free(&rx);
+}
+END_TEST
+
+START_TEST(classify_replies_and_events) {
+  char id[40];
+  json_t *m = json_loads("{\"jsonrpc\":\"2.0\",\"result\":{\"type\":\"Version\"},\"id\":\"3\"}", 0, NULL);
+  ck_assert_int_eq(msg_classify(m, id, sizeof id), MSG_REPLY);
+  ck_assert_str_eq(id, "3");
+  json_decref(m);
+  m = json_loads("{\"error\":{\"code\":-32601,\"message\":\"x\"},\"id\":12}", 0, NULL);
+  ck_assert_int_eq(msg_classify(m, id, sizeof id), MSG_REPLY);
+  ck_assert_str_eq(id, "12");
+  json_decref(m);
+  m = json_loads("{\"jsonrpc\":\"2.0\",\"method\":\"streamNotify\",\"params\":{\"streamId\":\"Debug\","
+                 "\"event\":{\"kind\":\"Resume\"}}}",
+                 0, NULL);
+  ck_assert_int_eq(msg_classify(m, id, sizeof id), MSG_EVENT);
+  json_decref(m);
+  static const char *other[] = {
+      "[]", "{\"id\":\"1\"}", "{\"result\":{},\"id\":[1]}", "{\"result\":{},\"id\":null}",
+      "{\"method\":\"streamNotify\",\"params\":{\"streamId\":1,\"event\":{}}}",
+      "{\"method\":\"streamNotify\"}"};
+  for (size_t i = 0; i < sizeof other / sizeof *other; i++) {
+    m = json_loads(other[i], 0, NULL);
+    ck_assert_ptr_nonnull(m);
+    ck_assert_msg(msg_classify(m, id, sizeof id) == MSG_OTHER, "%s", other[i]);
+    json_decref(m);
+  }
+}
+END_TEST
+
+int main(void) {
+  Suite *s = suite_create("vm_client_pure");
+  TCase *tc = tcase_create("pure");
+  tcase_add_test(tc, allowlist_is_exact);
+  tcase_add_test(tc, idscan_finds_top_level_id_in_any_chunking);
+  tcase_add_test(tc, rxbuf_reassembles_fragments);
+  tcase_add_test(tc, rxbuf_over_limit_drops_and_stays_bounded);
+  tcase_add_test(tc, classify_replies_and_events);
+  suite_add_tcase(s, tc);
+  SRunner *sr = srunner_create(s);
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

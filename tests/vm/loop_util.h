@@ -1,0 +1,73 @@
+/* Loop helpers shared by the vm loop tests: run the loop until a condition
+ * holds or a deadline passes (no fixed sleeps), collect call results, and
+ * prove the loop closes clean. Header-only, static functions. */
+#ifndef TELESCOPE_TEST_VM_LOOP_UTIL_H
+#define TELESCOPE_TEST_VM_LOOP_UTIL_H
+
+#include <check.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <string.h>
+#include <uv.h>
+
+#include "vm_isolate.h"
+
+typedef struct {
+  int n;          /* callbacks so far */
+  diag_code_t diag;
+  int rpc;
+  char detail[600];
+  json_t *result; /* deep copy of the last result */
+  uint64_t at_ms; /* loop time of the last callback */
+  uv_loop_t *loop;
+} got_t;
+
+static void got_cb(void *arg, const vm_result_t *r) {
+  got_t *g = arg;
+  g->n++;
+  g->diag = r->diag;
+  g->rpc = r->rpc_code;
+  snprintf(g->detail, sizeof g->detail, "%s", r->detail ? r->detail : "");
+  json_decref(g->result);
+  g->result = r->result ? json_deep_copy(r->result) : NULL;
+  if (g->loop) g->at_ms = uv_now(g->loop);
+}
+
+static void got_reset(got_t *g) {
+  json_decref(g->result);
+  uv_loop_t *loop = g->loop;
+  memset(g, 0, sizeof *g);
+  g->loop = loop;
+}
+
+static void guard_cb(uv_timer_t *t) { (void)t; }
+
+/* Runs the loop until *counter >= target or ms pass; returns 1 when reached. */
+static int run_until(uv_loop_t *loop, const int *counter, int target, int ms) {
+  uv_timer_t guard;
+  uv_timer_init(loop, &guard);
+  uv_timer_start(&guard, guard_cb, 5, 5);
+  uv_update_time(loop);
+  uint64_t deadline = uv_now(loop) + (uint64_t)ms;
+  while (*counter < target && uv_now(loop) < deadline) uv_run(loop, UV_RUN_ONCE);
+  uv_close((uv_handle_t *)&guard, NULL);
+  uv_run(loop, UV_RUN_NOWAIT);
+  return *counter >= target;
+}
+
+static void app_closed(void *arg) { (*(int *)arg)++; }
+
+/* Closes app and proves nothing is left on the loop. */
+static void close_app_and_loop(vm_app_t *app, uv_loop_t *loop) {
+  int closed = 0;
+  vm_app_close(app, app_closed, &closed);
+  ck_assert_msg(run_until(loop, &closed, 1, 3000), "vm_app_close never finished");
+  /* lws closes its own handles a few turns after lws_context_destroy. */
+  for (int i = 0; i < 200 && uv_run(loop, UV_RUN_NOWAIT); i++) {
+  }
+  int busy = uv_run(loop, UV_RUN_DEFAULT);
+  ck_assert_int_eq(busy, 0);
+  ck_assert_int_eq(uv_loop_close(loop), 0);
+}
+
+#endif
