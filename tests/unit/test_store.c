@@ -147,23 +147,40 @@ START_TEST(recent_frames_listed_and_filtered) {
   ck_assert_int_eq(store_recent_at(st, 0)->seq, 501);
   ck_assert_int_eq(store_recent_at(st, STORE_RECENT - 1)->seq, 1500);
   ck_assert_ptr_null(store_recent_at(st, STORE_RECENT));
-  json_t *a = store_frames_to_json(st, NULL, 20, 0);
+  json_t *a = store_frames_to_json(st, NULL, 20, 0, 0, NULL);
   ck_assert_uint_eq(json_array_size(a), 20);
   ck_assert_int_eq(seq_at(a, 0), 1481); /* oldest first, newest last */
   ck_assert_int_eq(seq_at(a, 19), 1500);
   ck_assert_ptr_null(json_object_get(json_array_get(a, 0), "blocks")); /* detail frames */
   json_decref(a);
-  a = store_frames_to_json(st, "a", 3, 1);
+  a = store_frames_to_json(st, "a", 3, 1, 0, NULL);
   ck_assert_uint_eq(json_array_size(a), 3);
   ck_assert_int_eq(seq_at(a, 0), 1495);
   ck_assert_int_eq(seq_at(a, 2), 1499);
   ck_assert_ptr_nonnull(json_object_get(json_object_get(json_array_get(a, 0), "blocks"), "BUILD"));
   json_decref(a);
-  a = store_frames_to_json(st, "nobody", 10, 0);
+  a = store_frames_to_json(st, "nobody", 10, 0, 0, NULL);
   ck_assert_uint_eq(json_array_size(a), 0);
   json_decref(a);
-  a = store_frames_to_json(st, NULL, 0, 0);
+  a = store_frames_to_json(st, NULL, 0, 0, 0, NULL);
   ck_assert_uint_eq(json_array_size(a), 0);
+  json_decref(a);
+  /* The size cap keeps the newest frames that fit, and says how many it left out. */
+  size_t omitted = 0;
+  a = store_frames_to_json(st, NULL, 1000, 1, 0, &omitted);
+  char *t = json_dumps(a, JSON_COMPACT);
+  ck_assert_uint_gt(strlen(t), 64 * 1024);
+  ck_assert_uint_eq(omitted, 0);
+  free(t);
+  json_decref(a);
+  a = store_frames_to_json(st, NULL, 1000, 1, 64 * 1024, &omitted);
+  t = json_dumps(a, JSON_COMPACT);
+  ck_assert_uint_le(strlen(t), 64 * 1024);
+  ck_assert_uint_gt(strlen(t), 60 * 1024); /* not needlessly short */
+  ck_assert_uint_eq(json_array_size(a) + omitted, 1000);
+  ck_assert_int_eq(seq_at(a, json_array_size(a) - 1), 1500);
+  ck_assert_int_eq(seq_at(a, 0), 1500 - (int64_t)json_array_size(a) + 1);
+  free(t);
   json_decref(a);
   /* Summaries cover every frame, per interaction too. */
   ck_assert_uint_eq(summary_frames(store_summary(st, NULL)), 1500);
