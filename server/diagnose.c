@@ -23,7 +23,7 @@ diagnose_step_t diagnose_step(const diagnose_facts_t *f) {
   if (f->frames_lost > 0) return final(DIAG_FRAMES_LOST);
   if (f->new_frames > 0)
     return final(!f->session_active && !f->new_frames_have_blocks ? DIAG_ATTRIBUTION_OFF
-                                                                   : DIAG_NONE);
+                                                                  : DIAG_NONE);
   /* Empty read: did the engine draw since we last looked? */
   if (f->liveness_before_known && f->liveness_now > f->liveness_before)
     return f->reread_done ? final(DIAG_FRAMES_PENDING)
@@ -85,11 +85,10 @@ json_t *diagnose_to_json(diag_code_t code, const diagnose_facts_t *f) {
     case DIAG_APP_IDLE:
     case DIAG_ENGINE_STALLED:
       set_liveness(ev, f);
-      json_object_set_new(ev, "probe", json_string(f->probe == DIAGNOSE_PROBE_MOVED
-                                                       ? "moved"
-                                                       : f->probe == DIAGNOSE_PROBE_NOT_MOVED
-                                                             ? "not_moved"
-                                                             : "not_done"));
+      json_object_set_new(ev, "probe",
+                          json_string(f->probe == DIAGNOSE_PROBE_MOVED       ? "moved"
+                                      : f->probe == DIAGNOSE_PROBE_NOT_MOVED ? "not_moved"
+                                                                             : "not_done"));
       if (f->probe != DIAGNOSE_PROBE_NOT_DONE)
         json_object_set_new(ev, "livenessAfterProbe", json_integer(f->liveness_after_probe));
       json_object_set_new(ev, "probeWaitMs", json_integer(DIAGNOSE_PROBE_WAIT_MS));

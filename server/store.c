@@ -93,11 +93,21 @@ int store_add_reply(store_t *st, const record_reply_t *r, store_add_result_t *re
   return 0;
 }
 
-uint64_t store_frames_seen(const store_t *st) { return st->seen; }
-uint64_t store_frames_lost(const store_t *st) { return st->lost; }
-uint64_t store_restarts(const store_t *st) { return st->restarts; }
-const char *store_run_id(const store_t *st) { return st->run_id[0] ? st->run_id : NULL; }
-int64_t store_last_seq(const store_t *st) { return st->last_seen; }
+uint64_t store_frames_seen(const store_t *st) {
+  return st->seen;
+}
+uint64_t store_frames_lost(const store_t *st) {
+  return st->lost;
+}
+uint64_t store_restarts(const store_t *st) {
+  return st->restarts;
+}
+const char *store_run_id(const store_t *st) {
+  return st->run_id[0] ? st->run_id : NULL;
+}
+int64_t store_last_seq(const store_t *st) {
+  return st->last_seen;
+}
 
 int store_take_restarted(store_t *st) {
   int r = st->restart_pending;
@@ -109,9 +119,13 @@ const summary_t *store_summary(const store_t *st, const char *interaction_id) {
   return interaction_id ? summary_interaction(st->summary, interaction_id) : st->summary;
 }
 
-const summary_clock_t *store_clock(const store_t *st) { return &st->clock; }
+const summary_clock_t *store_clock(const store_t *st) {
+  return &st->clock;
+}
 
-size_t store_recent_count(const store_t *st) { return st->count; }
+size_t store_recent_count(const store_t *st) {
+  return st->count;
+}
 
 const frame_t *store_recent_at(const store_t *st, size_t i) {
   return i < st->count ? &st->recent[(st->head + i) % STORE_RECENT] : NULL;

@@ -13,11 +13,11 @@
  * records member at all). Odd seqs carry interaction "a". */
 static record_reply_t reply(const char *run, int64_t first, int64_t last, int64_t from,
                             int64_t to) {
-  json_t *j = json_pack(
-      "{s:i,s:s,s:s,s:i,s:i,s:b,s:s,s:b,s:f,s:n,s:I,s:I,s:i,s:i}", "protocol", 1,
-      "watcherVersion", "0.1.0", "runId", run, "livenessCounter", 10, "nowUs", 0, "collecting", 1,
-      "lifecycle", "resumed", "framesEnabled", 1, "refreshRate", 60.0, "interaction", "firstSeq",
-      (json_int_t)first, "lastSeq", (json_int_t)last, "pending", 0, "droppedAttributions", 0);
+  json_t *j = json_pack("{s:i,s:s,s:s,s:i,s:i,s:b,s:s,s:b,s:f,s:n,s:I,s:I,s:i,s:i}", "protocol", 1,
+                        "watcherVersion", "0.1.0", "runId", run, "livenessCounter", 10, "nowUs", 0,
+                        "collecting", 1, "lifecycle", "resumed", "framesEnabled", 1, "refreshRate",
+                        60.0, "interaction", "firstSeq", (json_int_t)first, "lastSeq",
+                        (json_int_t)last, "pending", 0, "droppedAttributions", 0);
   if (from >= 0) {
     json_t *recs = json_array();
     for (int64_t s = from; s <= to; s++) {
@@ -102,7 +102,7 @@ START_TEST(empty_first_read_fixes_start) {
   store_add_result_t r = feed(st, "A", 1, 20, 1, 0); /* records: [] */
   ck_assert_uint_eq(r.added, 0);
   r = feed(st, "A", 25, 30, 25, 30);
-  ck_assert_uint_eq(r.lost, 4); /* 21..24 */
+  ck_assert_uint_eq(r.lost, 4);      /* 21..24 */
   r = feed(st, "A", 25, 31, 21, 31); /* late stragglers below lastSeen are duplicates */
   ck_assert_uint_eq(r.added, 1);
   ck_assert_uint_eq(r.duplicates, 10);
@@ -196,7 +196,8 @@ END_TEST
 
 START_TEST(long_session_stays_bounded) {
   store_t *st = store_new(16667);
-  for (int64_t i = 0; i < 40; i++) feed(st, "A", 1 + i * 500, 500 + i * 500, 1 + i * 500, 500 + i * 500);
+  for (int64_t i = 0; i < 40; i++)
+    feed(st, "A", 1 + i * 500, 500 + i * 500, 1 + i * 500, 500 + i * 500);
   ck_assert_uint_eq(store_frames_seen(st), 20000);
   ck_assert_uint_eq(store_recent_count(st), STORE_RECENT);
   ck_assert_uint_eq(store_frames_lost(st), 0);
