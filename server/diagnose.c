@@ -1,5 +1,7 @@
 #include "diagnose.h"
 
+#include <math.h>
+
 static diagnose_step_t final(diag_code_t code) {
   diagnose_step_t s = {code, DIAGNOSE_NEXT_NONE, 0};
   return s;
@@ -99,4 +101,17 @@ json_t *diagnose_to_json(diag_code_t code, const diagnose_facts_t *f) {
   }
   return json_pack("{s:s,s:s,s:s,s:o}", "code", diag_name(code), "message", diag_message(code),
                    "hint", diag_hint(code), "evidence", ev);
+}
+
+json_t *diagnose_liveness_to_json(int64_t counter, int before_known, int64_t before,
+                                  int64_t elapsed_ms) {
+  json_t *o = json_pack("{s:I}", "counter", (json_int_t)(counter < 0 ? 0 : counter));
+  if (!o || !before_known || counter < before) return o;
+  json_object_set_new(o, "delta", json_integer(counter - before));
+  if (elapsed_ms >= 0) json_object_set_new(o, "elapsedMs", json_integer(elapsed_ms));
+  if (elapsed_ms > 0)
+    json_object_set_new(
+        o, "framesPerSecond",
+        json_real(round((double)(counter - before) * 10000.0 / (double)elapsed_ms) / 10.0));
+  return o;
 }

@@ -61,4 +61,12 @@ diagnose_step_t diagnose_step(const diagnose_facts_t *f);
  * for DIAG_NONE); evidence lists the facts that led there. */
 json_t *diagnose_to_json(diag_code_t code, const diagnose_facts_t *f);
 
+/* The `liveness` object: {"counter", "delta", "elapsedMs", "framesPerSecond"}
+ * (new reference). delta and the rate need an earlier value of the same run
+ * (before_known, and a counter that did not go backwards, as it does after a
+ * restart) and elapsed_ms > 0 for the rate; otherwise they are left out. The
+ * rate is rounded to 0.1 frames/s. */
+json_t *diagnose_liveness_to_json(int64_t counter, int before_known, int64_t before,
+                                  int64_t elapsed_ms);
+
 #endif

@@ -609,7 +609,7 @@ START_TEST(clock_parity) {
 }
 END_TEST
 
-/* ---- the other output parts this module family produces ------------------------ */
+/* ---- the other output parts these modules produce ------------------------ */
 
 START_TEST(frames_and_diagnosis_conform) {
   record_block_t b[] = {{"BUILD", 3000, 1200, 1}};
@@ -622,6 +622,12 @@ START_TEST(frames_and_diagnosis_conform) {
   json_array_append_new(arr, record_frame_to_json(&f, 0));
   assert_conforms("frames", arr);
   json_decref(arr);
+  json_t *l = diagnose_liveness_to_json(18342, 1, 17738, 10012);
+  assert_conforms("liveness", l);
+  json_decref(l);
+  l = diagnose_liveness_to_json(3, 0, 0, -1);
+  assert_conforms("liveness", l);
+  json_decref(l);
   diagnose_facts_t facts;
   memset(&facts, 0, sizeof facts);
   facts.lifecycle = "hidden";
