@@ -62,7 +62,8 @@ int cursor_decode(const char *cursor, char *run_id, size_t run_len, int64_t *seq
     size_t k;
     for (k = 0; k < 4 && i + k < len; k++) {
       int d = b64_value(cursor[i + k]);
-      if (d < 0) return fail(err, errlen, "cursor: not a cursor this server issued (bad character)");
+      if (d < 0)
+        return fail(err, errlen, "cursor: not a cursor this server issued (bad character)");
       v |= (uint32_t)d << (18 - 6 * k);
     }
     /* Only the canonical encoding is accepted: spare low bits of a short
@@ -77,7 +78,8 @@ int cursor_decode(const char *cursor, char *run_id, size_t run_len, int64_t *seq
   if (memchr(plain, 0, n) || n < 14 || memcmp(plain, "v1:", 3))
     return fail(err, errlen, "cursor: not a cursor this server issued (unknown version)");
   char *check = strrchr(plain, ':');
-  if (strlen(check + 1) != 8 || strtoul(check + 1, NULL, 16) != fnv1a(plain, (size_t)(check - plain)) ||
+  if (strlen(check + 1) != 8 ||
+      strtoul(check + 1, NULL, 16) != fnv1a(plain, (size_t)(check - plain)) ||
       strspn(check + 1, "0123456789abcdef") != 8)
     return fail(err, errlen, "cursor: damaged (checksum mismatch); pass nextCursor unchanged");
   *check = 0;

@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define CURSOR_MAX 400       /* bytes of an encoded cursor, NUL included */
+#define CURSOR_MAX 400        /* bytes of an encoded cursor, NUL included */
 #define CURSOR_RUN_ID_MAX 128 /* bytes of a runId inside a cursor */
 
 /* Writes the cursor for (run_id, seq) into out; 0, or -1 when run_id is empty

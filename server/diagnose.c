@@ -1,5 +1,7 @@
 #include "diagnose.h"
 
+#include <math.h>
+
 static diagnose_step_t final(diag_code_t code) {
   diagnose_step_t s = {code, DIAGNOSE_NEXT_NONE, 0};
   return s;
@@ -23,7 +25,7 @@ diagnose_step_t diagnose_step(const diagnose_facts_t *f) {
   if (f->frames_lost > 0) return final(DIAG_FRAMES_LOST);
   if (f->new_frames > 0)
     return final(!f->session_active && !f->new_frames_have_blocks ? DIAG_ATTRIBUTION_OFF
-                                                                   : DIAG_NONE);
+                                                                  : DIAG_NONE);
   /* Empty read: did the engine draw since we last looked? */
   if (f->liveness_before_known && f->liveness_now > f->liveness_before)
     return f->reread_done ? final(DIAG_FRAMES_PENDING)
@@ -85,11 +87,10 @@ json_t *diagnose_to_json(diag_code_t code, const diagnose_facts_t *f) {
     case DIAG_APP_IDLE:
     case DIAG_ENGINE_STALLED:
       set_liveness(ev, f);
-      json_object_set_new(ev, "probe", json_string(f->probe == DIAGNOSE_PROBE_MOVED
-                                                       ? "moved"
-                                                       : f->probe == DIAGNOSE_PROBE_NOT_MOVED
-                                                             ? "not_moved"
-                                                             : "not_done"));
+      json_object_set_new(ev, "probe",
+                          json_string(f->probe == DIAGNOSE_PROBE_MOVED       ? "moved"
+                                      : f->probe == DIAGNOSE_PROBE_NOT_MOVED ? "not_moved"
+                                                                             : "not_done"));
       if (f->probe != DIAGNOSE_PROBE_NOT_DONE)
         json_object_set_new(ev, "livenessAfterProbe", json_integer(f->liveness_after_probe));
       json_object_set_new(ev, "probeWaitMs", json_integer(DIAGNOSE_PROBE_WAIT_MS));
@@ -100,4 +101,17 @@ json_t *diagnose_to_json(diag_code_t code, const diagnose_facts_t *f) {
   }
   return json_pack("{s:s,s:s,s:s,s:o}", "code", diag_name(code), "message", diag_message(code),
                    "hint", diag_hint(code), "evidence", ev);
+}
+
+json_t *diagnose_liveness_to_json(int64_t counter, int before_known, int64_t before,
+                                  int64_t elapsed_ms) {
+  json_t *o = json_pack("{s:I}", "counter", (json_int_t)(counter < 0 ? 0 : counter));
+  if (!o || !before_known || counter < before) return o;
+  json_object_set_new(o, "delta", json_integer(counter - before));
+  if (elapsed_ms >= 0) json_object_set_new(o, "elapsedMs", json_integer(elapsed_ms));
+  if (elapsed_ms > 0)
+    json_object_set_new(
+        o, "framesPerSecond",
+        json_real(round((double)(counter - before) * 10000.0 / (double)elapsed_ms) / 10.0));
+  return o;
 }

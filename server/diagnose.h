@@ -20,19 +20,19 @@ typedef enum {
 } diagnose_probe_t;
 
 typedef struct {
-  int connected;          /* a VM service answers (no URI, refused or closed: 0) */
-  int rejected;           /* 403 / not a VM service / remote host refused */
-  int watcher_present;    /* some isolate lists ext.telescope.frames */
-  int paused;             /* pauseEvent.kind is Pause* */
-  const char *pause_kind; /* evidence, may be NULL */
-  int timed_out;          /* the extension call hit the call timeout */
-  int restarted;          /* isolate or runId changed since the last look */
-  int64_t new_frames;     /* records this call found */
+  int connected;              /* a VM service answers (no URI, refused or closed: 0) */
+  int rejected;               /* 403 / not a VM service / remote host refused */
+  int watcher_present;        /* some isolate lists ext.telescope.frames */
+  int paused;                 /* pauseEvent.kind is Pause* */
+  const char *pause_kind;     /* evidence, may be NULL */
+  int timed_out;              /* the extension call hit the call timeout */
+  int restarted;              /* isolate or runId changed since the last look */
+  int64_t new_frames;         /* records this call found */
   int new_frames_have_blocks; /* any of them carries blocks */
   int session_active;
   int liveness_before_known; /* the server saw the counter before this call */
   int64_t liveness_before, liveness_now;
-  int reread_done;           /* the one delayed re-read already happened */
+  int reread_done; /* the one delayed re-read already happened */
   diagnose_probe_t probe;
   int64_t liveness_after_probe; /* evidence, with probe != NOT_DONE */
   int64_t frames_lost;          /* lost by ring overflow in this call */
@@ -60,5 +60,13 @@ diagnose_step_t diagnose_step(const diagnose_facts_t *f);
 /* {"code","message","hint","evidence"} for a final code (new reference; NULL
  * for DIAG_NONE); evidence lists the facts that led there. */
 json_t *diagnose_to_json(diag_code_t code, const diagnose_facts_t *f);
+
+/* The `liveness` object: {"counter", "delta", "elapsedMs", "framesPerSecond"}
+ * (new reference). delta and the rate need an earlier value of the same run
+ * (before_known, and a counter that did not go backwards, as it does after a
+ * restart) and elapsed_ms > 0 for the rate; otherwise they are left out. The
+ * rate is rounded to 0.1 frames/s. */
+json_t *diagnose_liveness_to_json(int64_t counter, int before_known, int64_t before,
+                                  int64_t elapsed_ms);
 
 #endif

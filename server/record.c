@@ -59,10 +59,20 @@ static int check_string(const json_t *v, const char *where, const char *key, siz
   return 0;
 }
 
-static const char *const record_keys[] = {
-    "seq",       "frameNumber",     "atUs",          "vsyncStartUs",      "buildUs",
-    "rasterUs",  "vsyncOverheadUs", "totalSpanUs",   "layerCacheCount",   "pictureCacheCount",
-    "blocks",    "interactionId",   "linkedBy",      NULL};
+static const char *const record_keys[] = {"seq",
+                                          "frameNumber",
+                                          "atUs",
+                                          "vsyncStartUs",
+                                          "buildUs",
+                                          "rasterUs",
+                                          "vsyncOverheadUs",
+                                          "totalSpanUs",
+                                          "layerCacheCount",
+                                          "pictureCacheCount",
+                                          "blocks",
+                                          "interactionId",
+                                          "linkedBy",
+                                          NULL};
 
 static int parse_blocks(frame_t *f, const json_t *blocks, const char *where, char *err,
                         size_t errlen) {
@@ -172,9 +182,8 @@ int record_frame_copy(frame_t *dst, const frame_t *src) {
   dst->blocks = NULL;
   dst->nblocks = 0;
   dst->interaction_id = dst->linked_by = NULL;
-  if (src->interaction_id &&
-      (!(dst->interaction_id = dup_str(src->interaction_id)) ||
-       !(dst->linked_by = dup_str(src->linked_by))))
+  if (src->interaction_id && (!(dst->interaction_id = dup_str(src->interaction_id)) ||
+                              !(dst->linked_by = dup_str(src->linked_by))))
     goto fail;
   if (src->nblocks) {
     if (!(dst->blocks = calloc(src->nblocks, sizeof *dst->blocks))) goto fail;
@@ -223,13 +232,13 @@ json_t *record_frame_to_json(const frame_t *f, int with_blocks) {
   return o;
 }
 
-static const char *const lifecycles[] = {"resumed", "inactive", "hidden", "paused", "detached",
-                                         NULL};
+static const char *const lifecycles[] = {"resumed", "inactive", "hidden",
+                                         "paused",  "detached", NULL};
 
 static const char *const reply_required[] = {
-    "protocol", "watcherVersion", "runId",    "livenessCounter", "nowUs",
-    "collecting", "lifecycle",    "framesEnabled", "refreshRate",  "interaction",
-    "firstSeq", "lastSeq",        "pending",  "droppedAttributions", NULL};
+    "protocol",   "watcherVersion", "runId",         "livenessCounter",     "nowUs",
+    "collecting", "lifecycle",      "framesEnabled", "refreshRate",         "interaction",
+    "firstSeq",   "lastSeq",        "pending",       "droppedAttributions", NULL};
 
 int record_reply_parse(record_reply_t *out, const json_t *reply, char *err, size_t errlen) {
   record_reply_t r;
@@ -246,7 +255,8 @@ int record_reply_parse(record_reply_t *out, const json_t *reply, char *err, size
   v = json_object_get(reply, "runId");
   if (!json_is_string(v) || json_string_length(v) == 0)
     return fail(err, errlen, "reply.runId: must be a non-empty string");
-  if (json_string_length(v) > RECORD_MAX_RUN_ID || strlen(json_string_value(v)) != json_string_length(v))
+  if (json_string_length(v) > RECORD_MAX_RUN_ID ||
+      strlen(json_string_value(v)) != json_string_length(v))
     return fail(err, errlen, "reply.runId: longer than %d bytes or contains NUL",
                 RECORD_MAX_RUN_ID);
   if (get_int(reply, "livenessCounter", 1, 0, &r.liveness_counter, "reply", err, errlen) < 0 ||
@@ -269,8 +279,9 @@ int record_reply_parse(record_reply_t *out, const json_t *reply, char *err, size
       for (const char *const *l = lifecycles; *l; l++)
         if (!strcmp(*l, json_string_value(v))) r.lifecycle = *l;
     if (!r.lifecycle)
-      return fail(err, errlen,
-                  "reply.lifecycle: must be one of resumed, inactive, hidden, paused, detached, null");
+      return fail(
+          err, errlen,
+          "reply.lifecycle: must be one of resumed, inactive, hidden, paused, detached, null");
   }
   v = json_object_get(reply, "refreshRate");
   if (!json_is_number(v) || json_number_value(v) < 0)
@@ -280,7 +291,8 @@ int record_reply_parse(record_reply_t *out, const json_t *reply, char *err, size
   if (!json_is_null(inter)) {
     if (!json_is_object(inter))
       return fail(err, errlen, "reply.interaction: must be null or an object");
-    json_t *iid = json_object_get(inter, "interactionId"), *lby = json_object_get(inter, "linkedBy");
+    json_t *iid = json_object_get(inter, "interactionId"),
+           *lby = json_object_get(inter, "linkedBy");
     if (!iid) return fail(err, errlen, "reply.interaction.interactionId: missing");
     if (!lby) return fail(err, errlen, "reply.interaction.linkedBy: missing");
     if (check_string(iid, "reply.interaction", "interactionId", RECORD_MAX_INTERACTION, err,

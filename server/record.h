@@ -11,9 +11,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define RECORD_MAX_RECORDS 4096   /* records in one reply (the watcher's ring size) */
-#define RECORD_MAX_BLOCKS 256     /* distinct block names in one record */
-#define RECORD_MAX_NAME 256       /* bytes in a block name */
+#define RECORD_MAX_RECORDS 4096    /* records in one reply (the watcher's ring size) */
+#define RECORD_MAX_BLOCKS 256      /* distinct block names in one record */
+#define RECORD_MAX_NAME 256        /* bytes in a block name */
 #define RECORD_MAX_INTERACTION 128 /* characters in an interactionId (schema) */
 #define RECORD_MAX_LINKED_BY 64    /* characters in linkedBy (schema) */
 #define RECORD_MAX_RUN_ID 128      /* bytes in a runId (it travels inside cursors) */
@@ -41,7 +41,7 @@ typedef struct {
   double refresh_rate;              /* Hz; 0 when unknown */
   char *interaction_id, *linked_by; /* current interaction, owned; NULL when none */
   int64_t first_seq, last_seq, pending, dropped_attributions;
-  int has_records; /* the reply carried "records" (read replies) */
+  int has_records;  /* the reply carried "records" (read replies) */
   frame_t *records; /* owned, seq strictly increasing */
   size_t nrecords;
   int more;

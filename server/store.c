@@ -93,11 +93,21 @@ int store_add_reply(store_t *st, const record_reply_t *r, store_add_result_t *re
   return 0;
 }
 
-uint64_t store_frames_seen(const store_t *st) { return st->seen; }
-uint64_t store_frames_lost(const store_t *st) { return st->lost; }
-uint64_t store_restarts(const store_t *st) { return st->restarts; }
-const char *store_run_id(const store_t *st) { return st->run_id[0] ? st->run_id : NULL; }
-int64_t store_last_seq(const store_t *st) { return st->last_seen; }
+uint64_t store_frames_seen(const store_t *st) {
+  return st->seen;
+}
+uint64_t store_frames_lost(const store_t *st) {
+  return st->lost;
+}
+uint64_t store_restarts(const store_t *st) {
+  return st->restarts;
+}
+const char *store_run_id(const store_t *st) {
+  return st->run_id[0] ? st->run_id : NULL;
+}
+int64_t store_last_seq(const store_t *st) {
+  return st->last_seen;
+}
 
 int store_take_restarted(store_t *st) {
   int r = st->restart_pending;
@@ -109,9 +119,13 @@ const summary_t *store_summary(const store_t *st, const char *interaction_id) {
   return interaction_id ? summary_interaction(st->summary, interaction_id) : st->summary;
 }
 
-const summary_clock_t *store_clock(const store_t *st) { return &st->clock; }
+const summary_clock_t *store_clock(const store_t *st) {
+  return &st->clock;
+}
 
-size_t store_recent_count(const store_t *st) { return st->count; }
+size_t store_recent_count(const store_t *st) {
+  return st->count;
+}
 
 const frame_t *store_recent_at(const store_t *st, size_t i) {
   return i < st->count ? &st->recent[(st->head + i) % STORE_RECENT] : NULL;
@@ -122,15 +136,25 @@ static int matches(const frame_t *f, const char *interaction_id) {
 }
 
 json_t *store_frames_to_json(const store_t *st, const char *interaction_id, size_t limit,
-                             int with_blocks) {
+                             int with_blocks, size_t max_bytes, size_t *omitted) {
   json_t *a = json_array();
+  size_t skipped = 0, used = 2; /* "[]" */
   if (!a) return NULL;
-  size_t start = st->count, picked = 0;
-  while (start > 0 && picked < limit) /* walk back to the limit-th newest match */
-    if (matches(store_recent_at(st, --start), interaction_id)) picked++;
-  for (size_t i = start; i < st->count; i++) {
-    const frame_t *f = store_recent_at(st, i);
-    if (matches(f, interaction_id)) json_array_append_new(a, record_frame_to_json(f, with_blocks));
+  /* Walk back from the newest, so the size cap drops the oldest. */
+  for (size_t i = st->count, picked = 0; i > 0 && picked < limit;) {
+    const frame_t *f = store_recent_at(st, --i);
+    if (!matches(f, interaction_id)) continue;
+    picked++;
+    json_t *j = record_frame_to_json(f, with_blocks);
+    size_t n = json_dumpb(j, NULL, 0, JSON_COMPACT) + (json_array_size(a) ? 1 : 0);
+    if (max_bytes && (skipped || used + n > max_bytes)) {
+      json_decref(j);
+      skipped++;
+      continue;
+    }
+    used += n;
+    json_array_insert_new(a, 0, j);
   }
+  if (omitted) *omitted = skipped;
   return a;
 }

@@ -51,9 +51,12 @@ const summary_t *store_summary(const store_t *st, const char *interaction_id);
 const summary_clock_t *store_clock(const store_t *st);
 
 /* The newest `limit` kept frames (of interaction_id when not NULL), oldest
- * first, as FramePerfRecord JSON per detail (with_blocks). New reference. */
+ * first, as FramePerfRecord JSON per detail (with_blocks). With max_bytes > 0
+ * the older of them are left out until the array's compact text fits (so a
+ * call stays under its size cap); *omitted (may be NULL) says how many were.
+ * New reference. */
 json_t *store_frames_to_json(const store_t *st, const char *interaction_id, size_t limit,
-                             int with_blocks);
+                             int with_blocks, size_t max_bytes, size_t *omitted);
 /* Kept frames, 0 = oldest; borrowed until the next store_add_reply. */
 size_t store_recent_count(const store_t *st);
 const frame_t *store_recent_at(const store_t *st, size_t i);

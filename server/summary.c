@@ -84,7 +84,9 @@ static int cmp_i64(const void *a, const void *b) {
 
 /* Nearest rank as Flutter's FrameTimingSummarizer: sorted[round((n-1)·p)],
  * rounding half away from zero like Dart's num.round(). */
-static size_t rank_of(uint64_t n, double p) { return (size_t)llround((double)(n - 1) * p); }
+static size_t rank_of(uint64_t n, double p) {
+  return (size_t)llround((double)(n - 1) * p);
+}
 
 static json_t *metric_to_json(const metric_t *m) {
   static const double ps[3] = {0.5, 0.9, 0.99};
@@ -149,7 +151,7 @@ struct summary {
   metric_t build, raster, span, vsync;
   block_agg_t blocks[SUMMARY_MAX_BLOCK_NAMES + 1]; /* the last one is "(other)" */
   size_t nblocks;
-  int16_t slots[BLOCK_SLOTS]; /* open addressing into blocks, -1 empty */
+  int16_t slots[BLOCK_SLOTS];          /* open addressing into blocks, -1 empty */
   worst_t worst[SUMMARY_WORST_FRAMES]; /* sorted worst first */
   size_t nworst;
   int64_t spark[SPARK_BUCKETS]; /* max per bucket of `spark_width` frames */
@@ -272,8 +274,8 @@ static int worst_offer(summary_t *s, const frame_t *f) {
   for (size_t i = 0; i < f->nblocks; i++) { /* insertion into the top 3 */
     const record_block_t *b = &f->blocks[i];
     size_t p = w.ntop;
-    while (p > 0 && block_before(b->self_micros, b->name, w.top[p - 1].self_micros,
-                                 w.top[p - 1].name))
+    while (p > 0 &&
+           block_before(b->self_micros, b->name, w.top[p - 1].self_micros, w.top[p - 1].name))
       p--;
     if (p >= SUMMARY_WORST_BLOCKS) continue;
     char *name = dup_str(b->name);
@@ -369,8 +371,12 @@ int summary_add_frame(summary_t *s, const frame_t *f) {
   return 0;
 }
 
-uint64_t summary_frames(const summary_t *s) { return s->frames; }
-uint64_t summary_jank_frames(const summary_t *s) { return s->jank; }
+uint64_t summary_frames(const summary_t *s) {
+  return s->frames;
+}
+uint64_t summary_jank_frames(const summary_t *s) {
+  return s->jank;
+}
 int summary_exact(const summary_t *s) {
   return !s->build.hist && !s->raster.hist && !s->span.hist && !s->vsync.hist;
 }
@@ -454,18 +460,19 @@ json_t *summary_to_json(const summary_t *s, size_t top_blocks, size_t worst_fram
   json_t *tb = json_array();
   for (size_t i = 0; i < s->nblocks && i < top_blocks; i++)
     json_array_append_new(
-        tb, json_pack("{s:s,s:I,s:I,s:I,s:I}", "name", order[i]->name, "selfMicros",
-                      (json_int_t)order[i]->self_micros, "micros", (json_int_t)order[i]->micros,
-                      "count", (json_int_t)order[i]->count, "frames", (json_int_t)order[i]->frames));
+        tb,
+        json_pack("{s:s,s:I,s:I,s:I,s:I}", "name", order[i]->name, "selfMicros",
+                  (json_int_t)order[i]->self_micros, "micros", (json_int_t)order[i]->micros,
+                  "count", (json_int_t)order[i]->count, "frames", (json_int_t)order[i]->frames));
   json_object_set_new(o, "topBlocks", tb);
 
   json_t *wf = json_array();
   for (size_t i = 0; i < s->nworst && i < worst_frames; i++) {
     const worst_t *w = &s->worst[i];
-    json_t *j = json_pack("{s:I,s:I,s:I,s:I,s:I}", "seq", (json_int_t)w->seq, "frameNumber",
-                          (json_int_t)w->frame_number, "buildUs", (json_int_t)w->build_us,
-                          "rasterUs", (json_int_t)w->raster_us, "totalSpanUs",
-                          (json_int_t)w->total_span_us);
+    json_t *j =
+        json_pack("{s:I,s:I,s:I,s:I,s:I}", "seq", (json_int_t)w->seq, "frameNumber",
+                  (json_int_t)w->frame_number, "buildUs", (json_int_t)w->build_us, "rasterUs",
+                  (json_int_t)w->raster_us, "totalSpanUs", (json_int_t)w->total_span_us);
     if (w->interaction_id) json_object_set_new(j, "interactionId", json_string(w->interaction_id));
     json_t *bl = json_array();
     for (size_t k = 0; k < w->ntop; k++)
@@ -500,10 +507,16 @@ json_t *summary_to_json(const summary_t *s, size_t top_blocks, size_t worst_fram
 }
 
 json_t *summary_to_json_bounded(const summary_t *s, size_t max_bytes) {
-  static const size_t steps[][3] = {
-      {SUMMARY_TOP_BLOCKS, SUMMARY_WORST_FRAMES, SIZE_MAX}, {SUMMARY_TOP_BLOCKS, SUMMARY_WORST_FRAMES, 16},
-      {SUMMARY_TOP_BLOCKS, SUMMARY_WORST_FRAMES, 8}, {SUMMARY_TOP_BLOCKS, SUMMARY_WORST_FRAMES, 4},
-      {SUMMARY_TOP_BLOCKS, 3, 2}, {5, 3, 1}, {5, 1, 0}, {3, 1, 0}, {1, 0, 0}, {0, 0, 0}};
+  static const size_t steps[][3] = {{SUMMARY_TOP_BLOCKS, SUMMARY_WORST_FRAMES, SIZE_MAX},
+                                    {SUMMARY_TOP_BLOCKS, SUMMARY_WORST_FRAMES, 16},
+                                    {SUMMARY_TOP_BLOCKS, SUMMARY_WORST_FRAMES, 8},
+                                    {SUMMARY_TOP_BLOCKS, SUMMARY_WORST_FRAMES, 4},
+                                    {SUMMARY_TOP_BLOCKS, 3, 2},
+                                    {5, 3, 1},
+                                    {5, 1, 0},
+                                    {3, 1, 0},
+                                    {1, 0, 0},
+                                    {0, 0, 0}};
   size_t nsteps = sizeof steps / sizeof steps[0];
   for (size_t i = 0; i < nsteps; i++) {
     json_t *o = summary_to_json(s, steps[i][0], steps[i][1], steps[i][2]);
@@ -517,7 +530,9 @@ json_t *summary_to_json_bounded(const summary_t *s, size_t max_bytes) {
 
 /* ---- clock parity --------------------------------------------------------- */
 
-void summary_clock_init(summary_clock_t *c) { memset(c, 0, sizeof *c); }
+void summary_clock_init(summary_clock_t *c) {
+  memset(c, 0, sizeof *c);
+}
 
 void summary_clock_add(summary_clock_t *c, int64_t at_us, int64_t vsync_start_us) {
   c->ring[c->seen % SUMMARY_CLOCK_SAMPLES] = at_us - vsync_start_us;
@@ -534,7 +549,7 @@ json_t *summary_clock_to_json(const summary_clock_t *c) {
   if (n >= SUMMARY_CLOCK_MIN_SAMPLES)
     parity = v[0] >= -SUMMARY_CLOCK_SLACK_US && v[n - 1] <= SUMMARY_CLOCK_MAX_US ? "consistent"
                                                                                  : "inconsistent";
-  return json_pack("{s:s,s:I,s:I,s:I,s:I}", "parity", parity, "samples", (json_int_t)n,
-                   "minUs", (json_int_t)v[0], "medianUs", (json_int_t)v[rank_of(n, 0.5)], "maxUs",
+  return json_pack("{s:s,s:I,s:I,s:I,s:I}", "parity", parity, "samples", (json_int_t)n, "minUs",
+                   (json_int_t)v[0], "medianUs", (json_int_t)v[rank_of(n, 0.5)], "maxUs",
                    (json_int_t)v[n - 1]);
 }

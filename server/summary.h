@@ -10,17 +10,17 @@
 
 #include "record.h"
 
-#define SUMMARY_WINDOW 65536        /* frames kept per metric for exact percentiles */
+#define SUMMARY_WINDOW 65536            /* frames kept per metric for exact percentiles */
 #define SUMMARY_INTERACTION_WINDOW 8192 /* the same, per interaction */
-#define SUMMARY_MAX_BLOCK_NAMES 512  /* distinct names; the rest add up under "(other)" */
-#define SUMMARY_MAX_INTERACTIONS 64  /* distinct ids; the rest add up under "(other)" */
+#define SUMMARY_MAX_BLOCK_NAMES 512     /* distinct names; the rest add up under "(other)" */
+#define SUMMARY_MAX_INTERACTIONS 64     /* distinct ids; the rest add up under "(other)" */
 #define SUMMARY_OTHER "(other)"
 #define SUMMARY_TOP_BLOCKS 10
 #define SUMMARY_WORST_FRAMES 5
-#define SUMMARY_WORST_BLOCKS 3       /* self-time blocks listed per worst frame */
-#define SUMMARY_SPARK_MAX 60         /* characters in the sparkline */
-#define SUMMARY_FROZEN_US 700000     /* frozen: totalSpanUs >= this (Sentry's rule) */
-#define SUMMARY_MAX_BYTES 4096       /* compact JSON bound of summary_to_json_bounded */
+#define SUMMARY_WORST_BLOCKS 3   /* self-time blocks listed per worst frame */
+#define SUMMARY_SPARK_MAX 60     /* characters in the sparkline */
+#define SUMMARY_FROZEN_US 700000 /* frozen: totalSpanUs >= this (Sentry's rule) */
+#define SUMMARY_MAX_BYTES 4096   /* compact JSON bound of summary_to_json_bounded */
 
 typedef struct summary summary_t;
 

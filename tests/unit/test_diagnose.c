@@ -156,6 +156,26 @@ START_TEST(evidence) {
 }
 END_TEST
 
+START_TEST(liveness_object) {
+  json_t *l = diagnose_liveness_to_json(18342, 1, 17738, 10012);
+  ck_assert_int_eq(json_integer_value(json_object_get(l, "counter")), 18342);
+  ck_assert_int_eq(json_integer_value(json_object_get(l, "delta")), 604);
+  ck_assert_int_eq(json_integer_value(json_object_get(l, "elapsedMs")), 10012);
+  ck_assert_double_eq_tol(json_real_value(json_object_get(l, "framesPerSecond")), 60.3, 1e-9);
+  json_decref(l);
+  l = diagnose_liveness_to_json(5, 0, 0, 100); /* first look: the counter alone */
+  ck_assert_uint_eq(json_object_size(l), 1);
+  json_decref(l);
+  l = diagnose_liveness_to_json(5, 1, 900, 100); /* went backwards: a restart */
+  ck_assert_uint_eq(json_object_size(l), 1);
+  json_decref(l);
+  l = diagnose_liveness_to_json(7, 1, 7, 0); /* no time passed: no rate */
+  ck_assert_int_eq(json_integer_value(json_object_get(l, "delta")), 0);
+  ck_assert_ptr_null(json_object_get(l, "framesPerSecond"));
+  json_decref(l);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("diagnose");
   TCase *tc = tcase_create("decide");
@@ -165,6 +185,7 @@ int main(void) {
   tcase_add_test(tc, liveness_moved_rereads_then_pending);
   tcase_add_test(tc, liveness_flat_or_unknown_probes);
   tcase_add_test(tc, evidence);
+  tcase_add_test(tc, liveness_object);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);

@@ -11,7 +11,8 @@
 static const char *base_reply =
     "{\"protocol\":1,\"watcherVersion\":\"0.1.0\",\"runId\":\"r-abc\",\"livenessCounter\":18342,"
     "\"nowUs\":81234999,\"collecting\":true,\"lifecycle\":\"resumed\",\"framesEnabled\":true,"
-    "\"refreshRate\":60.0,\"interaction\":{\"interactionId\":\"scroll-feed\",\"linkedBy\":\"agent\"},"
+    "\"refreshRate\":60.0,\"interaction\":{\"interactionId\":\"scroll-feed\",\"linkedBy\":"
+    "\"agent\"},"
     "\"firstSeq\":1000,\"lastSeq\":1043,\"pending\":0,\"droppedAttributions\":2,\"more\":false,"
     "\"records\":["
     "{\"seq\":1042,\"frameNumber\":5521,\"atUs\":81234567,\"vsyncStartUs\":81226100,"
@@ -140,7 +141,8 @@ static const bad_case_t bad_cases[] = {
     {0, "linkedBy", "\"\"", "records[0].linkedBy: must not be empty"},
     {0, "blocks", "[]", "records[0].blocks: must be an object"},
     {0, "blocks", "{\"A\":5}", "records[0].blocks[\"A\"]: must be an object"},
-    {0, "blocks", "{\"A\":{\"micros\":5,\"count\":1}}", "records[0].blocks[\"A\"].selfMicros: missing"},
+    {0, "blocks", "{\"A\":{\"micros\":5,\"count\":1}}",
+     "records[0].blocks[\"A\"].selfMicros: missing"},
     {0, "blocks", "{\"A\":{\"micros\":5,\"selfMicros\":-1,\"count\":1}}",
      "records[0].blocks[\"A\"].selfMicros: must be >= 0"},
     {0, "blocks", "{\"A\":{\"micros\":5,\"selfMicros\":1,\"count\":0}}",
@@ -223,11 +225,13 @@ START_TEST(length_limits) {
   /* Block names: 256 bytes pass, 257 fail. */
   json_t *blocks = json_object_get(rec, "blocks");
   memset(s, 'W', 256), s[256] = 0;
-  json_object_set_new(blocks, s, json_pack("{s:i,s:i,s:i}", "micros", 1, "selfMicros", 1, "count", 1));
+  json_object_set_new(blocks, s,
+                      json_pack("{s:i,s:i,s:i}", "micros", 1, "selfMicros", 1, "count", 1));
   ck_assert_int_eq(record_reply_parse(&r, j, err, sizeof err), 0);
   record_reply_close(&r);
   memset(s, 'W', 257), s[257] = 0;
-  json_object_set_new(blocks, s, json_pack("{s:i,s:i,s:i}", "micros", 1, "selfMicros", 1, "count", 1));
+  json_object_set_new(blocks, s,
+                      json_pack("{s:i,s:i,s:i}", "micros", 1, "selfMicros", 1, "count", 1));
   expect_refused(j, "records[0].blocks: block name longer than 256 bytes");
   json_decref(j);
   /* runId travels in cursors: bounded. */
@@ -245,7 +249,8 @@ START_TEST(count_limits) {
   char name[16];
   for (int i = 0; i <= RECORD_MAX_BLOCKS; i++) {
     snprintf(name, sizeof name, "B%d", i);
-    json_object_set_new(blocks, name, json_pack("{s:i,s:i,s:i}", "micros", 1, "selfMicros", 1, "count", 1));
+    json_object_set_new(blocks, name,
+                        json_pack("{s:i,s:i,s:i}", "micros", 1, "selfMicros", 1, "count", 1));
   }
   json_object_set_new(rec, "blocks", blocks);
   expect_refused(j, "records[1].blocks: more than 256 blocks (257)");
@@ -254,10 +259,10 @@ START_TEST(count_limits) {
   j = load_base();
   json_t *recs = json_array();
   for (int i = 1; i <= RECORD_MAX_RECORDS + 1; i++)
-    json_array_append_new(recs, json_pack("{s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i}", "seq", i,
-                                          "frameNumber", i, "atUs", 0, "vsyncStartUs", 0,
-                                          "buildUs", 1, "rasterUs", 1, "vsyncOverheadUs", 0,
-                                          "totalSpanUs", 2));
+    json_array_append_new(
+        recs, json_pack("{s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i}", "seq", i, "frameNumber", i, "atUs", 0,
+                        "vsyncStartUs", 0, "buildUs", 1, "rasterUs", 1, "vsyncOverheadUs", 0,
+                        "totalSpanUs", 2));
   json_object_set_new(j, "records", recs);
   json_object_set_new(j, "lastSeq", json_integer(RECORD_MAX_RECORDS + 1));
   expect_refused(j, "reply.records: more than 4096 records");

@@ -13,11 +13,11 @@
  * records member at all). Odd seqs carry interaction "a". */
 static record_reply_t reply(const char *run, int64_t first, int64_t last, int64_t from,
                             int64_t to) {
-  json_t *j = json_pack(
-      "{s:i,s:s,s:s,s:i,s:i,s:b,s:s,s:b,s:f,s:n,s:I,s:I,s:i,s:i}", "protocol", 1,
-      "watcherVersion", "0.1.0", "runId", run, "livenessCounter", 10, "nowUs", 0, "collecting", 1,
-      "lifecycle", "resumed", "framesEnabled", 1, "refreshRate", 60.0, "interaction", "firstSeq",
-      (json_int_t)first, "lastSeq", (json_int_t)last, "pending", 0, "droppedAttributions", 0);
+  json_t *j = json_pack("{s:i,s:s,s:s,s:i,s:i,s:b,s:s,s:b,s:f,s:n,s:I,s:I,s:i,s:i}", "protocol", 1,
+                        "watcherVersion", "0.1.0", "runId", run, "livenessCounter", 10, "nowUs", 0,
+                        "collecting", 1, "lifecycle", "resumed", "framesEnabled", 1, "refreshRate",
+                        60.0, "interaction", "firstSeq", (json_int_t)first, "lastSeq",
+                        (json_int_t)last, "pending", 0, "droppedAttributions", 0);
   if (from >= 0) {
     json_t *recs = json_array();
     for (int64_t s = from; s <= to; s++) {
@@ -102,7 +102,7 @@ START_TEST(empty_first_read_fixes_start) {
   store_add_result_t r = feed(st, "A", 1, 20, 1, 0); /* records: [] */
   ck_assert_uint_eq(r.added, 0);
   r = feed(st, "A", 25, 30, 25, 30);
-  ck_assert_uint_eq(r.lost, 4); /* 21..24 */
+  ck_assert_uint_eq(r.lost, 4);      /* 21..24 */
   r = feed(st, "A", 25, 31, 21, 31); /* late stragglers below lastSeen are duplicates */
   ck_assert_uint_eq(r.added, 1);
   ck_assert_uint_eq(r.duplicates, 10);
@@ -147,23 +147,40 @@ START_TEST(recent_frames_listed_and_filtered) {
   ck_assert_int_eq(store_recent_at(st, 0)->seq, 501);
   ck_assert_int_eq(store_recent_at(st, STORE_RECENT - 1)->seq, 1500);
   ck_assert_ptr_null(store_recent_at(st, STORE_RECENT));
-  json_t *a = store_frames_to_json(st, NULL, 20, 0);
+  json_t *a = store_frames_to_json(st, NULL, 20, 0, 0, NULL);
   ck_assert_uint_eq(json_array_size(a), 20);
   ck_assert_int_eq(seq_at(a, 0), 1481); /* oldest first, newest last */
   ck_assert_int_eq(seq_at(a, 19), 1500);
   ck_assert_ptr_null(json_object_get(json_array_get(a, 0), "blocks")); /* detail frames */
   json_decref(a);
-  a = store_frames_to_json(st, "a", 3, 1);
+  a = store_frames_to_json(st, "a", 3, 1, 0, NULL);
   ck_assert_uint_eq(json_array_size(a), 3);
   ck_assert_int_eq(seq_at(a, 0), 1495);
   ck_assert_int_eq(seq_at(a, 2), 1499);
   ck_assert_ptr_nonnull(json_object_get(json_object_get(json_array_get(a, 0), "blocks"), "BUILD"));
   json_decref(a);
-  a = store_frames_to_json(st, "nobody", 10, 0);
+  a = store_frames_to_json(st, "nobody", 10, 0, 0, NULL);
   ck_assert_uint_eq(json_array_size(a), 0);
   json_decref(a);
-  a = store_frames_to_json(st, NULL, 0, 0);
+  a = store_frames_to_json(st, NULL, 0, 0, 0, NULL);
   ck_assert_uint_eq(json_array_size(a), 0);
+  json_decref(a);
+  /* The size cap keeps the newest frames that fit, and says how many it left out. */
+  size_t omitted = 0;
+  a = store_frames_to_json(st, NULL, 1000, 1, 0, &omitted);
+  char *t = json_dumps(a, JSON_COMPACT);
+  ck_assert_uint_gt(strlen(t), 64 * 1024);
+  ck_assert_uint_eq(omitted, 0);
+  free(t);
+  json_decref(a);
+  a = store_frames_to_json(st, NULL, 1000, 1, 64 * 1024, &omitted);
+  t = json_dumps(a, JSON_COMPACT);
+  ck_assert_uint_le(strlen(t), 64 * 1024);
+  ck_assert_uint_gt(strlen(t), 60 * 1024); /* not needlessly short */
+  ck_assert_uint_eq(json_array_size(a) + omitted, 1000);
+  ck_assert_int_eq(seq_at(a, json_array_size(a) - 1), 1500);
+  ck_assert_int_eq(seq_at(a, 0), 1500 - (int64_t)json_array_size(a) + 1);
+  free(t);
   json_decref(a);
   /* Summaries cover every frame, per interaction too. */
   ck_assert_uint_eq(summary_frames(store_summary(st, NULL)), 1500);
@@ -179,7 +196,8 @@ END_TEST
 
 START_TEST(long_session_stays_bounded) {
   store_t *st = store_new(16667);
-  for (int64_t i = 0; i < 40; i++) feed(st, "A", 1 + i * 500, 500 + i * 500, 1 + i * 500, 500 + i * 500);
+  for (int64_t i = 0; i < 40; i++)
+    feed(st, "A", 1 + i * 500, 500 + i * 500, 1 + i * 500, 500 + i * 500);
   ck_assert_uint_eq(store_frames_seen(st), 20000);
   ck_assert_uint_eq(store_recent_count(st), STORE_RECENT);
   ck_assert_uint_eq(store_frames_lost(st), 0);

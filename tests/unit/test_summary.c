@@ -58,7 +58,7 @@ static int check(const json_t *sch, const json_t *v, const char *path, char *why
     json_t *r;
     json_array_foreach(req, i, r) if (!json_object_get(v, json_string_value(r))) return snprintf(
         why, n, "%s.%s: required", path, json_string_value(r)),
-                                  0;
+        0;
     const char *k;
     json_t *x;
     json_object_foreach((json_t *)v, k, x) {
@@ -409,8 +409,8 @@ START_TEST(interaction_breakdown) {
   struct {
     const char *id;
     int64_t build;
-  } fr[] = {{"tap", 100}, {"scroll", 20000}, {NULL, 5}, {"scroll", 300}, {"scroll", 200},
-            {NULL, 6}};
+  } fr[] = {{"tap", 100},    {"scroll", 20000}, {NULL, 5},
+            {"scroll", 300}, {"scroll", 200},   {NULL, 6}};
   for (int i = 0; i < 6; i++) {
     frame_t f = mk(i + 1, fr[i].build, 10, fr[i].build + 10, 0);
     if (fr[i].id) f.interaction_id = (char *)fr[i].id, f.linked_by = "agent";
@@ -513,8 +513,8 @@ START_TEST(hundred_thousand_frames_fit_in_4k) {
   for (int i = 0; i < N; i++) {
     for (int k = 0; k < B; k++)
       b[k] = (record_block_t){names[(i * 7 + k * 50) % NAMES], 100 + k, 50 + (i + k) % 97, 1};
-    frame_t f = mk(i + 1, 1000 + (i * 37) % 30000, 500 + (i * 11) % 20000,
-                   3000 + (i * 13) % 800000, i % 300);
+    frame_t f = mk(i + 1, 1000 + (i * 37) % 30000, 500 + (i * 11) % 20000, 3000 + (i * 13) % 800000,
+                   i % 300);
     f.blocks = b, f.nblocks = B;
     f.interaction_id = ids[i % 100], f.linked_by = "agent";
     ck_assert_int_eq(summary_add_frame(s, &f), 0);
@@ -609,7 +609,7 @@ START_TEST(clock_parity) {
 }
 END_TEST
 
-/* ---- the other output parts this module family produces ------------------------ */
+/* ---- the other output parts these modules produce ------------------------ */
 
 START_TEST(frames_and_diagnosis_conform) {
   record_block_t b[] = {{"BUILD", 3000, 1200, 1}};
@@ -622,6 +622,12 @@ START_TEST(frames_and_diagnosis_conform) {
   json_array_append_new(arr, record_frame_to_json(&f, 0));
   assert_conforms("frames", arr);
   json_decref(arr);
+  json_t *l = diagnose_liveness_to_json(18342, 1, 17738, 10012);
+  assert_conforms("liveness", l);
+  json_decref(l);
+  l = diagnose_liveness_to_json(3, 0, 0, -1);
+  assert_conforms("liveness", l);
+  json_decref(l);
   diagnose_facts_t facts;
   memset(&facts, 0, sizeof facts);
   facts.lifecycle = "hidden";
@@ -634,6 +640,42 @@ START_TEST(frames_and_diagnosis_conform) {
     assert_conforms("diagnosis", d);
     json_decref(d);
   }
+}
+END_TEST
+
+/* The walker itself must bite, or the conformance tests above prove nothing. */
+START_TEST(schema_walker_catches_drift) {
+  summary_t *s = summary_new(16667, 1);
+  frame_t f = mk(1, 10, 10, 10, 0);
+  summary_add_frame(s, &f);
+  json_t *j = summary_to_json(s, 10, 5, 64);
+  char why[600];
+  ck_assert(check(output_schema_part("summary"), j, "summary", why, sizeof why));
+  json_t *bad = json_deep_copy(j);
+  json_object_set_new(bad, "bogus", json_true());
+  ck_assert(!check(output_schema_part("summary"), bad, "summary", why, sizeof why));
+  ck_assert(strstr(why, "summary.bogus: not allowed"));
+  json_decref(bad);
+  bad = json_deep_copy(j);
+  json_object_del(bad, "budgetUs");
+  ck_assert(!check(output_schema_part("summary"), bad, "summary", why, sizeof why));
+  json_decref(bad);
+  bad = json_deep_copy(j);
+  json_object_set_new(json_object_get(bad, "buildUs"), "p50", json_real(1.5));
+  ck_assert(!check(output_schema_part("summary"), bad, "summary", why, sizeof why));
+  json_decref(bad);
+  bad = json_deep_copy(j);
+  json_object_set_new(json_object_get(bad, "jank"), "ratio", json_real(1.5));
+  ck_assert(!check(output_schema_part("summary"), bad, "summary", why, sizeof why));
+  json_decref(bad);
+  bad = json_deep_copy(j);
+  char longspark[62];
+  memset(longspark, 'x', 61), longspark[61] = 0;
+  json_object_set_new(bad, "sparkline", json_string(longspark));
+  ck_assert(!check(output_schema_part("summary"), bad, "summary", why, sizeof why));
+  json_decref(bad);
+  json_decref(j);
+  summary_free(s);
 }
 END_TEST
 
@@ -662,6 +704,7 @@ int main(void) {
   tcase_add_test(tc, empty_summary);
   tcase_add_test(tc, clock_parity);
   tcase_add_test(tc, frames_and_diagnosis_conform);
+  tcase_add_test(tc, schema_walker_catches_drift);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);
