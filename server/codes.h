@@ -39,6 +39,9 @@ typedef enum {
   XX(UNRESPONSIVE, "unresponsive", 1,                                         \
      "The app did not answer within the call timeout.",                       \
      "The app is busy, or its browser tab is in the background with a debugger attached; retry, or raise --call-timeout-ms.") \
+  XX(INVALID_REPLY, "invalid_reply", 1,                                       \
+     "The app's reply to ext.telescope.frames was malformed or too large and was rejected.", \
+     "Make sure the app's telescope package matches this server (protocol 1); the rejected field is in evidence.") \
   XX(APP_RESTARTED, "app_restarted", 0,                                       \
      "The app was hot-restarted.",                                            \
      "The session continues on the new run; frames before the restart stay counted.") \

@@ -5,13 +5,9 @@
 
 #include "codes.h"
 #include "log.h"
+#include "frames_tool_int.h"
 #include "schema_embed.h"
-
-struct frames_tool {
-  uv_loop_t *loop;
-  const config_t *cfg; /* borrowed, outlives the tool */
-  json_t *input_schema;
-};
+#include "session.h"
 
 const char frames_tool_instructions[] =
     "telescope measures a running Flutter app's frame performance through the tool "
@@ -67,6 +63,7 @@ frames_tool_t *frames_tool_new(uv_loop_t *loop, const config_t *cfg) {
     free(t);
     return NULL;
   }
+  summary_clock_init(&t->clock);
   return t;
 }
 
@@ -79,30 +76,105 @@ mcp_tool_t frames_tool_mcp(frames_tool_t *t) {
   return m;
 }
 
-/* The answer of every action while no app is connected: the same shape for
- * each, an error for all but status (reporting the state is status's job). */
-static json_t *not_connected_result(const char *action) {
-  diag_code_t d = DIAG_NOT_CONNECTED;
-  return json_pack("{s:s, s:{s:s}, s:{s:s, s:s, s:s}}", "action", action, "connection", "state",
-                   "not_connected", "diagnosis", "code", diag_name(d), "message", diag_message(d),
-                   "hint", diag_hint(d));
+void frames_tool_invoke(frames_tool_t *t, tool_call_t *call, json_t *args) {
+  frames_tool_run(t, call, args);
 }
 
-void frames_tool_invoke(frames_tool_t *t, tool_call_t *call, json_t *args) {
-  const char *action = json_string_value(json_object_get(args, "action"));
-  if (!action) action = "read"; /* the schema's default */
-  json_t *res = not_connected_result(action);
-  if (!res) {
-    tool_call_finish_text_error(call, "internal error: out of memory");
-    return;
+static void on_app_event(void *arg, vm_app_event_t ev) {
+  frames_tool_t *ft = arg;
+  /* A hot restart: the session drains at once, re-enabling attribution. */
+  if (ev == VM_APP_EV_RESTARTED && ft->session) session_kick(ft->session);
+}
+
+diag_code_t frames_tool_ensure_app(frames_tool_t *ft, const char *uri, char *err, size_t errlen) {
+  if (!ft->app) {
+    const char *u = uri ? uri : ft->cfg->vm_service_uri;
+    if (!u && !ft->cfg->vm_service_uri_file) {
+      snprintf(err, errlen, "no VM-service URI: pass vmServiceUri, --vm-service-uri or "
+                            "--vm-service-uri-file");
+      return DIAG_NOT_CONNECTED;
+    }
+    vm_app_options_t o = {NULL, ft->cfg->vm_service_uri_file, (int)ft->cfg->call_timeout_ms,
+                          ft->cfg->allow_remote, on_app_event, ft};
+    if (!(ft->app = vm_app_new(ft->loop, &o))) {
+      snprintf(err, errlen, "out of memory");
+      return DIAG_NOT_CONNECTED;
+    }
+    if (u) {
+      int rc = vm_app_set_uri(ft->app, u, err, errlen);
+      if (rc != 0) return (diag_code_t)rc;
+    }
+    return DIAG_NONE;
   }
-  tool_call_finish(call, res, strcmp(action, "status") != 0, NULL);
+  if (uri) {
+    int rc = vm_app_set_uri(ft->app, uri, err, errlen);
+    if (rc != 0) return (diag_code_t)rc;
+  }
+  return DIAG_NONE;
+}
+
+void frames_tool_note_reply(frames_tool_t *ft, const record_reply_t *r) {
+  ft->w.known = 1;
+  snprintf(ft->w.run_id, sizeof ft->w.run_id, "%s", r->run_id);
+  ft->w.liveness = r->liveness_counter;
+  ft->w.at_ms = uv_now(ft->loop);
+  snprintf(ft->w.lifecycle, sizeof ft->w.lifecycle, "%s", r->lifecycle ? r->lifecycle : "");
+  ft->w.frames_enabled = r->frames_enabled;
+  ft->w.refresh_rate = r->refresh_rate;
+  if (ft->app) vm_app_set_watcher_version(ft->app, r->watcher_version);
+  for (size_t i = 0; i < r->nrecords; i++)
+    summary_clock_add(&ft->clock, r->records[i].at_us, r->records[i].vsync_start_us);
+}
+
+void frames_tool_on_session_reply(void *arg, const record_reply_t *r) {
+  frames_tool_note_reply(arg, r);
+}
+
+void frames_tool_new_read_tap(frames_tool_t *ft) {
+  if (!ft->session || ft->read_tap) return;
+  ft->read_tap = store_new(session_budget_us(ft->session));
+  if (ft->read_tap && session_tap_attach(ft->session, ft->read_tap) < 0) {
+    store_free(ft->read_tap);
+    ft->read_tap = NULL;
+  }
+}
+
+void frames_tool_drop_read_tap(frames_tool_t *ft, session_t *s) {
+  if (!ft->read_tap) return;
+  if (s) session_tap_detach(s, ft->read_tap);
+  store_free(ft->read_tap);
+  ft->read_tap = NULL;
+}
+
+static void app_closed(void *arg) {
+  frames_tool_t *ft = arg;
+  void (*done)(void *) = ft->close_done;
+  void *darg = ft->close_arg;
+  json_decref(ft->input_schema);
+  json_decref(ft->last_watcher);
+  free(ft);
+  if (done) done(darg);
 }
 
 void frames_tool_close(frames_tool_t *t, void (*done)(void *arg), void *arg) {
-  if (t) {
-    json_decref(t->input_schema);
-    free(t);
+  if (!t) {
+    if (done) done(arg);
+    return;
   }
-  if (done) done(arg);
+  /* Shutdown must be prompt: calls in flight are dropped and an open
+   * session is not switched back (attribution stays on in the app until it
+   * restarts or another server stops it; see README). */
+  frames_tool_cancel_all(t);
+  frames_tool_drop_read_tap(t, t->session);
+  t->session = t->closing_session = NULL;
+  session_free_all();
+  t->close_done = done;
+  t->close_arg = arg;
+  if (t->app) {
+    vm_app_t *app = t->app;
+    t->app = NULL;
+    vm_app_close(app, app_closed, t);
+  } else {
+    app_closed(t);
+  }
 }

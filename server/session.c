@@ -69,7 +69,11 @@ struct session {
   side_t side[MAX_SIDE_CALLS];
 
   int abandoned;
+  int freeing;
+  session_t *live_next, *live_prev; /* every session alive, for session_free_all */
 };
+
+static session_t *live;
 
 static uint64_t now_ms(session_t *s) { return uv_now(s->loop); }
 
@@ -357,6 +361,8 @@ static void close_track_reply(void *arg, const vm_result_t *res) {
 
 static void free_now(uv_handle_t *h) {
   session_t *s = container_of((uv_timer_t *)h, session_t, timer);
+  if (s->live_prev) s->live_prev->live_next = s->live_next; else live = s->live_next;
+  if (s->live_next) s->live_next->live_prev = s->live_prev;
   free(s->interaction_id);
   free(s->linked_by);
   store_free(s->store);
@@ -375,7 +381,8 @@ static void cancel_calls(session_t *s) {
 }
 
 void session_free(session_t *s) {
-  if (!s) return;
+  if (!s || s->freeing) return;
+  s->freeing = 1;
   cancel_calls(s);
   s->nwaiters = 0;
   uv_timer_stop(&s->timer);
@@ -506,6 +513,9 @@ void session_open(uv_loop_t *loop, vm_app_t *app, const session_options_t *opt,
   s->step_done = done;
   s->step_arg = arg;
   uv_timer_init(loop, &s->timer);
+  s->live_next = live;
+  if (live) live->live_prev = s;
+  live = s;
   json_t *p = watcher_params("start");
   if (s->interaction_id) {
     json_object_set_new(p, "interactionId", json_string(s->interaction_id));
@@ -533,6 +543,10 @@ void session_abandon(session_t *s) {
   s->nwaiters = 0;
   if (s->state == S_CLOSING || s->state == S_OPENING) return; /* already on its way */
   session_close(s, NULL, NULL);
+}
+
+void session_free_all(void) {
+  for (session_t *s = live; s; s = s->live_next) session_free(s);
 }
 
 int session_tap_attach(session_t *s, store_t *tap) {

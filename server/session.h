@@ -74,6 +74,10 @@ void session_abandon(session_t *s);
  * anything back). Pending callbacks are dropped. */
 void session_free(session_t *s);
 
+/* Frees every session still alive, opening, closing or abandoned (shutdown:
+ * their calls are cancelled with the app). */
+void session_free_all(void);
+
 /* Taps: extra stores fed with every record the session takes from now on
  * (borrowed; detach before freeing them). */
 int session_tap_attach(session_t *s, store_t *tap);
