@@ -584,7 +584,7 @@ int main(int argc, char **argv) {
 
   memset(&mcfg, 0, sizeof mcfg);
   mcfg.ring_capacity = s->cfg.ring;
-  mcfg.watcher_version = "sim-" TELESCOPE_VERSION;
+  /* watcher_version: the model's default, the Dart package's version. */
   mcfg.refresh_rate = s->cfg.fps;
   s->model = wm_new(&mcfg, s->run_id);
   if (!s->model) {
