@@ -205,6 +205,22 @@ await run({
     } finally { await sim.stop(); }
   },
 
+  async '--ring bounds the records the watcher keeps'() {
+    const sim = await Sim.start(['--ring', '10', '--fps', '200', '--timings-batch-ms', '20']);
+    try {
+      const c = await Client.connect(sim.wsUri);
+      const iso = await isolateOf(c);
+      const r = await waitFor('the ring to wrap', async () => {
+        const x = await c.call('ext.telescope.frames', { isolateId: iso, action: 'read', since: '0' });
+        return x.lastSeq > 20 && x;
+      });
+      assert.equal(r.records.length, 10);
+      assert.equal(r.firstSeq, r.lastSeq - 9);
+      assert.equal(r.records[0].seq, r.firstSeq);
+      c.close();
+    } finally { await sim.stop(); }
+  },
+
   async 'timings-delay holds records back while liveness advances (frames_pending)'() {
     const sim = await Sim.start(['--timings-batch-ms', '20']);
     try {

@@ -70,7 +70,9 @@ export class Sim {
   async stop() {
     if (this.exited) return this.exited;
     this.proc.kill('SIGTERM');
-    await waitFor('the sim to exit', () => this.exited, 3000);
+    await waitFor('the sim to exit', () => this.exited, 5000);
+    // A clean exit closes every libuv handle (lws's included) first.
+    assert.ok(!this.stderr.includes('loop closed with handles open'), this.stderr);
     return this.exited;
   }
 }

@@ -130,6 +130,25 @@ await run({
     } finally { await vm.stop(); }
   },
 
+  async 'dds replays the Extension stream history to a new listener'() {
+    const sim = await Sim.start([]);
+    try {
+      const a = await Client.connect(sim.wsUri);
+      const iso = (await a.call('getVM')).isolates[0].id;
+      await a.call('streamListen', { streamId: 'Extension' });
+      await a.call('ext.flutter.profileWidgetBuilds', { isolateId: iso, enabled: 'true' });
+      const ev = await a.waitEvent('Extension');
+      assert.equal(ev.event.extensionKind, 'Flutter.ServiceExtensionStateChanged');
+      assert.deepEqual(ev.event.extensionData, { extension: 'ext.flutter.profileWidgetBuilds', value: 'true' });
+      const b = await Client.connect(sim.wsUri);
+      await b.call('streamListen', { streamId: 'Extension' });
+      const replayed = await b.waitEvent('Extension');
+      assert.deepEqual(replayed.event.extensionData, ev.event.extensionData);
+      a.close();
+      b.close();
+    } finally { await sim.stop(); }
+  },
+
   async '_flutter.listViews: number as int, engine name'() {
     const sim = await Sim.start([]);
     try {

@@ -311,16 +311,26 @@ static int mkdirs_for(const char *path) {
   return 0;
 }
 
+/* Written whole under a temporary name and renamed, so a tool polling for
+ * the file never reads half a URI. */
 static void write_uri_file(sim_t *s) {
+  char tmp[4096];
   FILE *f;
+  int ok;
+
   if (!s->cfg.uri_file)
     return;
-  if (mkdirs_for(s->cfg.uri_file) || !(f = fopen(s->cfg.uri_file, "w"))) {
+  snprintf(tmp, sizeof tmp, "%s.%ld.tmp", s->cfg.uri_file, (long)getpid());
+  if (mkdirs_for(s->cfg.uri_file) || !(f = fopen(tmp, "w"))) {
     fprintf(stderr, "Failed to write vmservice-out-file at %s\n", s->cfg.uri_file);
     return;
   }
-  fputs(s->ws_uri, f); /* no trailing newline, like writeAsStringSync */
-  fclose(f);
+  ok = fputs(s->ws_uri, f) >= 0; /* no trailing newline, like writeAsStringSync */
+  ok = (fclose(f) == 0) && ok;
+  if (!ok || rename(tmp, s->cfg.uri_file)) {
+    unlink(tmp);
+    fprintf(stderr, "Failed to write vmservice-out-file at %s\n", s->cfg.uri_file);
+  }
 }
 
 /* ---- stdin commands ------------------------------------------------------------ */
@@ -614,12 +624,12 @@ int main(int argc, char **argv) {
     snprintf(s->ws_uri, sizeof s->ws_uri, "ws://%s:%d/%s/ws", s->cfg.host, s->srv.port,
              s->token);
   }
+  write_uri_file(s); /* before the banner: whoever sees the banner finds the file */
   printf("A Dart VM Service on telescope-sim is available at: %s\n", s->http_uri);
   printf("The Flutter DevTools debugger and profiler on telescope-sim is available "
          "at: http://127.0.0.1:9100?uri=%s\n",
          s->http_uri);
   fflush(stdout);
-  write_uri_file(s);
   start_stdin(s);
 
   uv_run(s->loop, UV_RUN_DEFAULT);
