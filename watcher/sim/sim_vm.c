@@ -275,9 +275,13 @@ static void send_method_not_found(const sim_t *s, sim_call_t *k) {
     snprintf(msg, sizeof msg, "Unknown method \"%s\".", k->method);
     send_error(s, k, RPC_METHOD_NOT_FOUND, msg, NULL);
     break;
-  case SIM_MODE_WEB:
-    snprintf(msg, sizeof msg, "Unknown service method: %s", k->method);
-    send_error(s, k, RPC_METHOD_NOT_FOUND, msg, NULL);
+  case SIM_MODE_WEB: /* DWDS checks its extension registry first */
+    if (!strncmp(k->method, "ext.", 4)) {
+      snprintf(msg, sizeof msg, "Unknown service method: %s", k->method);
+      send_error(s, k, RPC_METHOD_NOT_FOUND, msg, NULL);
+    } else {
+      send_error(s, k, RPC_METHOD_NOT_FOUND, NULL, NULL);
+    }
     break;
   }
 }
