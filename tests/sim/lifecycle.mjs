@@ -85,7 +85,7 @@ await run({
     try {
       const c = await Client.connect(sim.wsUri);
       const iso = await isolateOf(c);
-      await sim.cmdOk('ext-delay 300');
+      await sim.cmdOk('ext-delay 800');
       const order = [];
       const slow = c.send('ext.telescope.frames', { isolateId: iso, action: 'status' }).then((r) => { order.push('slow'); return r; });
       await sim.cmdOk('ext-delay 0');

@@ -462,6 +462,7 @@ static int run_command(sim_t *s, char *line) {
     if (!arg || parse_long(arg, 0, 3600000, &v))
       return answer("error timings-delay wants milliseconds 0..3600000");
     s->gen.timings_delay_ms = (int)v;
+    sim_gen_flush(s);
     answer("ok timings-delay %ld", v);
   } else if (!strcmp(cmd, "drop")) {
     size_t n = s->srv.n_conns;

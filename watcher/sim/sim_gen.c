@@ -202,8 +202,7 @@ static void push_timing(sim_t *s, const wm_timing_t *timing) {
     s->gen.cap_pend = cap;
   }
   s->gen.pend[s->gen.n_pend] = *timing;
-  s->gen.pend_due_ms[s->gen.n_pend] =
-      uv_now(s->loop) + (uint64_t)(s->gen.timings_delay_ms > 0 ? s->gen.timings_delay_ms : 0);
+  s->gen.pend_due_ms[s->gen.n_pend] = uv_now(s->loop);
   s->gen.n_pend++;
   if ((!s->gen.first_reported && s->gen.timings_delay_ms <= 0) ||
       s->gen.n_pend >= TIMINGS_BACKLOG_FLUSH) {
@@ -217,11 +216,13 @@ static void push_timing(sim_t *s, const wm_timing_t *timing) {
 
 void sim_gen_flush(sim_t *s) {
   uint64_t now = uv_now(s->loop);
+  uint64_t delay = (uint64_t)(s->gen.timings_delay_ms > 0 ? s->gen.timings_delay_ms : 0);
   size_t n = 0;
 
   if (s->vm.paused) /* the timings callback is Dart code: not while paused */
     return;
-  while (n < s->gen.n_pend && s->gen.pend_due_ms[n] <= now)
+  /* The delay in force now applies, so lowering it releases held timings. */
+  while (n < s->gen.n_pend && s->gen.pend_due_ms[n] + delay <= now)
     n++;
   if (n) {
     s->gen.first_reported = 1;
