@@ -66,12 +66,22 @@ if (files.length === 0) {
   console.error(`no .dart files found under ${root}`);
   process.exit(1);
 }
+const flutterImport = /^\s*(?:import|export)\s+['"](?:package:flutter[/_]|dart:ui['"])/m;
 let failed = 0;
 for (const file of files) {
-  const problem = problemOf(readFileSync(file, 'utf8'));
+  const src = readFileSync(file, 'utf8');
+  const problem = problemOf(src);
   if (problem) {
     console.error(`${relative(process.cwd(), file)}: ${problem}`);
     failed++;
+  }
+  if (/[/\\]lib[/\\]src[/\\]core[/\\]/.test(file)) {
+    const m = src.match(flutterImport);
+    if (m) {
+      const line = src.slice(0, m.index).split('\n').length + (m[0].startsWith('\n') ? 1 : 0);
+      console.error(`${relative(process.cwd(), file)}: line ${line}: the pure core must not import Flutter (${m[0].trim()})`);
+      failed++;
+    }
   }
 }
 console.log(`parsed ${files.length} Dart files, ${failed} with errors`);
