@@ -296,6 +296,57 @@ START_TEST(comparison_is_strict) {
 }
 END_TEST
 
+/* What the vectors cannot say (they hold strings only, as the Dart handler
+ * receives): the C entry point also takes values the VM would stringify. */
+START_TEST(vm_stringified_params) {
+  wm_t *wm = wm_new(NULL, "run-x");
+  wm_frame_drawn(wm, 1, 100, NULL, 0);
+  wm_frame_drawn(wm, 2, 200, NULL, 0);
+  wm_timing_t t[2] = {{.frame_number = 1, .build_finish_us = 80},
+                      {.frame_number = 2, .build_finish_us = 180}};
+  wm_timings(wm, t, 2);
+  char *detail = NULL;
+  json_t *params = json_pack("{s:s,s:i,s:i}", "action", "read", "since", 1, "limit", 5);
+  json_t *reply = wm_handle(wm, params, 7, &detail);
+  json_decref(params);
+  ck_assert_ptr_nonnull(reply);
+  ck_assert_int_eq(json_array_size(json_object_get(reply, "records")), 1);
+  ck_assert_int_eq(json_integer_value(json_object_get(
+                       json_array_get(json_object_get(reply, "records"), 0), "seq")),
+                   2);
+  json_decref(reply);
+
+  /* A structured value becomes Dart's Map.toString on the VM: refused. */
+  params = json_pack("{s:s,s:{}}", "action", "read", "since");
+  ck_assert_ptr_null(wm_handle(wm, params, 8, &detail));
+  ck_assert_ptr_nonnull(detail);
+  free(detail);
+  json_decref(params);
+
+  /* No params at all is a plain read. */
+  reply = wm_handle(wm, NULL, 9, &detail);
+  ck_assert_ptr_nonnull(reply);
+  ck_assert_int_eq(json_array_size(json_object_get(reply, "records")), 2);
+  json_decref(reply);
+  wm_free(wm);
+}
+END_TEST
+
+START_TEST(failed_start_changes_nothing) {
+  wm_t *wm = wm_new(NULL, "run-y");
+  char *detail = NULL;
+  json_t *params = json_pack("{s:s,s:s}", "action", "start", "interactionId", "");
+  ck_assert_ptr_null(wm_handle(wm, params, 1, &detail));
+  ck_assert_ptr_nonnull(strstr(detail, "interactionId"));
+  free(detail);
+  json_decref(params);
+  ck_assert_int_eq(wm_collecting(wm), 0);
+  ck_assert_int_eq(wm_take_probe(wm), 0);
+  wm_free(wm);
+  wm_free(NULL);
+}
+END_TEST
+
 int main(void) {
   vectors_list();
   Suite *s = suite_create("watcher_vectors");
@@ -305,6 +356,10 @@ int main(void) {
   if (n_vectors > 0)
     tcase_add_loop_test(tc, vector, 0, n_vectors);
   suite_add_tcase(s, tc);
+  TCase *model = tcase_create("model");
+  tcase_add_test(model, vm_stringified_params);
+  tcase_add_test(model, failed_start_changes_nothing);
+  suite_add_tcase(s, model);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);
   int failed = srunner_ntests_failed(sr);
