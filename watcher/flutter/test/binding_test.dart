@@ -13,7 +13,7 @@ import 'package:telescope/telescope.dart';
 
 typedef Json = Map<String, Object?>;
 
-Future<Json> call(WidgetTester tester, Map<String, String> params) async {
+Future<Json> callExtension(WidgetTester tester, Map<String, String> params) async {
   // The handler awaits a zero timer (as Flutter's own extensions do), which
   // only fires outside the fake-async zone of testWidgets.
   final developer.ServiceExtensionResponse? response =
@@ -58,7 +58,7 @@ void main() {
     await tester.pump();
     expect(FramePerfWatcher.livenessCounter, greaterThanOrEqualTo(before + 2));
 
-    final Json status = await call(tester, <String, String>{'action': 'status'});
+    final Json status = await callExtension(tester, <String, String>{'action': 'status'});
     expect(status['protocol'], 1);
     expect(status['runId'], runId);
     expect(status['livenessCounter'], FramePerfWatcher.livenessCounter);
@@ -72,7 +72,7 @@ void main() {
     TelescopePlugin.registerWatcher(FramePerfWatcher());
     await tester.pumpWidget(const Counter());
 
-    final Json started = await call(tester, <String, String>{
+    final Json started = await callExtension(tester, <String, String>{
       'action': 'start',
       'interactionId': 'bump',
     });
@@ -82,10 +82,10 @@ void main() {
     tester.state<CounterState>(find.byType(Counter)).bump();
     await tester.pump();
 
-    // flutter_test has no engine, so frameData.frameNumber is -1 and the
-    // join is FIFO: report one synthetic unnumbered FrameTiming per parked
-    // drain through the binding's own timings dispatch.
-    expect(tester.binding.platformDispatcher.frameData.frameNumber, -1);
+    // flutter_test has no engine to report timings: report one synthetic
+    // unnumbered FrameTiming per parked drain through the binding's own
+    // timings dispatch. Unnumbered timings join FIFO, whatever number the
+    // drains were parked under.
     final int pending = TelescopePlugin.watcher!.core!.pending;
     expect(pending, greaterThan(0));
     tester.binding.platformDispatcher.onReportTimings!(<FrameTiming>[
@@ -100,7 +100,7 @@ void main() {
         ),
     ]);
 
-    final Json read = await call(tester, <String, String>{'action': 'read', 'since': '0'});
+    final Json read = await callExtension(tester, <String, String>{'action': 'read', 'since': '0'});
     final List<Object?> records = read['records']! as List<Object?>;
     expect(records, isNotEmpty);
     final Json last = records.last! as Json;
@@ -111,7 +111,7 @@ void main() {
     expect(last['interactionId'], 'bump');
     expect(last['linkedBy'], 'agent');
 
-    final Json stopped = await call(tester, <String, String>{'action': 'stop'});
+    final Json stopped = await callExtension(tester, <String, String>{'action': 'stop'});
     expect(stopped['collecting'], isFalse);
     expect(stopped['interaction'], isNull);
     expect(FlutterTimeline.debugCollectionEnabled, isFalse);
