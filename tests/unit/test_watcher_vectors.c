@@ -22,13 +22,11 @@ static int cmp_str(const void *a, const void *b) {
 
 static void vectors_list(void) {
   DIR *d = opendir(VECTOR_DIR);
-  if (!d)
-    return;
+  if (!d) return;
   struct dirent *e;
   while ((e = readdir(d)) && n_vectors < MAX_VECTORS) {
     size_t len = strlen(e->d_name);
-    if (len < 6 || strcmp(e->d_name + len - 5, ".json") != 0)
-      continue;
+    if (len < 6 || strcmp(e->d_name + len - 5, ".json") != 0) continue;
     char *p = malloc(sizeof VECTOR_DIR + len + 2);
     sprintf(p, "%s/%s", VECTOR_DIR, e->d_name);
     vector_paths[n_vectors++] = p;
@@ -46,8 +44,7 @@ static int json_same(json_t *want, json_t *got, char *path, size_t cap) {
       return json_integer_value(want) == json_integer_value(got);
     return json_number_value(want) == json_number_value(got);
   }
-  if (!got || json_typeof(want) != json_typeof(got))
-    return 0;
+  if (!got || json_typeof(want) != json_typeof(got)) return 0;
   if (json_is_object(want)) {
     const char *k;
     json_t *v;
@@ -61,8 +58,7 @@ static int json_same(json_t *want, json_t *got, char *path, size_t cap) {
     }
     json_object_foreach(want, k, v) {
       snprintf(path + used, cap - used, ".%s", k);
-      if (!json_same(v, json_object_get(got, k), path, cap))
-        return 0;
+      if (!json_same(v, json_object_get(got, k), path, cap)) return 0;
     }
     path[used] = '\0';
     return 1;
@@ -75,8 +71,7 @@ static int json_same(json_t *want, json_t *got, char *path, size_t cap) {
     }
     for (size_t i = 0; i < json_array_size(want); i++) {
       snprintf(path + used, cap - used, "[%zu]", i);
-      if (!json_same(json_array_get(want, i), json_array_get(got, i), path, cap))
-        return 0;
+      if (!json_same(json_array_get(want, i), json_array_get(got, i), path, cap)) return 0;
     }
     path[used] = '\0';
     return 1;
@@ -90,8 +85,7 @@ static int json_subset(json_t *want, json_t *got, char *path, size_t cap) {
   json_t *v;
   json_object_foreach(want, k, v) {
     snprintf(path, cap, ".%s", k);
-    if (!json_same(v, json_object_get(got, k), path, cap))
-      return 0;
+    if (!json_same(v, json_object_get(got, k), path, cap)) return 0;
   }
   return 1;
 }
@@ -100,8 +94,8 @@ static int64_t int_of(json_t *o, const char *key) {
   return (int64_t)json_integer_value(json_object_get(o, key));
 }
 
-static void fail_diff(const char *name, size_t step, const char *what, json_t *want,
-                      json_t *got, const char *path) {
+static void fail_diff(const char *name, size_t step, const char *what, json_t *want, json_t *got,
+                      const char *path) {
   char *w = json_dumps(want, JSON_COMPACT | JSON_SORT_KEYS);
   char *g = json_dumps(got, JSON_COMPACT | JSON_SORT_KEYS);
   ck_abort_msg("%s: step %zu (%s) differs at %s\n  want %s\n  got  %s", name, step, what, path,
@@ -110,9 +104,9 @@ static void fail_diff(const char *name, size_t step, const char *what, json_t *w
 
 /* The model's state under the reply's field names, for "state" steps. */
 static json_t *model_state(wm_t *wm) {
-  return json_pack("{s:I,s:I,s:I,s:I,s:I,s:b,s:s}", "livenessCounter",
-                   (json_int_t)wm_liveness(wm), "pending", (json_int_t)wm_pending(wm),
-                   "droppedAttributions", (json_int_t)wm_dropped_attributions(wm), "firstSeq",
+  return json_pack("{s:I,s:I,s:I,s:I,s:I,s:b,s:s}", "livenessCounter", (json_int_t)wm_liveness(wm),
+                   "pending", (json_int_t)wm_pending(wm), "droppedAttributions",
+                   (json_int_t)wm_dropped_attributions(wm), "firstSeq",
                    (json_int_t)wm_first_seq(wm), "lastSeq", (json_int_t)wm_last_seq(wm),
                    "collecting", wm_collecting(wm), "runId", wm_run_id(wm));
 }
@@ -197,8 +191,7 @@ static json_t *records_all(wm_t *wm) {
     int more = json_is_true(json_object_get(reply, "more"));
     size_t got = json_array_size(recs);
     json_decref(reply);
-    if (!more || got == 0)
-      break;
+    if (!more || got == 0) break;
   }
   return all;
 }
@@ -249,8 +242,7 @@ static void vector_run(const char *file) {
       json_t *want = json_object_get(step, "expect");
       json_t *got = model_state(wm);
       path[0] = '\0';
-      if (!json_subset(want, got, path, sizeof path))
-        fail_diff(name, i, "state", want, got, path);
+      if (!json_subset(want, got, path, sizeof path)) fail_diff(name, i, "state", want, got, path);
       json_decref(got);
     } else {
       ck_abort_msg("%s: step %zu: unknown op \"%s\"", name, i, op);
@@ -274,7 +266,9 @@ START_TEST(enough_vectors) {
 }
 END_TEST
 
-START_TEST(vector) { vector_run(vector_paths[_i]); }
+START_TEST(vector) {
+  vector_run(vector_paths[_i]);
+}
 END_TEST
 
 /* The comparison itself must be able to fail, or every vector passes. */
@@ -353,8 +347,7 @@ int main(void) {
   TCase *tc = tcase_create("vectors");
   tcase_add_test(tc, enough_vectors);
   tcase_add_test(tc, comparison_is_strict);
-  if (n_vectors > 0)
-    tcase_add_loop_test(tc, vector, 0, n_vectors);
+  if (n_vectors > 0) tcase_add_loop_test(tc, vector, 0, n_vectors);
   suite_add_tcase(s, tc);
   TCase *model = tcase_create("model");
   tcase_add_test(model, vm_stringified_params);
@@ -364,7 +357,6 @@ int main(void) {
   srunner_run_all(sr, CK_NORMAL);
   int failed = srunner_ntests_failed(sr);
   srunner_free(sr);
-  for (int i = 0; i < n_vectors; i++)
-    free(vector_paths[i]);
+  for (int i = 0; i < n_vectors; i++) free(vector_paths[i]);
   return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }

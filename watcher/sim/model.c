@@ -59,7 +59,9 @@ struct wm {
   uint64_t next_seq;
 };
 
-static char *dup_or_null(const char *s) { return s ? strdup(s) : NULL; }
+static char *dup_or_null(const char *s) {
+  return s ? strdup(s) : NULL;
+}
 
 static void pending_clear(pending_t *p) {
   json_decref(p->blocks);
@@ -70,14 +72,12 @@ static void pending_clear(pending_t *p) {
 
 static void pending_remove_at(wm_t *wm, size_t i) {
   pending_clear(&wm->pending[i]);
-  memmove(&wm->pending[i], &wm->pending[i + 1],
-          (wm->n_pending - i - 1) * sizeof *wm->pending);
+  memmove(&wm->pending[i], &wm->pending[i + 1], (wm->n_pending - i - 1) * sizeof *wm->pending);
   wm->n_pending--;
 }
 
 static void state_reset(wm_t *wm) {
-  while (wm->n_pending > 0)
-    pending_remove_at(wm, wm->n_pending - 1);
+  while (wm->n_pending > 0) pending_remove_at(wm, wm->n_pending - 1);
   for (size_t i = 0; i < wm->ring_len; i++)
     json_decref(wm->ring[(wm->ring_head + i) % wm->ring_capacity]);
   wm->ring_head = 0;
@@ -96,11 +96,9 @@ static void state_reset(wm_t *wm) {
 
 wm_t *wm_new(const wm_config_t *cfg, const char *run_id) {
   wm_t *wm = calloc(1, sizeof *wm);
-  if (!wm)
-    return NULL;
+  if (!wm) return NULL;
   wm->ring_capacity = cfg && cfg->ring_capacity ? cfg->ring_capacity : WM_DEFAULT_RING;
-  wm->pending_capacity =
-      cfg && cfg->pending_capacity ? cfg->pending_capacity : WM_DEFAULT_PENDING;
+  wm->pending_capacity = cfg && cfg->pending_capacity ? cfg->pending_capacity : WM_DEFAULT_PENDING;
   wm->read_limit_cap = cfg && cfg->read_limit_cap ? cfg->read_limit_cap : WM_DEFAULT_READ_CAP;
   wm->refresh_rate = cfg && cfg->refresh_rate > 0 ? cfg->refresh_rate : WM_DEFAULT_REFRESH;
   wm->watcher_version =
@@ -119,10 +117,8 @@ wm_t *wm_new(const wm_config_t *cfg, const char *run_id) {
 }
 
 void wm_free(wm_t *wm) {
-  if (!wm)
-    return;
-  if (wm->pending && wm->ring)
-    state_reset(wm);
+  if (!wm) return;
+  if (wm->pending && wm->ring) state_reset(wm);
   free(wm->pending);
   free(wm->ring);
   free(wm->watcher_version);
@@ -151,8 +147,8 @@ static void blocks_add(json_t *map, const char *name, int64_t micros, int64_t se
   json_t *agg = json_object_get(map, name);
   if (!agg) {
     json_object_set_new(map, name,
-                        json_pack("{s:I,s:I,s:I}", "micros", (json_int_t)micros,
-                                  "selfMicros", (json_int_t)self, "count", (json_int_t)1));
+                        json_pack("{s:I,s:I,s:I}", "micros", (json_int_t)micros, "selfMicros",
+                                  (json_int_t)self, "count", (json_int_t)1));
     return;
   }
   json_t *m = json_object_get(agg, "micros");
@@ -172,11 +168,9 @@ static void blocks_add(json_t *map, const char *name, int64_t micros, int64_t se
  * DevTools does (LAYOUT (root) ⊃ LAYOUT counts both). */
 static json_t *blocks_attribute(const wm_event_t *events, size_t n) {
   json_t *map = json_object();
-  if (!map || n == 0)
-    return map;
+  if (!map || n == 0) return map;
   span_t *stack = malloc(n * sizeof *stack);
-  if (!stack)
-    return map; /* OOM: no attribution for this frame, never a crash */
+  if (!stack) return map; /* OOM: no attribution for this frame, never a crash */
   size_t top = 0;
   for (size_t i = 0; i < n; i++) {
     int64_t dur = events[i].dur_us > 0 ? events[i].dur_us : 0;
@@ -198,8 +192,7 @@ static json_t *blocks_attribute(const wm_event_t *events, size_t n) {
 
 static size_t pending_find(const wm_t *wm, int64_t frame_number) {
   for (size_t i = 0; i < wm->n_pending; i++)
-    if (wm->pending[i].frame_number == frame_number)
-      return i;
+    if (wm->pending[i].frame_number == frame_number) return i;
   return (size_t)-1;
 }
 
@@ -209,8 +202,7 @@ void wm_frame_drawn(wm_t *wm, int64_t frame_number, int64_t now_us, const wm_eve
   /* While collection is off FlutterTimeline records nothing, so whatever the
    * caller passes would not exist in the app: it is ignored. */
   json_t *blocks = blocks_attribute(events, wm->collecting ? n_events : 0);
-  if (!blocks)
-    return;
+  if (!blocks) return;
   /* A number the engine already reported can never be matched again
    * (numbers only grow), and a number already parked is a warm-up frame
    * whose frameData is stale: the first parked map is the real frame's, so
@@ -233,7 +225,9 @@ void wm_frame_drawn(wm_t *wm, int64_t frame_number, int64_t now_us, const wm_eve
   p->linked_by = dup_or_null(wm->linked_by);
 }
 
-static int64_t nonneg(int64_t v) { return v > 0 ? v : 0; }
+static int64_t nonneg(int64_t v) {
+  return v > 0 ? v : 0;
+}
 
 static void ring_push(wm_t *wm, json_t *record) {
   if (wm->ring_len == wm->ring_capacity) {
@@ -250,8 +244,7 @@ static void ring_push(wm_t *wm, json_t *record) {
  * the engine's moment closest to where the drain would have run). */
 static void record_write(wm_t *wm, const wm_timing_t *t, pending_t *p) {
   json_t *rec = json_object();
-  if (!rec)
-    return;
+  if (!rec) return;
   json_object_set_new(rec, "seq", json_integer((json_int_t)wm->next_seq));
   json_object_set_new(rec, "frameNumber", json_integer(t->frame_number));
   json_object_set_new(rec, "atUs", json_integer(p ? p->at_us : t->build_finish_us));
@@ -293,14 +286,12 @@ void wm_timings(wm_t *wm, const wm_timing_t *timings, size_t n) {
       record_write(wm, t, &wm->pending[at]);
       pending_remove_at(wm, at);
     }
-    if (t->frame_number > wm->max_reported)
-      wm->max_reported = t->frame_number;
+    if (t->frame_number > wm->max_reported) wm->max_reported = t->frame_number;
   }
   /* Frame numbers only grow, so an entry at or below the newest reported
    * number will never be matched: it was a frame without a FrameTiming.
    * Unnumbered (-1) entries are below every number and go too. */
-  if (wm->max_reported < 0)
-    return;
+  if (wm->max_reported < 0) return;
   for (size_t i = 0; i < wm->n_pending;) {
     if (wm->pending[i].frame_number <= wm->max_reported) {
       pending_remove_at(wm, i);
@@ -313,13 +304,14 @@ void wm_timings(wm_t *wm, const wm_timing_t *timings, size_t n) {
 
 void wm_set_lifecycle(wm_t *wm, const char *lifecycle) {
   char *copy = dup_or_null(lifecycle);
-  if (lifecycle && !copy)
-    return;
+  if (lifecycle && !copy) return;
   free(wm->lifecycle);
   wm->lifecycle = copy;
 }
 
-void wm_set_frames_enabled(wm_t *wm, int enabled) { wm->frames_enabled = enabled != 0; }
+void wm_set_frames_enabled(wm_t *wm, int enabled) {
+  wm->frames_enabled = enabled != 0;
+}
 
 /* ---- ext.telescope.frames --------------------------------------------- */
 
@@ -328,11 +320,9 @@ static char *detail_new(const char *fmt, ...) {
   va_start(ap, fmt);
   int len = vsnprintf(NULL, 0, fmt, ap);
   va_end(ap);
-  if (len < 0)
-    return NULL;
+  if (len < 0) return NULL;
   char *s = malloc((size_t)len + 1);
-  if (!s)
-    return NULL;
+  if (!s) return NULL;
   va_start(ap, fmt);
   vsnprintf(s, (size_t)len + 1, fmt, ap);
   va_end(ap);
@@ -343,40 +333,35 @@ static char *detail_new(const char *fmt, ...) {
  * are, integers, booleans and null through toString(). Returns NULL when
  * absent; *bad is set for values the VM would turn into Dart's Map/List
  * toString (never sent by telescope-mcp). buf holds converted numbers. */
-static const char *param_get(json_t *params, const char *key, char *buf, size_t bufsz,
-                             int *bad) {
+static const char *param_get(json_t *params, const char *key, char *buf, size_t bufsz, int *bad) {
   json_t *v = params ? json_object_get(params, key) : NULL;
-  if (!v)
-    return NULL;
+  if (!v) return NULL;
   switch (json_typeof(v)) {
-  case JSON_STRING:
-    return json_string_value(v);
-  case JSON_INTEGER:
-    snprintf(buf, bufsz, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
-    return buf;
-  case JSON_TRUE:
-    return "true";
-  case JSON_FALSE:
-    return "false";
-  case JSON_NULL:
-    return "null";
-  default:
-    *bad = 1;
-    return NULL;
+    case JSON_STRING:
+      return json_string_value(v);
+    case JSON_INTEGER:
+      snprintf(buf, bufsz, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+      return buf;
+    case JSON_TRUE:
+      return "true";
+    case JSON_FALSE:
+      return "false";
+    case JSON_NULL:
+      return "null";
+    default:
+      *bad = 1;
+      return NULL;
   }
 }
 
 /* A decimal integer 0..INT64_MAX: digits only, no sign, no blanks. */
 static int parse_decimal(const char *s, int64_t *out) {
-  if (!s || !*s || strlen(s) > 19)
-    return -1;
+  if (!s || !*s || strlen(s) > 19) return -1;
   for (const char *c = s; *c; c++)
-    if (*c < '0' || *c > '9')
-      return -1;
+    if (*c < '0' || *c > '9') return -1;
   errno = 0;
   long long v = strtoll(s, NULL, 10);
-  if (errno)
-    return -1;
+  if (errno) return -1;
   *out = v;
   return 0;
 }
@@ -403,12 +388,10 @@ static long printable_length(const char *s) {
       len = 4;
     }
     for (int k = 1; k < len; k++) {
-      if ((p[k] & 0xC0) != 0x80)
-        return -1;
+      if ((p[k] & 0xC0) != 0x80) return -1;
       cp = (cp << 6) | (p[k] & 0x3F);
     }
-    if (cp < 0x20 || (cp >= 0x7F && cp <= 0x9F))
-      return -1;
+    if (cp < 0x20 || (cp >= 0x7F && cp <= 0x9F)) return -1;
     p += len;
     n++;
   }
@@ -417,8 +400,7 @@ static long printable_length(const char *s) {
 
 static char *check_text(const char *key, const char *v, long max) {
   long n = printable_length(v);
-  if (n < 1 || n > max)
-    return detail_new("%s must be 1-%ld printable characters", key, max);
+  if (n < 1 || n > max) return detail_new("%s must be 1-%ld printable characters", key, max);
   return NULL;
 }
 
@@ -439,18 +421,17 @@ static void interaction_set(wm_t *wm, const char *id, const char *linked_by) {
 
 static json_t *reply_new(const wm_t *wm, int64_t now_us) {
   json_t *interaction =
-      wm->interaction_id ? json_pack("{s:s,s:s}", "interactionId", wm->interaction_id,
-                                     "linkedBy", wm->linked_by)
-                         : json_null();
-  return json_pack("{s:i,s:s,s:s,s:I,s:I,s:b,s:o,s:b,s:f,s:o,s:I,s:I,s:I,s:I}", "protocol", 1,
-                   "watcherVersion", wm->watcher_version, "runId", wm->run_id,
-                   "livenessCounter", (json_int_t)wm->liveness, "nowUs", (json_int_t)now_us,
-                   "collecting", wm->collecting, "lifecycle",
-                   wm->lifecycle ? json_string(wm->lifecycle) : json_null(), "framesEnabled",
-                   wm->frames_enabled, "refreshRate", wm->refresh_rate, "interaction",
-                   interaction, "firstSeq", (json_int_t)wm_first_seq(wm), "lastSeq",
-                   (json_int_t)wm_last_seq(wm), "pending", (json_int_t)wm->n_pending,
-                   "droppedAttributions", (json_int_t)wm->dropped);
+      wm->interaction_id
+          ? json_pack("{s:s,s:s}", "interactionId", wm->interaction_id, "linkedBy", wm->linked_by)
+          : json_null();
+  return json_pack(
+      "{s:i,s:s,s:s,s:I,s:I,s:b,s:o,s:b,s:f,s:o,s:I,s:I,s:I,s:I}", "protocol", 1, "watcherVersion",
+      wm->watcher_version, "runId", wm->run_id, "livenessCounter", (json_int_t)wm->liveness,
+      "nowUs", (json_int_t)now_us, "collecting", wm->collecting, "lifecycle",
+      wm->lifecycle ? json_string(wm->lifecycle) : json_null(), "framesEnabled", wm->frames_enabled,
+      "refreshRate", wm->refresh_rate, "interaction", interaction, "firstSeq",
+      (json_int_t)wm_first_seq(wm), "lastSeq", (json_int_t)wm_last_seq(wm), "pending",
+      (json_int_t)wm->n_pending, "droppedAttributions", (json_int_t)wm->dropped);
 }
 
 /* Adds records with seq > since (oldest first, at most limit) and more. */
@@ -458,8 +439,7 @@ static void reply_add_records(const wm_t *wm, json_t *reply, int64_t since, size
   json_t *records = json_array();
   uint64_t first = wm_first_seq(wm);
   size_t skip = 0;
-  if (first > 0 && (uint64_t)since >= first)
-    skip = (size_t)((uint64_t)since - first + 1);
+  if (first > 0 && (uint64_t)since >= first) skip = (size_t)((uint64_t)since - first + 1);
   size_t avail = skip < wm->ring_len ? wm->ring_len - skip : 0;
   size_t take = avail < limit ? avail : limit;
   for (size_t i = 0; i < take; i++)
@@ -482,8 +462,7 @@ json_t *wm_handle(wm_t *wm, json_t *params, int64_t now_us, char **err_detail) {
     detail = detail_new("parameter values must be strings");
     goto fail;
   }
-  if (!action)
-    action = "read";
+  if (!action) action = "read";
 
   int64_t since = 0, limit = (int64_t)wm->read_limit_cap;
   if (!strcmp(action, "read")) {
@@ -492,19 +471,16 @@ json_t *wm_handle(wm_t *wm, json_t *params, int64_t now_us, char **err_detail) {
       goto fail;
     }
     if (limit_s && (parse_decimal(limit_s, &limit) < 0 || limit > WM_LIMIT_MAX)) {
-      detail = detail_new("limit must be a decimal integer 0-%d, got \"%s\"", WM_LIMIT_MAX,
-                          limit_s);
+      detail =
+          detail_new("limit must be a decimal integer 0-%d, got \"%s\"", WM_LIMIT_MAX, limit_s);
       goto fail;
     }
-    if ((size_t)limit > wm->read_limit_cap)
-      limit = (int64_t)wm->read_limit_cap;
+    if ((size_t)limit > wm->read_limit_cap) limit = (int64_t)wm->read_limit_cap;
   } else if (!strcmp(action, "start") || !strcmp(action, "mark")) {
-    if (id && (detail = check_text("interactionId", id, WM_INTERACTION_MAX)))
-      goto fail;
+    if (id && (detail = check_text("interactionId", id, WM_INTERACTION_MAX))) goto fail;
     if (id && linked_by && (detail = check_text("linkedBy", linked_by, WM_LINKED_BY_MAX)))
       goto fail;
-    if (!strcmp(action, "start"))
-      wm->collecting = 1;
+    if (!strcmp(action, "start")) wm->collecting = 1;
     if (id)
       interaction_set(wm, id, linked_by ? linked_by : "agent");
     else if (!strcmp(action, "mark"))
@@ -522,8 +498,7 @@ json_t *wm_handle(wm_t *wm, json_t *params, int64_t now_us, char **err_detail) {
   }
 
   json_t *reply = reply_new(wm, now_us);
-  if (reply && !strcmp(action, "read"))
-    reply_add_records(wm, reply, since, (size_t)limit);
+  if (reply && !strcmp(action, "read")) reply_add_records(wm, reply, since, (size_t)limit);
   if (!reply)
     detail = detail_new("out of memory");
   else
@@ -540,12 +515,24 @@ int wm_take_probe(wm_t *wm) {
   return p;
 }
 
-int wm_collecting(const wm_t *wm) { return wm->collecting; }
-uint64_t wm_liveness(const wm_t *wm) { return wm->liveness; }
-uint64_t wm_last_seq(const wm_t *wm) { return wm->next_seq - 1; }
+int wm_collecting(const wm_t *wm) {
+  return wm->collecting;
+}
+uint64_t wm_liveness(const wm_t *wm) {
+  return wm->liveness;
+}
+uint64_t wm_last_seq(const wm_t *wm) {
+  return wm->next_seq - 1;
+}
 uint64_t wm_first_seq(const wm_t *wm) {
   return wm->ring_len ? wm->next_seq - wm->ring_len : 0;
 }
-uint64_t wm_dropped_attributions(const wm_t *wm) { return wm->dropped; }
-size_t wm_pending(const wm_t *wm) { return wm->n_pending; }
-const char *wm_run_id(const wm_t *wm) { return wm->run_id; }
+uint64_t wm_dropped_attributions(const wm_t *wm) {
+  return wm->dropped;
+}
+size_t wm_pending(const wm_t *wm) {
+  return wm->n_pending;
+}
+const char *wm_run_id(const wm_t *wm) {
+  return wm->run_id;
+}
