@@ -341,6 +341,79 @@ START_TEST(failed_start_changes_nothing) {
 }
 END_TEST
 
+/* Property check of the attribution on random well-nested trees (fixed
+ * seed): whatever the shape, ties and same-name nesting included, the self
+ * times of a frame add up to the time its top-level blocks cover, and each
+ * name's micros is the sum of its blocks' durations. */
+static uint32_t rng_state = 12345;
+static uint32_t rng(uint32_t n) {
+  rng_state = rng_state * 1103515245u + 12345u;
+  return (rng_state >> 8) % n;
+}
+
+static const char *tree_names[] = {"A", "B", "LAYOUT"};
+
+/* Emits the subtree [start, end] in finish order (children first). */
+static void tree_gen(wm_event_t *ev, size_t *n, size_t cap, int64_t start, int64_t end, int depth,
+                     int64_t *micros_by_name) {
+  int64_t at = start;
+  int kids = depth < 4 ? (int)rng(4) : 0;
+  for (int k = 0; k < kids && *n + 8 < cap; k++) {
+    int64_t room = end - at;
+    if (room < 0) break;
+    int64_t s = at + (room ? (int64_t)rng((uint32_t)room + 1) / 2 : 0);
+    int64_t e = s + (end - s ? (int64_t)rng((uint32_t)(end - s) + 1) / 2 : 0);
+    tree_gen(ev, n, cap, s, e, depth + 1, micros_by_name);
+    at = e;
+  }
+  int name = (int)rng(3);
+  ev[*n] = (wm_event_t){tree_names[name], start, end - start};
+  micros_by_name[name] += end - start;
+  (*n)++;
+}
+
+START_TEST(attribution_property) {
+  enum { CAP = 512 };
+  for (int round = 0; round < 300; round++) {
+    wm_t *wm = wm_new(NULL, "run-prop");
+    char *detail = NULL;
+    json_t *params = json_pack("{s:s}", "action", "start");
+    json_decref(wm_handle(wm, params, 0, &detail));
+    json_decref(params);
+    wm_event_t ev[CAP];
+    size_t n = 0;
+    int64_t micros_by_name[3] = {0, 0, 0}, top = 0, at = 0;
+    int roots = 1 + (int)rng(3);
+    for (int r = 0; r < roots && n + 64 < CAP; r++) {
+      int64_t s = at + rng(5), e = s + rng(400);
+      tree_gen(ev, &n, CAP, s, e, 0, micros_by_name);
+      top += e - s;
+      at = e;
+    }
+    wm_frame_drawn(wm, 1, at, ev, n);
+    wm_timing_t t = {.frame_number = 1};
+    wm_timings(wm, &t, 1);
+    params = json_pack("{s:s}", "action", "read");
+    json_t *reply = wm_handle(wm, params, 0, &detail);
+    json_decref(params);
+    json_t *blocks =
+        json_object_get(json_array_get(json_object_get(reply, "records"), 0), "blocks");
+    int64_t self_sum = 0;
+    for (int k = 0; k < 3; k++) {
+      json_t *b = json_object_get(blocks, tree_names[k]);
+      int64_t micros = b ? (int64_t)json_integer_value(json_object_get(b, "micros")) : 0;
+      ck_assert_msg(micros == micros_by_name[k], "round %d: %s micros %lld, want %lld", round,
+                    tree_names[k], (long long)micros, (long long)micros_by_name[k]);
+      if (b) self_sum += json_integer_value(json_object_get(b, "selfMicros"));
+    }
+    ck_assert_msg(self_sum == top, "round %d: self sum %lld, top-level time %lld", round,
+                  (long long)self_sum, (long long)top);
+    json_decref(reply);
+    wm_free(wm);
+  }
+}
+END_TEST
+
 int main(void) {
   vectors_list();
   Suite *s = suite_create("watcher_vectors");
@@ -352,6 +425,7 @@ int main(void) {
   TCase *model = tcase_create("model");
   tcase_add_test(model, vm_stringified_params);
   tcase_add_test(model, failed_start_changes_nothing);
+  tcase_add_test(model, attribution_property);
   suite_add_tcase(s, model);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);
