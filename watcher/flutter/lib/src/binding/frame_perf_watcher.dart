@@ -113,14 +113,22 @@ class FramePerfWatcher {
     // Only our own session drains: a buffer someone else (DevTools) turned
     // on is left to them.
     if (core.collecting && FlutterTimeline.debugCollectionEnabled) {
-      events = <TimelineEvent>[
-        for (final TimedBlock block in FlutterTimeline.debugCollect().timedBlocks)
-          TimelineEvent(
-            block.name,
-            block.start.round(),
-            block.end.round() - block.start.round(),
-          ),
-      ];
+      try {
+        events = <TimelineEvent>[
+          for (final TimedBlock block in FlutterTimeline.debugCollect().timedBlocks)
+            TimelineEvent(
+              block.name,
+              block.start.round(),
+              block.end.round() - block.start.round(),
+            ),
+        ];
+      } on Object catch (error) {
+        // debugCollect asserts when someone left a block open. This frame
+        // loses its attribution, but it is still counted and recorded, and
+        // the buffer is emptied so it cannot grow frame after frame.
+        debugPrint('telescope: FlutterTimeline drain failed: $error');
+        FlutterTimeline.debugReset();
+      }
     }
     core.frameDrawn(frameNumber, nowUs, events);
     if (_pointerInteraction != null && _pointersDown == 0) {
