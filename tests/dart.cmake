@@ -22,3 +22,12 @@ add_test(NAME dart.flutter_test
          COMMAND sh -c "command -v flutter >/dev/null 2>&1 || { echo 'skipped: flutter is not on PATH (no Flutter SDK on this machine)'; exit 77; }; flutter test"
          WORKING_DIRECTORY ${CMAKE_SOURCE_DIR}/watcher/flutter)
 set_tests_properties(dart.flutter_test PROPERTIES LABELS dart TIMEOUT 900 SKIP_RETURN_CODE 77)
+
+# The shared watcher vectors (run by the C model's unit test and the Dart
+# vector test) must themselves satisfy the record and reply schemas.
+if(NODE_EXECUTABLE)
+  add_test(NAME vectors.schema
+           COMMAND ${NODE_EXECUTABLE} ${CMAKE_SOURCE_DIR}/tests/vectors/watcher/schema_check.mjs
+                   ${CMAKE_SOURCE_DIR})
+  set_tests_properties(vectors.schema PROPERTIES LABELS "dart;vectors" TIMEOUT 120)
+endif()
