@@ -23,7 +23,7 @@ class RecordRing {
   /// Most records held.
   final int capacity;
 
-  final List<FramePerfRecord?> _slots = <FramePerfRecord?>[];
+  final List<FramePerfRecord> _slots = <FramePerfRecord>[];
   int _head = 0;
   int _length = 0;
   int _nextSeq = 1;
@@ -65,7 +65,7 @@ class RecordRing {
     final int available = skip < _length ? _length - skip : 0;
     final int take = available < limit ? available : limit;
     final List<FramePerfRecord> records = <FramePerfRecord>[
-      for (int i = 0; i < take; i++) _slots[(_head + skip + i) % capacity]!,
+      for (int i = 0; i < take; i++) _slots[(_head + skip + i) % capacity],
     ];
     return RecordPage(records, take < available);
   }
