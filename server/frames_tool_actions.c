@@ -185,6 +185,8 @@ static void op_fail_diag(op_t *op, diag_code_t code, const char *detail) {
     if (!ev) json_object_set_new(d, "evidence", ev = json_object());
     json_object_set_new(ev, "detail", json_string(clean));
   }
+  json_t *ev = json_object_get(d, "evidence");
+  if (ev && json_object_size(ev) == 0) json_object_del(d, "evidence");
   json_object_set_new(r, "diagnosis", d);
   op_finish(op, r, op->action != A_STATUS && diag_is_error(code));
 }
@@ -890,7 +892,8 @@ void frames_tool_run(frames_tool_t *ft, tool_call_t *call, json_t *args) {
   char err[256];
   diag_code_t dc = frames_tool_ensure_app(ft, op->uri, err, sizeof err);
   if (dc != DIAG_NONE) {
-    op_fail_diag(op, dc, err);
+    /* With no URI at all there is nothing more to say than the hint. */
+    op_fail_diag(op, dc, ft->app ? err : NULL);
     return;
   }
   /* What the server knew of liveness before this call. */

@@ -23,8 +23,15 @@ typedef struct {
   mcp_session_t *mcp;
   frames_tool_t *tool;
   uv_signal_t sigterm, sigint;
+  uv_timer_t grace; /* stdin EOF: calls in flight get a moment to finish */
+  uint64_t grace_until;
   int stopping;
 } app_t;
+
+/* After stdin EOF, calls in flight (e.g. a status whose connection attempt
+ * is under way) may still finish within this many ms; then they are
+ * cancelled. Keeps the exit well within the 200 ms the spec asks. */
+#define EOF_GRACE_MS 120
 
 static void emit_line(void *arg, const char *line, size_t len) {
   app_t *app = arg;
@@ -65,7 +72,26 @@ static void app_stop(app_t *app, const char *why) {
   frames_tool_close(app->tool, tool_closed, app);
 }
 
-static void on_eof(void *arg) { app_stop(arg, "stdin closed"); }
+static void grace_tick(uv_timer_t *t) {
+  app_t *app = t->data;
+  if (mcp_session_inflight(app->mcp) == 0 || uv_now(&app->loop) >= app->grace_until) {
+    uv_close((uv_handle_t *)&app->grace, NULL);
+    app_stop(app, "stdin closed");
+  }
+}
+
+static void on_eof(void *arg) {
+  app_t *app = arg;
+  if (app->stopping) return;
+  if (mcp_session_inflight(app->mcp) == 0) {
+    app_stop(app, "stdin closed");
+    return;
+  }
+  app->grace_until = uv_now(&app->loop) + EOF_GRACE_MS;
+  uv_timer_init(&app->loop, &app->grace);
+  app->grace.data = app;
+  uv_timer_start(&app->grace, grace_tick, 5, 5);
+}
 
 static void on_signal(uv_signal_t *h, int signum) {
   app_t *app = h->data;
