@@ -55,6 +55,7 @@ export async function startSim(args = [], { uriFile } = {}) {
     let i;
     while ((i = buf.indexOf('\n')) >= 0) {
       const line = buf.slice(0, i); buf = buf.slice(i + 1);
+      if (line.startsWith('The Flutter DevTools')) continue; // the banner's second line
       const w = sim.waiters.shift();
       if (w) w(line); else sim.lines.push(line);
     }
