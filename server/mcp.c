@@ -210,7 +210,9 @@ static json_t *text_block(const char *text) {
   json_t *b = json_object();
   json_object_set_new(b, "type", json_string("text"));
   if (len <= TEXT_CAP) {
-    json_object_set_new(b, "text", json_string(text));
+    json_t *t = json_string(text);
+    /* Never send a block without text: invalid UTF-8 would be our bug. */
+    json_object_set_new(b, "text", t ? t : json_string("(text was not valid UTF-8)"));
     return b;
   }
   size_t keep = TEXT_CAP - sizeof mark + 1;

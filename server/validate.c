@@ -29,8 +29,15 @@ static void show(const json_t *v, char *out, size_t n) {
     snprintf(out, n, "?");
     return;
   }
-  if (strlen(s) > 60) snprintf(out, n, "%.57s...", s);
-  else snprintf(out, n, "%s", s);
+  size_t len = strlen(s);
+  if (len > 60) {
+    /* Cut on a UTF-8 boundary: the message must stay valid UTF-8. */
+    len = 57;
+    while (len > 0 && ((unsigned char)s[len] & 0xC0) == 0x80) len--;
+    snprintf(out, n, "%.*s...", (int)len, s);
+  } else {
+    snprintf(out, n, "%s", s);
+  }
   free(s);
 }
 
@@ -206,7 +213,12 @@ int validate_args(const json_t *schema, const json_t *args, char *err, size_t er
       if (json_is_false(extra)) {
         char list[1024];
         allowed_fields(props, list, sizeof list);
-        snprintf(err, err_len, "%.100s: unknown field; allowed fields are %s", key, list);
+        size_t klen = strlen(key);
+        if (klen > 100) {
+          klen = 100;
+          while (klen > 0 && ((unsigned char)key[klen] & 0xC0) == 0x80) klen--;
+        }
+        snprintf(err, err_len, "%.*s: unknown field; allowed fields are %s", (int)klen, key, list);
         return -1;
       }
       continue;

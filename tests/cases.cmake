@@ -27,3 +27,18 @@ add_test(NAME process.lifecycle
          COMMAND ${NODE_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/cases/process.mjs
                  $<TARGET_FILE:telescope-mcp>)
 set_tests_properties(process.lifecycle PROPERTIES LABELS case TIMEOUT 60)
+
+# The pure cores' unit tests under valgrind too (no fork, so leaks in the
+# test process itself are seen).
+find_program(VALGRIND_EXECUTABLE valgrind)
+if(VALGRIND_EXECUTABLE)
+  foreach(t test_framing test_jsonrpc test_mcp test_validate)
+    if(TARGET ${t})
+      add_test(NAME valgrind.${t}
+               COMMAND ${CMAKE_COMMAND} -E env CK_FORK=no
+                       ${VALGRIND_EXECUTABLE} -q --error-exitcode=99 --leak-check=full
+                       --errors-for-leak-kinds=definite,indirect $<TARGET_FILE:${t}>)
+      set_tests_properties(valgrind.${t} PROPERTIES LABELS valgrind TIMEOUT 120)
+    endif()
+  endforeach()
+endif()
