@@ -42,3 +42,9 @@ if(VALGRIND_EXECUTABLE)
     endif()
   endforeach()
 endif()
+
+# The interim demo runs end to end and ends with a clean exit.
+add_test(NAME demo.smoke
+         COMMAND sh ${CMAKE_SOURCE_DIR}/examples/demo.sh $<TARGET_FILE_DIR:telescope-mcp>)
+set_tests_properties(demo.smoke PROPERTIES LABELS case TIMEOUT 60
+                     PASS_REGULAR_EXPRESSION "telescope-mcp exited with 0")
