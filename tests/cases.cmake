@@ -19,9 +19,12 @@ foreach(input ${CASE_INPUTS})
   endforeach()
 endforeach()
 
-add_test(NAME case.valgrind
-         COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/cases/valgrind_cases.sh $<TARGET_FILE:telescope-mcp>)
-set_tests_properties(case.valgrind PROPERTIES LABELS valgrind TIMEOUT 300)
+# valgrind and ASan cannot share a process: the sanitizer build skips these.
+if(NOT TELESCOPE_SANITIZE)
+  add_test(NAME case.valgrind
+           COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/cases/valgrind_cases.sh $<TARGET_FILE:telescope-mcp>)
+  set_tests_properties(case.valgrind PROPERTIES LABELS valgrind TIMEOUT 300)
+endif()
 
 add_test(NAME process.lifecycle
          COMMAND ${NODE_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/cases/process.mjs
@@ -31,7 +34,7 @@ set_tests_properties(process.lifecycle PROPERTIES LABELS case TIMEOUT 60)
 # The pure cores' unit tests under valgrind too (no fork, so leaks in the
 # test process itself are seen).
 find_program(VALGRIND_EXECUTABLE valgrind)
-if(VALGRIND_EXECUTABLE)
+if(VALGRIND_EXECUTABLE AND NOT TELESCOPE_SANITIZE)
   foreach(t test_framing test_jsonrpc test_mcp test_validate)
     if(TARGET ${t})
       add_test(NAME valgrind.${t}
