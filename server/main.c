@@ -3,6 +3,8 @@
  * EOF, SIGTERM or SIGINT: cancel what is in flight, flush stdout, close every
  * handle, prove the loop empty (uv_loop_close == 0), exit 0.
  * Exit codes: 0 normal, 1 fatal runtime error, 2 bad command line. */
+#include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +27,26 @@ typedef struct {
   uv_signal_t sigterm, sigint;
   int stopping;
 } app_t;
+
+/* A closed fd 0-2 would be reused by libuv for its own descriptors, which it
+ * then refuses to close (an assertion aborts). stdin and stdout are the
+ * transport, so without them there is nothing to do: fatal. A closed stderr
+ * only silences logs. */
+static int check_std_fds(void) {
+  for (int fd = 0; fd <= 2; fd++) {
+    if (fcntl(fd, F_GETFD) != -1 || errno != EBADF) continue;
+    int nfd = open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
+    if (nfd != fd) {
+      if (nfd >= 0) close(nfd);
+      return -1;
+    }
+    if (fd < 2) {
+      log_error("%s is closed; it is the MCP transport", fd == 0 ? "stdin" : "stdout");
+      return -1;
+    }
+  }
+  return 0;
+}
 
 static void emit_line(void *arg, const char *line, size_t len) {
   app_t *app = arg;
@@ -84,6 +106,10 @@ int main(int argc, char **argv) {
   }
   log_set_name("telescope-mcp");
   log_set_level(app.cfg.log_level);
+  if (check_std_fds() != 0) {
+    config_close(&app.cfg);
+    return 1;
+  }
   /* A write to a closed stdout must come back as EPIPE, not kill us. */
   signal(SIGPIPE, SIG_IGN);
 

@@ -68,6 +68,18 @@ await test('--help documents every flag and env var, exit 0', () => {
     assert.ok(r.stdout.includes(w), `--help does not mention ${w}`);
 });
 
+await test('a closed stdin or stdout is a fatal error: exit 1 with a message, no abort', () => {
+  for (const redir of ['<&-', '>&- </dev/null']) {
+    const r = spawnSync('sh', ['-c', `"$0" ${redir}`, bin], { encoding: 'utf8', timeout: 5000 });
+    assert.equal(r.status, 1, `${redir}: exit ${r.status} ${r.signal ?? ''} ${r.stderr}`);
+    assert.match(r.stderr, /is closed/);
+  }
+  const r = spawnSync('sh', ['-c', `echo '{"jsonrpc":"2.0","id":1,"method":"ping"}' | "$0" 2>&-`, bin],
+    { encoding: 'utf8', timeout: 5000 });
+  assert.equal(r.status, 0, 'a closed stderr is fine');
+  assert.equal(r.stdout, '{"jsonrpc":"2.0","id":1,"result":{}}\n');
+});
+
 await test('--version prints the version, exit 0', () => {
   const r = run(['--version']);
   assert.equal(r.status, 0);
