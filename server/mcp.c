@@ -447,6 +447,7 @@ static int request_version(req_t *r) {
 
 static void handle_request(mcp_session_t *s, batch_t *b, jsonrpc_msg_t *m) {
   req_t r = {s, b, m->id, m->params, NULL};
+  log_debug("request %s", m->method);
   if (strcmp(m->method, "initialize") == 0) {
     do_initialize(&r);
     return;
@@ -473,6 +474,7 @@ static void handle_message(mcp_session_t *s, batch_t *b, json_t *msg) {
   case JSONRPC_RESPONSE:
     break; /* we never send requests, so there is nothing to match */
   case JSONRPC_NOTIFICATION:
+    log_debug("notification %s", m.method);
     if (strcmp(m.method, "notifications/initialized") == 0) s->initialized = 1;
     else if (strcmp(m.method, "notifications/cancelled") == 0) do_cancelled(s, m.params);
     break; /* unknown notifications are ignored: they never get an answer */
@@ -486,6 +488,7 @@ void mcp_session_handle_line(mcp_session_t *s, const char *line, size_t len) {
   char why[160];
   json_t *msg = jsonrpc_parse(line, len, why, sizeof why);
   if (!msg) {
+    log_info("unparsable line: %s", why);
     char text[200];
     snprintf(text, sizeof text, "Parse error: %s", why);
     send_error(s, NULL, NULL, RPC_PARSE_ERROR, text, NULL);

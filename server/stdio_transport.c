@@ -6,6 +6,8 @@
 #include "log.h"
 
 #define READ_CHUNK 65536
+/* How long shutdown waits for a client that stopped reading our stdout. */
+#define FLUSH_TIMEOUT_MS 1000
 
 typedef enum { END_STREAM, END_FILE } end_kind_t;
 
@@ -34,6 +36,8 @@ struct stdio_s {
   stream_u out;
   int out_broken;     /* a write failed: the reader is gone, drop the rest */
   size_t writes_pending;
+
+  uv_timer_t flush_timer; /* bounds the wait for queued writes at close */
 
   int closing;
   int open_handles;
@@ -99,6 +103,9 @@ int stdio_new(uv_loop_t *loop, int in_fd, int out_fd, size_t max_line,
   if (rc != 0) goto fail_in;
   rc = open_end(io, out_fd, 0, &io->out, &io->out_kind);
   if (rc != 0) goto fail_out;
+  uv_timer_init(loop, &io->flush_timer); /* cannot fail on Unix */
+  io->flush_timer.data = io;
+  io->open_handles++;
   *out = io;
   return 0;
 
@@ -272,6 +279,7 @@ static void close_cb(uv_handle_t *h) {
  * and the queued writes, close the handles, then report done. */
 static void maybe_finish_close(stdio_t *io) {
   if (!io->closing || io->in_req_active || io->writes_pending > 0) return;
+  if (!uv_is_closing((uv_handle_t *)&io->flush_timer)) uv_close((uv_handle_t *)&io->flush_timer, close_cb);
   if (io->in_kind == END_STREAM && !uv_is_closing(&io->in.handle)) uv_close(&io->in.handle, close_cb);
   if (io->out_kind == END_STREAM && !uv_is_closing(&io->out.handle)) uv_close(&io->out.handle, close_cb);
   if (io->open_handles > 0) return;
@@ -282,10 +290,21 @@ static void maybe_finish_close(stdio_t *io) {
   if (done) done(arg);
 }
 
+/* The client stopped reading: closing the stream cancels the queued writes
+ * (their callbacks run with UV_ECANCELED), which lets the close go on. */
+static void flush_timeout_cb(uv_timer_t *t) {
+  stdio_t *io = t->data;
+  log_warn("stdout was not drained within %d ms; dropping %zu queued responses", FLUSH_TIMEOUT_MS,
+           io->writes_pending);
+  io->out_broken = 1;
+  if (!uv_is_closing(&io->out.handle)) uv_close(&io->out.handle, close_cb);
+}
+
 void stdio_close(stdio_t *io, void (*done)(void *arg), void *arg) {
   stdio_stop(io);
   io->closing = 1;
   io->done = done;
   io->done_arg = arg;
+  if (io->writes_pending > 0) uv_timer_start(&io->flush_timer, flush_timeout_cb, FLUSH_TIMEOUT_MS, 0);
   maybe_finish_close(io);
 }

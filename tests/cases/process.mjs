@@ -143,6 +143,22 @@ await test('a client that closes our stdout does not kill us (SIGPIPE ignored)',
   assert.equal(ex.code, 0);
 });
 
+await test('a client that stops reading stdout cannot hold shutdown forever (flush bound 1 s)', async () => {
+  const s = start();
+  s.child.stdout.pause();
+  let burst = '';
+  for (let i = 0; i < 600; i++) burst += JSON.stringify({ jsonrpc: '2.0', id: i, method: 'tools/list' }) + '\n';
+  s.child.stdin.end(burst);
+  const t0 = performance.now();
+  const ex = await s.exited;
+  const ms = ex.at - t0;
+  assert.equal(ex.signal, null);
+  assert.equal(ex.code, 0);
+  assert.ok(ms < 3000, `took ${ms.toFixed(0)} ms`);
+  assert.match(s.err, /not drained/);
+  results.push(`     undrained stdout: exited after ${ms.toFixed(0)} ms`);
+});
+
 await test('stdout may be a regular file', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'telescope-'));
   const path = join(dir, 'out.jsonl');
