@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,8 +90,10 @@ static void app_stop(app_t *app, const char *why) {
 
 static void on_eof(void *arg) { app_stop(arg, "stdin closed"); }
 
+#define container_of(ptr, type, member) ((type *)((char *)(ptr) - offsetof(type, member)))
+
 static void on_signal(uv_signal_t *h, int signum) {
-  app_t *app = h->data;
+  app_t *app = signum == SIGTERM ? container_of(h, app_t, sigterm) : container_of(h, app_t, sigint);
   app_stop(app, signum == SIGTERM ? "SIGTERM" : "SIGINT");
 }
 
@@ -136,7 +139,6 @@ int main(int argc, char **argv) {
   }
   uv_signal_init(&app.loop, &app.sigterm);
   uv_signal_init(&app.loop, &app.sigint);
-  app.sigterm.data = app.sigint.data = &app;
   uv_signal_start(&app.sigterm, on_signal, SIGTERM);
   uv_signal_start(&app.sigint, on_signal, SIGINT);
   if ((err = stdio_start(app.io)) != 0) {

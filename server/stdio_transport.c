@@ -1,11 +1,13 @@
 #include "stdio_transport.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "log.h"
 
 #define READ_CHUNK 65536
+#define container_of(ptr, type, member) ((type *)((char *)(ptr) - offsetof(type, member)))
 /* How long shutdown waits for a client that stopped reading our stdout. */
 #define FLUSH_TIMEOUT_MS 1000
 
@@ -136,12 +138,12 @@ static void input_ended(stdio_t *io) {
 }
 
 static void alloc_cb(uv_handle_t *h, size_t suggested, uv_buf_t *buf) {
-  stdio_t *io = h->data;
+  stdio_t *io = container_of(h, stdio_t, in.handle);
   *buf = uv_buf_init(io->in_buf, sizeof io->in_buf);
 }
 
 static void read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
-  stdio_t *io = s->data;
+  stdio_t *io = container_of(s, stdio_t, in.stream);
   if (nread > 0) {
     if (io->reading && framing_feed(&io->framing, buf->base, (size_t)nread, line_cb, io) != 0)
       log_error("out of memory while reading a line; the line was dropped");
@@ -156,7 +158,7 @@ static void read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
 static void file_read_start(stdio_t *io);
 
 static void file_read_cb(uv_fs_t *req) {
-  stdio_t *io = req->data;
+  stdio_t *io = container_of(req, stdio_t, in_req);
   ssize_t n = req->result;
   uv_fs_req_cleanup(req);
   io->in_req_active = 0;
@@ -269,6 +271,7 @@ void stdio_write_line(stdio_t *io, const char *line, size_t len) {
   io->writes_pending++;
 }
 
+/* Shared by the three handles, so it finds the owner through data. */
 static void close_cb(uv_handle_t *h) {
   stdio_t *io = h->data;
   io->open_handles--;
@@ -293,7 +296,7 @@ static void maybe_finish_close(stdio_t *io) {
 /* The client stopped reading: closing the stream cancels the queued writes
  * (their callbacks run with UV_ECANCELED), which lets the close go on. */
 static void flush_timeout_cb(uv_timer_t *t) {
-  stdio_t *io = t->data;
+  stdio_t *io = container_of(t, stdio_t, flush_timer);
   log_warn("stdout was not drained within %d ms; dropping %zu queued responses", FLUSH_TIMEOUT_MS,
            io->writes_pending);
   io->out_broken = 1;
