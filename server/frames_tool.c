@@ -50,10 +50,10 @@ json_t *frames_tool_definition(const char *v) {
   if (mcp_version_at_least(v, "2025-03-26"))
     /* start/stop switch attribution in the app, so not read-only; nothing is
      * lost by repeating a call, but a second start is not a no-op. */
-    json_object_set_new(d, "annotations",
-                        json_pack("{s:s, s:b, s:b, s:b, s:b}", "title", "Flutter frame performance",
-                                  "readOnlyHint", 0, "destructiveHint", 0, "idempotentHint", 0,
-                                  "openWorldHint", 0));
+    json_object_set_new(
+        d, "annotations",
+        json_pack("{s:s, s:b, s:b, s:b, s:b}", "title", "Flutter frame performance", "readOnlyHint",
+                  0, "destructiveHint", 0, "idempotentHint", 0, "openWorldHint", 0));
   return d;
 }
 

@@ -88,9 +88,11 @@ static void app_stop(app_t *app, const char *why) {
   frames_tool_close(app->tool, tool_closed, app);
 }
 
-static void on_eof(void *arg) { app_stop(arg, "stdin closed"); }
+static void on_eof(void *arg) {
+  app_stop(arg, "stdin closed");
+}
 
-#define container_of(ptr, type, member) ((type *)((char *)(ptr) - offsetof(type, member)))
+#define container_of(ptr, type, member) ((type *)((char *)(ptr)-offsetof(type, member)))
 
 static void on_signal(uv_signal_t *h, int signum) {
   app_t *app = signum == SIGTERM ? container_of(h, app_t, sigterm) : container_of(h, app_t, sigint);
@@ -103,9 +105,14 @@ int main(int argc, char **argv) {
   int rc = 1;
 
   switch (config_parse(&app.cfg, argc, argv, stdout, stderr)) {
-  case CONFIG_RUN: break;
-  case CONFIG_DONE: config_close(&app.cfg); return 0;
-  case CONFIG_USAGE: config_close(&app.cfg); return 2;
+    case CONFIG_RUN:
+      break;
+    case CONFIG_DONE:
+      config_close(&app.cfg);
+      return 0;
+    case CONFIG_USAGE:
+      config_close(&app.cfg);
+      return 2;
   }
   log_set_name("telescope-mcp");
   log_set_level(app.cfg.log_level);
@@ -132,7 +139,8 @@ int main(int argc, char **argv) {
   mcp_session_set_instructions(app.mcp, frames_tool_instructions);
 
   stdio_callbacks_t cbs = {on_line, on_eof, &app};
-  int err = stdio_new(&app.loop, STDIN_FILENO, STDOUT_FILENO, app.cfg.max_line_bytes, &cbs, &app.io);
+  int err =
+      stdio_new(&app.loop, STDIN_FILENO, STDOUT_FILENO, app.cfg.max_line_bytes, &cbs, &app.io);
   if (err != 0) {
     log_error("cannot use stdin/stdout: %s", uv_strerror(err));
     goto fail_io;

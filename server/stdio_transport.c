@@ -7,7 +7,7 @@
 #include "log.h"
 
 #define READ_CHUNK 65536
-#define container_of(ptr, type, member) ((type *)((char *)(ptr) - offsetof(type, member)))
+#define container_of(ptr, type, member) ((type *)((char *)(ptr)-offsetof(type, member)))
 /* How long shutdown waits for a client that stopped reading our stdout. */
 #define FLUSH_TIMEOUT_MS 1000
 
@@ -27,16 +27,16 @@ struct stdio_s {
 
   end_kind_t in_kind;
   int in_fd;
-  stream_u in;        /* when in_kind is END_STREAM */
-  uv_fs_t in_req;     /* when in_kind is END_FILE */
-  int in_req_active;  /* a uv_fs_read is outstanding */
-  int reading;        /* lines and EOF still wanted */
+  stream_u in;       /* when in_kind is END_STREAM */
+  uv_fs_t in_req;    /* when in_kind is END_FILE */
+  int in_req_active; /* a uv_fs_read is outstanding */
+  int reading;       /* lines and EOF still wanted */
   char in_buf[READ_CHUNK];
 
   end_kind_t out_kind;
   int out_fd;
   stream_u out;
-  int out_broken;     /* a write failed: the reader is gone, drop the rest */
+  int out_broken; /* a write failed: the reader is gone, drop the rest */
   size_t writes_pending;
 
   uv_timer_t flush_timer; /* bounds the wait for queued writes at close */
@@ -62,28 +62,28 @@ static int open_end(stdio_t *io, int fd, int readable, stream_u *s, end_kind_t *
   uv_handle_type t = uv_guess_handle(fd);
   int rc;
   switch (t) {
-  case UV_TTY:
-    *kind = END_STREAM;
-    rc = uv_tty_init(io->loop, &s->tty, fd, readable);
-    break;
-  case UV_NAMED_PIPE:
-  case UV_TCP:
-  case UV_UDP:
-    *kind = END_STREAM;
-    rc = uv_pipe_init(io->loop, &s->pipe, 0);
-    if (rc == 0) {
-      rc = uv_pipe_open(&s->pipe, fd);
-      if (rc != 0) {
-        uv_close(&s->handle, NULL);
-        return rc;
+    case UV_TTY:
+      *kind = END_STREAM;
+      rc = uv_tty_init(io->loop, &s->tty, fd, readable);
+      break;
+    case UV_NAMED_PIPE:
+    case UV_TCP:
+    case UV_UDP:
+      *kind = END_STREAM;
+      rc = uv_pipe_init(io->loop, &s->pipe, 0);
+      if (rc == 0) {
+        rc = uv_pipe_open(&s->pipe, fd);
+        if (rc != 0) {
+          uv_close(&s->handle, NULL);
+          return rc;
+        }
       }
-    }
-    break;
-  case UV_FILE:
-    *kind = END_FILE;
-    return 0;
-  default:
-    return UV_EINVAL;
+      break;
+    case UV_FILE:
+      *kind = END_FILE;
+      return 0;
+    default:
+      return UV_EINVAL;
   }
   if (rc == 0) {
     s->handle.data = io;
@@ -92,8 +92,8 @@ static int open_end(stdio_t *io, int fd, int readable, stream_u *s, end_kind_t *
   return rc;
 }
 
-int stdio_new(uv_loop_t *loop, int in_fd, int out_fd, size_t max_line,
-              const stdio_callbacks_t *cbs, stdio_t **out) {
+int stdio_new(uv_loop_t *loop, int in_fd, int out_fd, size_t max_line, const stdio_callbacks_t *cbs,
+              stdio_t **out) {
   stdio_t *io = calloc(1, sizeof *io);
   if (!io) return UV_ENOMEM;
   io->loop = loop;
@@ -282,9 +282,12 @@ static void close_cb(uv_handle_t *h) {
  * and the queued writes, close the handles, then report done. */
 static void maybe_finish_close(stdio_t *io) {
   if (!io->closing || io->in_req_active || io->writes_pending > 0) return;
-  if (!uv_is_closing((uv_handle_t *)&io->flush_timer)) uv_close((uv_handle_t *)&io->flush_timer, close_cb);
-  if (io->in_kind == END_STREAM && !uv_is_closing(&io->in.handle)) uv_close(&io->in.handle, close_cb);
-  if (io->out_kind == END_STREAM && !uv_is_closing(&io->out.handle)) uv_close(&io->out.handle, close_cb);
+  if (!uv_is_closing((uv_handle_t *)&io->flush_timer))
+    uv_close((uv_handle_t *)&io->flush_timer, close_cb);
+  if (io->in_kind == END_STREAM && !uv_is_closing(&io->in.handle))
+    uv_close(&io->in.handle, close_cb);
+  if (io->out_kind == END_STREAM && !uv_is_closing(&io->out.handle))
+    uv_close(&io->out.handle, close_cb);
   if (io->open_handles > 0) return;
   void (*done)(void *) = io->done;
   void *arg = io->done_arg;
@@ -308,6 +311,7 @@ void stdio_close(stdio_t *io, void (*done)(void *arg), void *arg) {
   io->closing = 1;
   io->done = done;
   io->done_arg = arg;
-  if (io->writes_pending > 0) uv_timer_start(&io->flush_timer, flush_timeout_cb, FLUSH_TIMEOUT_MS, 0);
+  if (io->writes_pending > 0)
+    uv_timer_start(&io->flush_timer, flush_timeout_cb, FLUSH_TIMEOUT_MS, 0);
   maybe_finish_close(io);
 }

@@ -17,7 +17,8 @@ static jsonrpc_msg_t classify(const char *text, json_t **keep) {
 
 START_TEST(request_and_notification) {
   json_t *j;
-  jsonrpc_msg_t m = classify("{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"ping\",\"params\":{}}", &j);
+  jsonrpc_msg_t m =
+      classify("{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"ping\",\"params\":{}}", &j);
   ck_assert_int_eq(m.kind, JSONRPC_REQUEST);
   ck_assert_str_eq(m.method, "ping");
   ck_assert(json_is_integer(m.id) && json_integer_value(m.id) == 0); /* id 0 is an id */
@@ -83,14 +84,17 @@ START_TEST(builders) {
   json_decref(r);
   r = jsonrpc_error_new(NULL, RPC_PARSE_ERROR, NULL, NULL);
   s = json_dumps(r, JSON_COMPACT | JSON_SORT_KEYS);
-  ck_assert_str_eq(s, "{\"error\":{\"code\":-32700,\"message\":\"Parse error\"},\"jsonrpc\":\"2.0\"}");
+  ck_assert_str_eq(s,
+                   "{\"error\":{\"code\":-32700,\"message\":\"Parse error\"},\"jsonrpc\":\"2.0\"}");
   free(s);
   json_decref(r);
   /* An unusable id is left out, never written as null. */
   json_t *bad = json_real(1.5);
   r = jsonrpc_error_new(bad, RPC_INVALID_REQUEST, "m", json_pack("{s:i}", "a", 1));
   ck_assert_ptr_null(json_object_get(r, "id"));
-  ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(json_object_get(r, "error"), "data"), "a")), 1);
+  ck_assert_int_eq(json_integer_value(
+                       json_object_get(json_object_get(json_object_get(r, "error"), "data"), "a")),
+                   1);
   json_decref(r);
   json_decref(bad);
   json_decref(id);

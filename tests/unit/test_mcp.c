@@ -10,7 +10,7 @@
 #include "frames_tool.h"
 #include "mcp.h"
 
-static json_t *out;      /* every emitted message, parsed */
+static json_t *out; /* every emitted message, parsed */
 static mcp_session_t *s;
 static json_t *schema;
 
@@ -72,8 +72,12 @@ static void teardown(void) {
   json_decref(schema);
 }
 
-static void feed(const char *line) { mcp_session_handle_line(s, line, strlen(line)); }
-static json_t *msg(size_t i) { return json_array_get(out, i); }
+static void feed(const char *line) {
+  mcp_session_handle_line(s, line, strlen(line));
+}
+static json_t *msg(size_t i) {
+  return json_array_get(out, i);
+}
 static json_t *get(json_t *m, const char *path) { /* "a.b.c" */
   char buf[256];
   snprintf(buf, sizeof buf, "%s", path);
@@ -83,16 +87,18 @@ static json_t *get(json_t *m, const char *path) { /* "a.b.c" */
 static void init(const char *version) {
   char line[256];
   snprintf(line, sizeof line,
-           "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"%s\","
+           "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{"
+           "\"protocolVersion\":\"%s\","
            "\"capabilities\":{},\"clientInfo\":{\"name\":\"t\",\"version\":\"0\"}}}",
            version);
   feed(line);
 }
-#define CALL(id, args, meta)                                                                   \
-  "{\"jsonrpc\":\"2.0\",\"id\":" id ",\"method\":\"tools/call\",\"params\":{\"name\":\"telescope_frames\"," \
+#define CALL(id, args, meta)                                              \
+  "{\"jsonrpc\":\"2.0\",\"id\":" id                                       \
+  ",\"method\":\"tools/call\",\"params\":{\"name\":\"telescope_frames\"," \
   "\"arguments\":" args meta "}}"
-#define MODERN_META                                                                                \
-  "\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","                         \
+#define MODERN_META                                                        \
+  "\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\"," \
   "\"io.modelcontextprotocol/clientCapabilities\":{}}"
 
 START_TEST(version_negotiation) {
@@ -151,14 +157,18 @@ START_TEST(modern_request_is_stateless) {
   ck_assert_str_eq(json_string_value(get(msg(2), "result.resultType")), "complete");
   ck_assert_ptr_nonnull(get(msg(2), "result.structuredContent"));
   /* -32022 for a version the modern path does not speak */
-  feed("{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"ping\",\"params\":{\"_meta\":{"
-       "\"io.modelcontextprotocol/protocolVersion\":\"2030-01-01\",\"io.modelcontextprotocol/clientCapabilities\":{}}}}");
+  feed(
+      "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"ping\",\"params\":{\"_meta\":{"
+      "\"io.modelcontextprotocol/protocolVersion\":\"2030-01-01\",\"io.modelcontextprotocol/"
+      "clientCapabilities\":{}}}}");
   ck_assert_int_eq(json_integer_value(get(msg(3), "error.code")), -32022);
   ck_assert_str_eq(json_string_value(get(msg(3), "error.data.requested")), "2030-01-01");
-  ck_assert_str_eq(json_string_value(json_array_get(get(msg(3), "error.data.supported"), 0)), "2026-07-28");
+  ck_assert_str_eq(json_string_value(json_array_get(get(msg(3), "error.data.supported"), 0)),
+                   "2026-07-28");
   /* -32602 for a malformed _meta */
-  feed("{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"ping\",\"params\":{\"_meta\":{"
-       "\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\"}}}");
+  feed(
+      "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"ping\",\"params\":{\"_meta\":{"
+      "\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\"}}}");
   ck_assert_int_eq(json_integer_value(get(msg(4), "error.code")), -32602);
   feed("{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"server/discover\"}");
   ck_assert_str_eq(json_string_value(get(msg(5), "result.resultType")), "complete");
@@ -176,7 +186,9 @@ START_TEST(arguments_validated_before_the_tool) {
   ck_assert_ptr_null(get(msg(1), "result.structuredContent"));
   ck_assert_str_eq(json_string_value(get(json_array_get(get(msg(1), "result.content"), 0), "text")),
                    "limit: must be an integer from 0 to 1000, got 5000");
-  feed("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"telescope_frames\"}}");
+  feed(
+      "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/"
+      "call\",\"params\":{\"name\":\"telescope_frames\"}}");
   ck_assert_int_eq(invoked, 1); /* absent arguments are {} */
 }
 END_TEST
@@ -199,14 +211,16 @@ START_TEST(deferred_finish_and_progress) {
   ck_assert_str_eq(json_string_value(get(msg(1), "params.message")), "one");
   ck_assert_ptr_null(get(msg(2), "params.total"));
   ck_assert_ptr_null(get(msg(2), "params.message"));
-  tool_call_finish(held, json_pack("{s:s}", "action", "read"), 1, json_pack("[{s:s,s:s}]", "type", "text", "text", "more"));
+  tool_call_finish(held, json_pack("{s:s}", "action", "read"), 1,
+                   json_pack("[{s:s,s:s}]", "type", "text", "text", "more"));
   held = NULL;
   ck_assert_uint_eq(mcp_session_inflight(s), 0);
   json_t *r = msg(3);
   ck_assert_int_eq(json_integer_value(get(r, "id")), 7);
   ck_assert(json_is_true(get(r, "result.isError")));
   ck_assert_uint_eq(json_array_size(get(r, "result.content")), 2);
-  ck_assert_str_eq(json_string_value(get(json_array_get(get(r, "result.content"), 1), "text")), "more");
+  ck_assert_str_eq(json_string_value(get(json_array_get(get(r, "result.content"), 1), "text")),
+                   "more");
   /* An integer token is echoed as an integer; no token → no progress. */
   feed(CALL("8", "{}", ",\"_meta\":{\"progressToken\":42}"));
   tool_call_progress(held, 1, 0, NULL);
@@ -226,9 +240,12 @@ START_TEST(cancel_with_hook_sends_nothing) {
   mode = DEFER_WITH_HOOK;
   feed(CALL("\"c1\"", "{}", ""));
   ck_assert_ptr_nonnull(held);
-  feed("{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":1}}"); /* other id */
+  feed(
+      "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":1}}"); /* other id */
   ck_assert_int_eq(hook_calls, 0);
-  feed("{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":\"c1\"}}");
+  feed(
+      "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/"
+      "cancelled\",\"params\":{\"requestId\":\"c1\"}}");
   ck_assert_int_eq(hook_calls, 1);
   ck_assert_ptr_null(held);
   ck_assert_uint_eq(mcp_session_inflight(s), 0);
@@ -280,8 +297,10 @@ END_TEST
 START_TEST(batch_waits_for_async_answers) {
   init("2025-03-26");
   mode = DEFER;
-  feed("[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}," CALL("2", "{}", "") ","
-       "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}]");
+  feed("[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}," CALL(
+      "2", "{}",
+      "") ","
+          "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}]");
   ck_assert_uint_eq(json_array_size(out), 1); /* held until the call finishes */
   tool_call_finish(held, json_object(), 0, NULL);
   held = NULL;
@@ -304,12 +323,14 @@ START_TEST(text_is_capped_on_a_character_boundary) {
   init("2025-11-25");
   mode = HUGE_TEXT;
   feed(CALL("1", "{}", ""));
-  const char *text = json_string_value(get(json_array_get(get(msg(1), "result.content"), 0), "text"));
+  const char *text =
+      json_string_value(get(json_array_get(get(msg(1), "result.content"), 0), "text"));
   ck_assert_ptr_nonnull(text);
   ck_assert_uint_le(strlen(text), 64 * 1024);
   ck_assert_ptr_nonnull(strstr(text, "(truncated)"));
   /* structuredContent is not cut: it is the schema-checked value */
-  ck_assert_uint_eq(strlen(json_string_value(get(msg(1), "result.structuredContent.action"))), 100000);
+  ck_assert_uint_eq(strlen(json_string_value(get(msg(1), "result.structuredContent.action"))),
+                    100000);
 }
 END_TEST
 
