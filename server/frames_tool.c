@@ -6,6 +6,7 @@
 #include "codes.h"
 #include "log.h"
 #include "schema_embed.h"
+#include "validate.h"
 
 struct frames_tool {
   uv_loop_t *loop;
@@ -63,11 +64,21 @@ frames_tool_t *frames_tool_new(uv_loop_t *loop, const config_t *cfg) {
   t->loop = loop;
   t->cfg = cfg;
   t->input_schema = frames_tool_input_schema_new();
-  if (!t->input_schema) {
-    free(t);
-    return NULL;
+  if (!t->input_schema) goto fail_schema;
+  /* The validator knows a subset of JSON Schema: a schema change it cannot
+   * enforce must stop the server, not silently pass bad arguments. */
+  char err[256];
+  if (validate_schema_check(t->input_schema, err, sizeof err) != 0) {
+    log_error("schema/telescope_frames.input.json: %s", err);
+    goto fail_check;
   }
   return t;
+
+fail_check:
+  json_decref(t->input_schema);
+fail_schema:
+  free(t);
+  return NULL;
 }
 
 static void invoke_cb(void *arg, tool_call_t *call, json_t *args) {
