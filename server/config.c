@@ -60,12 +60,16 @@ config_result_t config_parse(config_t *cfg, int argc, char **argv, FILE *out, FI
   if ((env = getenv("TELESCOPE_LOG_LEVEL")) && *env) {
     int l = log_level_parse(env);
     if (l < 0) {
-      fprintf(err, "telescope-mcp: TELESCOPE_LOG_LEVEL: unknown level '%s' (error|warn|info|debug|trace)\n", env);
+      fprintf(
+          err,
+          "telescope-mcp: TELESCOPE_LOG_LEVEL: unknown level '%s' (error|warn|info|debug|trace)\n",
+          env);
       return CONFIG_USAGE;
     }
     cfg->log_level = (log_level_t)l;
   }
-  if ((env = getenv("TELESCOPE_VM_SERVICE_URI")) && *env && set_str(&cfg->vm_service_uri, env)) goto oom;
+  if ((env = getenv("TELESCOPE_VM_SERVICE_URI")) && *env && set_str(&cfg->vm_service_uri, env))
+    goto oom;
   if ((env = getenv("TELESCOPE_VM_SERVICE_URI_FILE")) && *env &&
       set_str(&cfg->vm_service_uri_file, env))
     goto oom;
@@ -85,15 +89,17 @@ config_result_t config_parse(config_t *cfg, int argc, char **argv, FILE *out, FI
       continue;
     }
     /* The valued flags, as "--flag VALUE" or "--flag=VALUE". */
-    static const char *valued[] = {"--log-level", "--vm-service-uri", "--vm-service-uri-file",
+    static const char *valued[] = {"--log-level",       "--vm-service-uri", "--vm-service-uri-file",
                                    "--call-timeout-ms", "--max-line-bytes", NULL};
     const char *flag = NULL, *val = NULL;
     for (const char **f = valued; *f; f++) {
       size_t n = strlen(*f);
       if (strncmp(a, *f, n) == 0 && (a[n] == '\0' || a[n] == '=')) {
         flag = *f;
-        if (a[n] == '=') val = a + n + 1;
-        else if (i + 1 < argc) val = argv[++i];
+        if (a[n] == '=')
+          val = a + n + 1;
+        else if (i + 1 < argc)
+          val = argv[++i];
         break;
       }
     }
@@ -109,7 +115,9 @@ config_result_t config_parse(config_t *cfg, int argc, char **argv, FILE *out, FI
     if (strcmp(flag, "--log-level") == 0) {
       int l = log_level_parse(val);
       if (l < 0) {
-        fprintf(err, "telescope-mcp: --log-level: unknown level '%s' (error|warn|info|debug|trace)\n", val);
+        fprintf(err,
+                "telescope-mcp: --log-level: unknown level '%s' (error|warn|info|debug|trace)\n",
+                val);
         return CONFIG_USAGE;
       }
       cfg->log_level = (log_level_t)l;
@@ -127,13 +135,18 @@ config_result_t config_parse(config_t *cfg, int argc, char **argv, FILE *out, FI
       if (set_str(&cfg->vm_service_uri_file, val)) goto oom;
     } else if (strcmp(flag, "--call-timeout-ms") == 0) {
       if (parse_uint(val, 1, 600000, &n)) {
-        fprintf(err, "telescope-mcp: --call-timeout-ms: must be an integer from 1 to 600000, got '%s'\n", val);
+        fprintf(err,
+                "telescope-mcp: --call-timeout-ms: must be an integer from 1 to 600000, got '%s'\n",
+                val);
         return CONFIG_USAGE;
       }
       cfg->call_timeout_ms = (unsigned)n;
     } else if (strcmp(flag, "--max-line-bytes") == 0) {
       if (parse_uint(val, 1024, (unsigned long long)1 << 30, &n)) {
-        fprintf(err, "telescope-mcp: --max-line-bytes: must be an integer from 1024 to 1073741824, got '%s'\n", val);
+        fprintf(err,
+                "telescope-mcp: --max-line-bytes: must be an integer from 1024 to 1073741824, got "
+                "'%s'\n",
+                val);
         return CONFIG_USAGE;
       }
       cfg->max_line_bytes = (size_t)n;

@@ -9,21 +9,22 @@
 #include "log.h"
 
 typedef struct {
-  log_level_t log_level;      /* --log-level / TELESCOPE_LOG_LEVEL, default warn */
-  char *vm_service_uri;       /* --vm-service-uri / TELESCOPE_VM_SERVICE_URI; owned, NULL if none */
-  char *vm_service_uri_file;  /* --vm-service-uri-file / TELESCOPE_VM_SERVICE_URI_FILE; owned, NULL if none */
-  unsigned call_timeout_ms;   /* --call-timeout-ms, default 3000 */
-  int allow_remote;           /* --allow-remote: accept non-loopback VM-service hosts */
-  size_t max_line_bytes;      /* --max-line-bytes, default 4 MiB */
+  log_level_t log_level;     /* --log-level / TELESCOPE_LOG_LEVEL, default warn */
+  char *vm_service_uri;      /* --vm-service-uri / TELESCOPE_VM_SERVICE_URI; owned, NULL if none */
+  char *vm_service_uri_file; /* --vm-service-uri-file / TELESCOPE_VM_SERVICE_URI_FILE; owned, NULL
+                                if none */
+  unsigned call_timeout_ms;  /* --call-timeout-ms, default 3000 */
+  int allow_remote;          /* --allow-remote: accept non-loopback VM-service hosts */
+  size_t max_line_bytes;     /* --max-line-bytes, default 4 MiB */
 } config_t;
 
 #define CONFIG_DEFAULT_CALL_TIMEOUT_MS 3000u
 #define CONFIG_DEFAULT_MAX_LINE_BYTES ((size_t)4 << 20)
 
 typedef enum {
-  CONFIG_RUN = 0,   /* go on and serve */
-  CONFIG_DONE = 1,  /* --help or --version was printed: exit 0 */
-  CONFIG_USAGE = 2  /* bad command line, message written to err: exit 2 */
+  CONFIG_RUN = 0,  /* go on and serve */
+  CONFIG_DONE = 1, /* --help or --version was printed: exit 0 */
+  CONFIG_USAGE = 2 /* bad command line, message written to err: exit 2 */
 } config_result_t;
 
 /* Fills cfg from argv and the process environment. Help and version go to

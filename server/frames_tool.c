@@ -8,6 +8,7 @@
 #include "frames_tool_int.h"
 #include "schema_embed.h"
 #include "session.h"
+#include "validate.h"
 
 const char frames_tool_instructions[] =
     "telescope measures a running Flutter app's frame performance through the tool "
@@ -46,10 +47,10 @@ json_t *frames_tool_definition(const char *v) {
   if (mcp_version_at_least(v, "2025-03-26"))
     /* start/stop switch attribution in the app, so not read-only; nothing is
      * lost by repeating a call, but a second start is not a no-op. */
-    json_object_set_new(d, "annotations",
-                        json_pack("{s:s, s:b, s:b, s:b, s:b}", "title", "Flutter frame performance",
-                                  "readOnlyHint", 0, "destructiveHint", 0, "idempotentHint", 0,
-                                  "openWorldHint", 0));
+    json_object_set_new(
+        d, "annotations",
+        json_pack("{s:s, s:b, s:b, s:b, s:b}", "title", "Flutter frame performance", "readOnlyHint",
+                  0, "destructiveHint", 0, "idempotentHint", 0, "openWorldHint", 0));
   return d;
 }
 
@@ -59,12 +60,22 @@ frames_tool_t *frames_tool_new(uv_loop_t *loop, const config_t *cfg) {
   t->loop = loop;
   t->cfg = cfg;
   t->input_schema = frames_tool_input_schema_new();
-  if (!t->input_schema) {
-    free(t);
-    return NULL;
+  if (!t->input_schema) goto fail_schema;
+  /* The validator knows a subset of JSON Schema: a schema change it cannot
+   * enforce must stop the server, not silently pass bad arguments. */
+  char err[256];
+  if (validate_schema_check(t->input_schema, err, sizeof err) != 0) {
+    log_error("schema/telescope_frames.input.json: %s", err);
+    goto fail_check;
   }
   summary_clock_init(&t->clock);
   return t;
+
+fail_check:
+  json_decref(t->input_schema);
+fail_schema:
+  free(t);
+  return NULL;
 }
 
 static void invoke_cb(void *arg, tool_call_t *call, json_t *args) {

@@ -21,7 +21,9 @@ json_t *jsonrpc_parse(const char *line, size_t len, char *why, size_t why_len) {
   return msg;
 }
 
-int jsonrpc_id_valid(const json_t *id) { return json_is_string(id) || json_is_integer(id); }
+int jsonrpc_id_valid(const json_t *id) {
+  return json_is_string(id) || json_is_integer(id);
+}
 
 static void invalid(jsonrpc_msg_t *out, json_t *id, const char *why) {
   out->kind = JSONRPC_INVALID;

@@ -3,7 +3,10 @@
  * EOF, SIGTERM or SIGINT: cancel what is in flight, flush stdout, close every
  * handle, prove the loop empty (uv_loop_close == 0), exit 0.
  * Exit codes: 0 normal, 1 fatal runtime error, 2 bad command line. */
+#include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +35,25 @@ typedef struct {
  * is under way) may still finish within this many ms; then they are
  * cancelled. Keeps the exit well within the 200 ms the spec asks. */
 #define EOF_GRACE_MS 120
+/* A closed fd 0-2 would be reused by libuv for its own descriptors, which it
+ * then refuses to close (an assertion aborts). stdin and stdout are the
+ * transport, so without them there is nothing to do: fatal. A closed stderr
+ * only silences logs. */
+static int check_std_fds(void) {
+  for (int fd = 0; fd <= 2; fd++) {
+    if (fcntl(fd, F_GETFD) != -1 || errno != EBADF) continue;
+    int nfd = open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
+    if (nfd != fd) {
+      if (nfd >= 0) close(nfd);
+      return -1;
+    }
+    if (fd < 2) {
+      log_error("%s is closed; it is the MCP transport", fd == 0 ? "stdin" : "stdout");
+      return -1;
+    }
+  }
+  return 0;
+}
 
 static void emit_line(void *arg, const char *line, size_t len) {
   app_t *app = arg;
@@ -93,8 +115,10 @@ static void on_eof(void *arg) {
   uv_timer_start(&app->grace, grace_tick, 5, 5);
 }
 
+#define container_of(ptr, type, member) ((type *)((char *)(ptr)-offsetof(type, member)))
+
 static void on_signal(uv_signal_t *h, int signum) {
-  app_t *app = h->data;
+  app_t *app = signum == SIGTERM ? container_of(h, app_t, sigterm) : container_of(h, app_t, sigint);
   app_stop(app, signum == SIGTERM ? "SIGTERM" : "SIGINT");
 }
 
@@ -104,12 +128,21 @@ int main(int argc, char **argv) {
   int rc = 1;
 
   switch (config_parse(&app.cfg, argc, argv, stdout, stderr)) {
-  case CONFIG_RUN: break;
-  case CONFIG_DONE: config_close(&app.cfg); return 0;
-  case CONFIG_USAGE: config_close(&app.cfg); return 2;
+    case CONFIG_RUN:
+      break;
+    case CONFIG_DONE:
+      config_close(&app.cfg);
+      return 0;
+    case CONFIG_USAGE:
+      config_close(&app.cfg);
+      return 2;
   }
   log_set_name("telescope-mcp");
   log_set_level(app.cfg.log_level);
+  if (check_std_fds() != 0) {
+    config_close(&app.cfg);
+    return 1;
+  }
   /* A write to a closed stdout must come back as EPIPE, not kill us. */
   signal(SIGPIPE, SIG_IGN);
 
@@ -129,14 +162,14 @@ int main(int argc, char **argv) {
   mcp_session_set_instructions(app.mcp, frames_tool_instructions);
 
   stdio_callbacks_t cbs = {on_line, on_eof, &app};
-  int err = stdio_new(&app.loop, STDIN_FILENO, STDOUT_FILENO, app.cfg.max_line_bytes, &cbs, &app.io);
+  int err =
+      stdio_new(&app.loop, STDIN_FILENO, STDOUT_FILENO, app.cfg.max_line_bytes, &cbs, &app.io);
   if (err != 0) {
     log_error("cannot use stdin/stdout: %s", uv_strerror(err));
     goto fail_io;
   }
   uv_signal_init(&app.loop, &app.sigterm);
   uv_signal_init(&app.loop, &app.sigint);
-  app.sigterm.data = app.sigint.data = &app;
   uv_signal_start(&app.sigterm, on_signal, SIGTERM);
   uv_signal_start(&app.sigint, on_signal, SIGINT);
   if ((err = stdio_start(app.io)) != 0) {

@@ -25,13 +25,13 @@ typedef struct {
 } batch_t;
 
 struct tool_call {
-  mcp_session_t *s;      /* NULL once cancelled: the call is detached */
-  json_t *id;            /* request id, owned */
+  mcp_session_t *s;       /* NULL once cancelled: the call is detached */
+  json_t *id;             /* request id, owned */
   json_t *progress_token; /* owned, NULL without one */
   double last_progress;
   int sent_progress;
-  const char *version;   /* static string: the revision of the request */
-  batch_t *batch;        /* NULL outside a batch */
+  const char *version; /* static string: the revision of the request */
+  batch_t *batch;      /* NULL outside a batch */
   void (*cancel_cb)(void *arg);
   void *cancel_arg;
   int cancelled;
@@ -60,7 +60,9 @@ int mcp_version_supported(const char *v) {
   return strcmp(v, MCP_MODERN_VERSION) == 0;
 }
 
-int mcp_version_at_least(const char *v, const char *since) { return v && strcmp(v, since) >= 0; }
+int mcp_version_at_least(const char *v, const char *since) {
+  return v && strcmp(v, since) >= 0;
+}
 
 static const char *legacy_match(const char *v) {
   for (size_t i = 0; i < N_LEGACY; i++)
@@ -68,7 +70,9 @@ static const char *legacy_match(const char *v) {
   return NULL;
 }
 
-static int is_modern(const char *v) { return strcmp(v, MCP_MODERN_VERSION) == 0; }
+static int is_modern(const char *v) {
+  return strcmp(v, MCP_MODERN_VERSION) == 0;
+}
 
 /* ---- output ------------------------------------------------------------ */
 
@@ -100,8 +104,8 @@ static void send_msg(mcp_session_t *s, batch_t *b, json_t *msg) {
     emit_json(s, msg);
 }
 
-static void send_error(mcp_session_t *s, batch_t *b, const json_t *id, int code, const char *message,
-                       json_t *data) {
+static void send_error(mcp_session_t *s, batch_t *b, const json_t *id, int code,
+                       const char *message, json_t *data) {
   send_msg(s, b, jsonrpc_error_new(id, code, message, data));
 }
 
@@ -140,16 +144,22 @@ void mcp_session_free(mcp_session_t *s) {
   free(s);
 }
 
-size_t mcp_session_inflight(const mcp_session_t *s) { return s->n_inflight; }
-const char *mcp_session_protocol_version(const mcp_session_t *s) { return s->negotiated; }
+size_t mcp_session_inflight(const mcp_session_t *s) {
+  return s->n_inflight;
+}
+const char *mcp_session_protocol_version(const mcp_session_t *s) {
+  return s->negotiated;
+}
 
 /* ---- tool calls -------------------------------------------------------- */
 
 static void call_unlink(tool_call_t *c) {
   mcp_session_t *s = c->s;
   if (!s) return;
-  if (c->prev) c->prev->next = c->next;
-  else s->inflight = c->next;
+  if (c->prev)
+    c->prev->next = c->next;
+  else
+    s->inflight = c->next;
   if (c->next) c->next->prev = c->prev;
   c->prev = c->next = NULL;
   s->n_inflight--;
@@ -184,8 +194,12 @@ void tool_call_on_cancel(tool_call_t *c, void (*cb)(void *arg), void *arg) {
   c->cancel_arg = arg;
 }
 
-const char *tool_call_protocol_version(const tool_call_t *c) { return c->version; }
-int tool_call_cancelled(const tool_call_t *c) { return c->cancelled; }
+const char *tool_call_protocol_version(const tool_call_t *c) {
+  return c->version;
+}
+int tool_call_cancelled(const tool_call_t *c) {
+  return c->cancelled;
+}
 
 void tool_call_progress(tool_call_t *c, double progress, double total, const char *message) {
   if (!c->progress_token || c->cancelled) return;
@@ -210,7 +224,9 @@ static json_t *text_block(const char *text) {
   json_t *b = json_object();
   json_object_set_new(b, "type", json_string("text"));
   if (len <= TEXT_CAP) {
-    json_object_set_new(b, "text", json_string(text));
+    json_t *t = json_string(text);
+    /* Never send a block without text: invalid UTF-8 would be our bug. */
+    json_object_set_new(b, "text", t ? t : json_string("(text was not valid UTF-8)"));
     return b;
   }
   size_t keep = TEXT_CAP - sizeof mark + 1;
@@ -305,7 +321,8 @@ static void do_initialize(req_t *r) {
 static void do_discover(req_t *r) {
   json_t *versions = json_array();
   json_array_append_new(versions, json_string(MCP_MODERN_VERSION));
-  for (size_t i = 0; i < N_LEGACY; i++) json_array_append_new(versions, json_string(legacy_versions[i]));
+  for (size_t i = 0; i < N_LEGACY; i++)
+    json_array_append_new(versions, json_string(legacy_versions[i]));
   json_t *res = json_object();
   json_object_set_new(res, "supportedVersions", versions);
   json_object_set_new(res, "capabilities", json_pack("{s:{}}", "tools"));
@@ -317,7 +334,9 @@ static void do_discover(req_t *r) {
   send_result(r->s, r->batch, r->id, MCP_MODERN_VERSION, res);
 }
 
-static void do_ping(req_t *r) { send_result(r->s, r->batch, r->id, r->version, json_object()); }
+static void do_ping(req_t *r) {
+  send_result(r->s, r->batch, r->id, r->version, json_object());
+}
 
 static void do_tools_list(req_t *r) {
   json_t *cursor = json_object_get(r->params, "cursor");
@@ -348,12 +367,14 @@ static void do_tools_call(req_t *r) {
   mcp_session_t *s = r->s;
   char msg[512];
   if (!json_is_object(r->params)) {
-    send_error(s, r->batch, r->id, RPC_INVALID_PARAMS, "tools/call: params must be an object", NULL);
+    send_error(s, r->batch, r->id, RPC_INVALID_PARAMS, "tools/call: params must be an object",
+               NULL);
     return;
   }
   json_t *name = json_object_get(r->params, "name");
   if (!json_is_string(name)) {
-    send_error(s, r->batch, r->id, RPC_INVALID_PARAMS, "tools/call: params.name must be a string", NULL);
+    send_error(s, r->batch, r->id, RPC_INVALID_PARAMS, "tools/call: params.name must be a string",
+               NULL);
     return;
   }
   const mcp_tool_t *tool = NULL;
@@ -366,8 +387,8 @@ static void do_tools_call(req_t *r) {
   }
   json_t *args = json_object_get(r->params, "arguments");
   if (args && !json_is_object(args)) {
-    send_error(s, r->batch, r->id, RPC_INVALID_PARAMS, "tools/call: params.arguments must be an object",
-               NULL);
+    send_error(s, r->batch, r->id, RPC_INVALID_PARAMS,
+               "tools/call: params.arguments must be an object", NULL);
     return;
   }
   json_t *meta = json_object_get(r->params, "_meta");
@@ -378,7 +399,8 @@ static void do_tools_call(req_t *r) {
     return;
   }
   if (find_inflight(s, r->id)) {
-    send_error(s, r->batch, r->id, RPC_INVALID_REQUEST, "a request with this id is still running", NULL);
+    send_error(s, r->batch, r->id, RPC_INVALID_REQUEST, "a request with this id is still running",
+               NULL);
     return;
   }
 
@@ -445,15 +467,20 @@ static int request_version(req_t *r) {
 
 static void handle_request(mcp_session_t *s, batch_t *b, jsonrpc_msg_t *m) {
   req_t r = {s, b, m->id, m->params, NULL};
+  log_debug("request %s", m->method);
   if (strcmp(m->method, "initialize") == 0) {
     do_initialize(&r);
     return;
   }
   if (request_version(&r) != 0) return;
-  if (strcmp(m->method, "server/discover") == 0) do_discover(&r);
-  else if (strcmp(m->method, "ping") == 0) do_ping(&r);
-  else if (strcmp(m->method, "tools/list") == 0) do_tools_list(&r);
-  else if (strcmp(m->method, "tools/call") == 0) do_tools_call(&r);
+  if (strcmp(m->method, "server/discover") == 0)
+    do_discover(&r);
+  else if (strcmp(m->method, "ping") == 0)
+    do_ping(&r);
+  else if (strcmp(m->method, "tools/list") == 0)
+    do_tools_list(&r);
+  else if (strcmp(m->method, "tools/call") == 0)
+    do_tools_call(&r);
   else {
     char msg[256];
     snprintf(msg, sizeof msg, "Method not found: %.200s", m->method);
@@ -465,18 +492,21 @@ static void handle_message(mcp_session_t *s, batch_t *b, json_t *msg) {
   jsonrpc_msg_t m;
   jsonrpc_classify(msg, &m);
   switch (m.kind) {
-  case JSONRPC_INVALID:
-    send_error(s, b, m.id, m.error, m.why, NULL);
-    break;
-  case JSONRPC_RESPONSE:
-    break; /* we never send requests, so there is nothing to match */
-  case JSONRPC_NOTIFICATION:
-    if (strcmp(m.method, "notifications/initialized") == 0) s->initialized = 1;
-    else if (strcmp(m.method, "notifications/cancelled") == 0) do_cancelled(s, m.params);
-    break; /* unknown notifications are ignored: they never get an answer */
-  case JSONRPC_REQUEST:
-    handle_request(s, b, &m);
-    break;
+    case JSONRPC_INVALID:
+      send_error(s, b, m.id, m.error, m.why, NULL);
+      break;
+    case JSONRPC_RESPONSE:
+      break; /* we never send requests, so there is nothing to match */
+    case JSONRPC_NOTIFICATION:
+      log_debug("notification %s", m.method);
+      if (strcmp(m.method, "notifications/initialized") == 0)
+        s->initialized = 1;
+      else if (strcmp(m.method, "notifications/cancelled") == 0)
+        do_cancelled(s, m.params);
+      break; /* unknown notifications are ignored: they never get an answer */
+    case JSONRPC_REQUEST:
+      handle_request(s, b, &m);
+      break;
   }
 }
 
@@ -484,6 +514,7 @@ void mcp_session_handle_line(mcp_session_t *s, const char *line, size_t len) {
   char why[160];
   json_t *msg = jsonrpc_parse(line, len, why, sizeof why);
   if (!msg) {
+    log_info("unparsable line: %s", why);
     char text[200];
     snprintf(text, sizeof text, "Parse error: %s", why);
     send_error(s, NULL, NULL, RPC_PARSE_ERROR, text, NULL);
@@ -514,6 +545,7 @@ void mcp_session_handle_line(mcp_session_t *s, const char *line, size_t len) {
 
 void mcp_session_handle_oversize(mcp_session_t *s, size_t limit) {
   char text[160];
-  snprintf(text, sizeof text, "Invalid Request: line longer than the limit of %zu bytes; skipped", limit);
+  snprintf(text, sizeof text, "Invalid Request: line longer than the limit of %zu bytes; skipped",
+           limit);
   send_error(s, NULL, NULL, RPC_INVALID_REQUEST, text, NULL);
 }

@@ -1,11 +1,15 @@
 #include "stdio_transport.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "log.h"
 
 #define READ_CHUNK 65536
+#define container_of(ptr, type, member) ((type *)((char *)(ptr)-offsetof(type, member)))
+/* How long shutdown waits for a client that stopped reading our stdout. */
+#define FLUSH_TIMEOUT_MS 1000
 
 typedef enum { END_STREAM, END_FILE } end_kind_t;
 
@@ -23,17 +27,19 @@ struct stdio_s {
 
   end_kind_t in_kind;
   int in_fd;
-  stream_u in;        /* when in_kind is END_STREAM */
-  uv_fs_t in_req;     /* when in_kind is END_FILE */
-  int in_req_active;  /* a uv_fs_read is outstanding */
-  int reading;        /* lines and EOF still wanted */
+  stream_u in;       /* when in_kind is END_STREAM */
+  uv_fs_t in_req;    /* when in_kind is END_FILE */
+  int in_req_active; /* a uv_fs_read is outstanding */
+  int reading;       /* lines and EOF still wanted */
   char in_buf[READ_CHUNK];
 
   end_kind_t out_kind;
   int out_fd;
   stream_u out;
-  int out_broken;     /* a write failed: the reader is gone, drop the rest */
+  int out_broken; /* a write failed: the reader is gone, drop the rest */
   size_t writes_pending;
+
+  uv_timer_t flush_timer; /* bounds the wait for queued writes at close */
 
   int closing;
   int open_handles;
@@ -56,28 +62,28 @@ static int open_end(stdio_t *io, int fd, int readable, stream_u *s, end_kind_t *
   uv_handle_type t = uv_guess_handle(fd);
   int rc;
   switch (t) {
-  case UV_TTY:
-    *kind = END_STREAM;
-    rc = uv_tty_init(io->loop, &s->tty, fd, readable);
-    break;
-  case UV_NAMED_PIPE:
-  case UV_TCP:
-  case UV_UDP:
-    *kind = END_STREAM;
-    rc = uv_pipe_init(io->loop, &s->pipe, 0);
-    if (rc == 0) {
-      rc = uv_pipe_open(&s->pipe, fd);
-      if (rc != 0) {
-        uv_close(&s->handle, NULL);
-        return rc;
+    case UV_TTY:
+      *kind = END_STREAM;
+      rc = uv_tty_init(io->loop, &s->tty, fd, readable);
+      break;
+    case UV_NAMED_PIPE:
+    case UV_TCP:
+    case UV_UDP:
+      *kind = END_STREAM;
+      rc = uv_pipe_init(io->loop, &s->pipe, 0);
+      if (rc == 0) {
+        rc = uv_pipe_open(&s->pipe, fd);
+        if (rc != 0) {
+          uv_close(&s->handle, NULL);
+          return rc;
+        }
       }
-    }
-    break;
-  case UV_FILE:
-    *kind = END_FILE;
-    return 0;
-  default:
-    return UV_EINVAL;
+      break;
+    case UV_FILE:
+      *kind = END_FILE;
+      return 0;
+    default:
+      return UV_EINVAL;
   }
   if (rc == 0) {
     s->handle.data = io;
@@ -86,8 +92,8 @@ static int open_end(stdio_t *io, int fd, int readable, stream_u *s, end_kind_t *
   return rc;
 }
 
-int stdio_new(uv_loop_t *loop, int in_fd, int out_fd, size_t max_line,
-              const stdio_callbacks_t *cbs, stdio_t **out) {
+int stdio_new(uv_loop_t *loop, int in_fd, int out_fd, size_t max_line, const stdio_callbacks_t *cbs,
+              stdio_t **out) {
   stdio_t *io = calloc(1, sizeof *io);
   if (!io) return UV_ENOMEM;
   io->loop = loop;
@@ -99,6 +105,9 @@ int stdio_new(uv_loop_t *loop, int in_fd, int out_fd, size_t max_line,
   if (rc != 0) goto fail_in;
   rc = open_end(io, out_fd, 0, &io->out, &io->out_kind);
   if (rc != 0) goto fail_out;
+  uv_timer_init(loop, &io->flush_timer); /* cannot fail on Unix */
+  io->flush_timer.data = io;
+  io->open_handles++;
   *out = io;
   return 0;
 
@@ -129,12 +138,12 @@ static void input_ended(stdio_t *io) {
 }
 
 static void alloc_cb(uv_handle_t *h, size_t suggested, uv_buf_t *buf) {
-  stdio_t *io = h->data;
+  stdio_t *io = container_of(h, stdio_t, in.handle);
   *buf = uv_buf_init(io->in_buf, sizeof io->in_buf);
 }
 
 static void read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
-  stdio_t *io = s->data;
+  stdio_t *io = container_of(s, stdio_t, in.stream);
   if (nread > 0) {
     if (io->reading && framing_feed(&io->framing, buf->base, (size_t)nread, line_cb, io) != 0)
       log_error("out of memory while reading a line; the line was dropped");
@@ -149,7 +158,7 @@ static void read_cb(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf) {
 static void file_read_start(stdio_t *io);
 
 static void file_read_cb(uv_fs_t *req) {
-  stdio_t *io = req->data;
+  stdio_t *io = container_of(req, stdio_t, in_req);
   ssize_t n = req->result;
   uv_fs_req_cleanup(req);
   io->in_req_active = 0;
@@ -262,6 +271,7 @@ void stdio_write_line(stdio_t *io, const char *line, size_t len) {
   io->writes_pending++;
 }
 
+/* Shared by the three handles, so it finds the owner through data. */
 static void close_cb(uv_handle_t *h) {
   stdio_t *io = h->data;
   io->open_handles--;
@@ -272,8 +282,12 @@ static void close_cb(uv_handle_t *h) {
  * and the queued writes, close the handles, then report done. */
 static void maybe_finish_close(stdio_t *io) {
   if (!io->closing || io->in_req_active || io->writes_pending > 0) return;
-  if (io->in_kind == END_STREAM && !uv_is_closing(&io->in.handle)) uv_close(&io->in.handle, close_cb);
-  if (io->out_kind == END_STREAM && !uv_is_closing(&io->out.handle)) uv_close(&io->out.handle, close_cb);
+  if (!uv_is_closing((uv_handle_t *)&io->flush_timer))
+    uv_close((uv_handle_t *)&io->flush_timer, close_cb);
+  if (io->in_kind == END_STREAM && !uv_is_closing(&io->in.handle))
+    uv_close(&io->in.handle, close_cb);
+  if (io->out_kind == END_STREAM && !uv_is_closing(&io->out.handle))
+    uv_close(&io->out.handle, close_cb);
   if (io->open_handles > 0) return;
   void (*done)(void *) = io->done;
   void *arg = io->done_arg;
@@ -282,10 +296,22 @@ static void maybe_finish_close(stdio_t *io) {
   if (done) done(arg);
 }
 
+/* The client stopped reading: closing the stream cancels the queued writes
+ * (their callbacks run with UV_ECANCELED), which lets the close go on. */
+static void flush_timeout_cb(uv_timer_t *t) {
+  stdio_t *io = container_of(t, stdio_t, flush_timer);
+  log_warn("stdout was not drained within %d ms; dropping %zu queued responses", FLUSH_TIMEOUT_MS,
+           io->writes_pending);
+  io->out_broken = 1;
+  if (!uv_is_closing(&io->out.handle)) uv_close(&io->out.handle, close_cb);
+}
+
 void stdio_close(stdio_t *io, void (*done)(void *arg), void *arg) {
   stdio_stop(io);
   io->closing = 1;
   io->done = done;
   io->done_arg = arg;
+  if (io->writes_pending > 0)
+    uv_timer_start(&io->flush_timer, flush_timeout_cb, FLUSH_TIMEOUT_MS, 0);
   maybe_finish_close(io);
 }

@@ -14,7 +14,7 @@
 typedef struct stdio_s stdio_t;
 
 typedef struct {
-  framing_line_cb on_line; /* every framed line, or an oversize report */
+  framing_line_cb on_line;   /* every framed line, or an oversize report */
   void (*on_eof)(void *arg); /* stdin ended or failed: once */
   void *arg;
 } stdio_callbacks_t;
@@ -22,8 +22,8 @@ typedef struct {
 /* Opens fds in_fd/out_fd on loop (normally 0 and 1). Returns 0 or a UV_ error
  * (e.g. UV_EINVAL for an fd of an unusable kind). On error nothing is left
  * open and the struct is freed. */
-int stdio_new(uv_loop_t *loop, int in_fd, int out_fd, size_t max_line,
-              const stdio_callbacks_t *cbs, stdio_t **out);
+int stdio_new(uv_loop_t *loop, int in_fd, int out_fd, size_t max_line, const stdio_callbacks_t *cbs,
+              stdio_t **out);
 /* Starts reading. Returns 0 or a UV_ error. */
 int stdio_start(stdio_t *io);
 /* Stops reading: no more lines, no on_eof. Idempotent. */

@@ -29,27 +29,43 @@ static void show(const json_t *v, char *out, size_t n) {
     snprintf(out, n, "?");
     return;
   }
-  if (strlen(s) > 60) snprintf(out, n, "%.57s...", s);
-  else snprintf(out, n, "%s", s);
+  size_t len = strlen(s);
+  if (len > 60) {
+    /* Cut on a UTF-8 boundary: the message must stay valid UTF-8. */
+    len = 57;
+    while (len > 0 && ((unsigned char)s[len] & 0xC0) == 0x80) len--;
+    snprintf(out, n, "%.*s...", (int)len, s);
+  } else {
+    snprintf(out, n, "%s", s);
+  }
   free(s);
 }
 
 static const char *type_name(const json_t *v) {
   switch (json_typeof(v)) {
-  case JSON_OBJECT: return "an object";
-  case JSON_ARRAY: return "an array";
-  case JSON_STRING: return "a string";
-  case JSON_INTEGER: return "an integer";
-  case JSON_REAL: return "a number";
-  case JSON_TRUE:
-  case JSON_FALSE: return "a boolean";
-  default: return "null";
+    case JSON_OBJECT:
+      return "an object";
+    case JSON_ARRAY:
+      return "an array";
+    case JSON_STRING:
+      return "a string";
+    case JSON_INTEGER:
+      return "an integer";
+    case JSON_REAL:
+      return "a number";
+    case JSON_TRUE:
+    case JSON_FALSE:
+      return "a boolean";
+    default:
+      return "null";
   }
 }
 
 static void fmt_num(double d, char *out, size_t n) {
-  if (d == floor(d) && fabs(d) < 1e15) snprintf(out, n, "%.0f", d);
-  else snprintf(out, n, "%g", d);
+  if (d == floor(d) && fabs(d) < 1e15)
+    snprintf(out, n, "%.0f", d);
+  else
+    snprintf(out, n, "%g", d);
 }
 
 /* "one of \"a\", \"b\"" from an enum array. */
@@ -69,7 +85,8 @@ static void enum_list(const json_t *en, char *out, size_t n) {
 /* The range phrase for a numeric schema, e.g. "from 0 to 1000", "above 0 and at most 10000". */
 static void range_phrase(const json_t *sch, char *out, size_t n) {
   json_t *min = json_object_get(sch, "minimum"), *max = json_object_get(sch, "maximum");
-  json_t *xmin = json_object_get(sch, "exclusiveMinimum"), *xmax = json_object_get(sch, "exclusiveMaximum");
+  json_t *xmin = json_object_get(sch, "exclusiveMinimum"),
+         *xmax = json_object_get(sch, "exclusiveMaximum");
   char a[32] = "", b[32] = "";
   const char *lo = NULL, *hi = NULL;
   if (json_is_number(min)) fmt_num(json_number_value(min), a, sizeof a), lo = "from";
@@ -110,18 +127,21 @@ static int check_value(const char *field, const json_t *sch, const json_t *v, ch
     size_t len = utf8_length(s);
     json_t *minl = json_object_get(sch, "minLength"), *maxl = json_object_get(sch, "maxLength");
     json_t *pat = json_object_get(sch, "pattern");
-    int printable = json_is_string(pat) && strcmp(json_string_value(pat), PRINTABLE_ASCII_PATTERN) == 0;
+    int printable =
+        json_is_string(pat) && strcmp(json_string_value(pat), PRINTABLE_ASCII_PATTERN) == 0;
     if ((json_is_integer(minl) && (json_int_t)len < json_integer_value(minl)) ||
         (json_is_integer(maxl) && (json_int_t)len > json_integer_value(maxl)) ||
         (printable && !printable_ascii(s))) {
       char lim[96] = "";
       if (json_is_integer(minl) && json_is_integer(maxl))
-        snprintf(lim, sizeof lim, " of %lld to %lld characters", (long long)json_integer_value(minl),
-                 (long long)json_integer_value(maxl));
+        snprintf(lim, sizeof lim, " of %lld to %lld characters",
+                 (long long)json_integer_value(minl), (long long)json_integer_value(maxl));
       else if (json_is_integer(minl))
-        snprintf(lim, sizeof lim, " of at least %lld characters", (long long)json_integer_value(minl));
+        snprintf(lim, sizeof lim, " of at least %lld characters",
+                 (long long)json_integer_value(minl));
       else if (json_is_integer(maxl))
-        snprintf(lim, sizeof lim, " of at most %lld characters", (long long)json_integer_value(maxl));
+        snprintf(lim, sizeof lim, " of at most %lld characters",
+                 (long long)json_integer_value(maxl));
       snprintf(err, n, "%s: must be a string%s%s, got %s (%zu characters)", field, lim,
                printable ? " of printable ASCII (0x20-0x7E)" : "", got, len);
       return -1;
@@ -136,7 +156,8 @@ static int check_value(const char *field, const json_t *sch, const json_t *v, ch
       goto wrong_type;
     double d = json_number_value(v);
     json_t *min = json_object_get(sch, "minimum"), *max = json_object_get(sch, "maximum");
-    json_t *xmin = json_object_get(sch, "exclusiveMinimum"), *xmax = json_object_get(sch, "exclusiveMaximum");
+    json_t *xmin = json_object_get(sch, "exclusiveMinimum"),
+           *xmax = json_object_get(sch, "exclusiveMaximum");
     if ((json_is_number(min) && d < json_number_value(min)) ||
         (json_is_number(max) && d > json_number_value(max)) ||
         (json_is_number(xmin) && d <= json_number_value(xmin)) ||
@@ -161,11 +182,11 @@ static int check_value(const char *field, const json_t *sch, const json_t *v, ch
 wrong_type:
   if (strcmp(type, "integer") == 0 || strcmp(type, "number") == 0) {
     range_phrase(sch, range, sizeof range);
-    snprintf(err, n, "%s: must be %s%s, got %s %s", field, type[0] == 'i' ? "an integer" : "a number",
-             range, type_name(v), got);
+    snprintf(err, n, "%s: must be %s%s, got %s %s", field,
+             type[0] == 'i' ? "an integer" : "a number", range, type_name(v), got);
   } else {
-    snprintf(err, n, "%s: must be a%s %s, got %s %s", field, strcmp(type, "integer") == 0 ? "n" : "",
-             type, type_name(v), got);
+    snprintf(err, n, "%s: must be a%s %s, got %s %s", field,
+             strcmp(type, "integer") == 0 ? "n" : "", type, type_name(v), got);
   }
   return -1;
 }
@@ -206,7 +227,12 @@ int validate_args(const json_t *schema, const json_t *args, char *err, size_t er
       if (json_is_false(extra)) {
         char list[1024];
         allowed_fields(props, list, sizeof list);
-        snprintf(err, err_len, "%.100s: unknown field; allowed fields are %s", key, list);
+        size_t klen = strlen(key);
+        if (klen > 100) {
+          klen = 100;
+          while (klen > 0 && ((unsigned char)key[klen] & 0xC0) == 0x80) klen--;
+        }
+        snprintf(err, err_len, "%.*s: unknown field; allowed fields are %s", (int)klen, key, list);
         return -1;
       }
       continue;
@@ -217,9 +243,9 @@ int validate_args(const json_t *schema, const json_t *args, char *err, size_t er
 }
 
 static const char *known_keywords[] = {
-    "type", "enum", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "minLength",
-    "maxLength", "pattern", "properties", "additionalProperties", "required", "default",
-    "description", "title", NULL};
+    "type",      "enum",        "minimum", "maximum",    "exclusiveMinimum",     "exclusiveMaximum",
+    "minLength", "maxLength",   "pattern", "properties", "additionalProperties", "required",
+    "default",   "description", "title",   NULL};
 
 static int check_keywords(const char *where, const json_t *sch, char *err, size_t n) {
   const char *k;

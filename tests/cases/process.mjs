@@ -68,6 +68,18 @@ await test('--help documents every flag and env var, exit 0', () => {
     assert.ok(r.stdout.includes(w), `--help does not mention ${w}`);
 });
 
+await test('a closed stdin or stdout is a fatal error: exit 1 with a message, no abort', () => {
+  for (const redir of ['<&-', '>&- </dev/null']) {
+    const r = spawnSync('sh', ['-c', `"$0" ${redir}`, bin], { encoding: 'utf8', timeout: 5000 });
+    assert.equal(r.status, 1, `${redir}: exit ${r.status} ${r.signal ?? ''} ${r.stderr}`);
+    assert.match(r.stderr, /is closed/);
+  }
+  const r = spawnSync('sh', ['-c', `echo '{"jsonrpc":"2.0","id":1,"method":"ping"}' | "$0" 2>&-`, bin],
+    { encoding: 'utf8', timeout: 5000 });
+  assert.equal(r.status, 0, 'a closed stderr is fine');
+  assert.equal(r.stdout, '{"jsonrpc":"2.0","id":1,"result":{}}\n');
+});
+
 await test('--version prints the version, exit 0', () => {
   const r = run(['--version']);
   assert.equal(r.status, 0);
@@ -132,6 +144,22 @@ await test('a client that closes our stdout does not kill us (SIGPIPE ignored)',
   const ex = await s.exited;
   assert.equal(ex.signal, null, `killed by ${ex.signal}`);
   assert.equal(ex.code, 0);
+});
+
+await test('a client that stops reading stdout cannot hold shutdown forever (flush bound 1 s)', async () => {
+  const s = start();
+  s.child.stdout.pause();
+  let burst = '';
+  for (let i = 0; i < 300; i++) burst += JSON.stringify({ jsonrpc: "2.0", id: i, method: "tools/list" }) + '\n';
+  s.child.stdin.end(burst);
+  const t0 = performance.now();
+  const ex = await s.exited;
+  const ms = ex.at - t0;
+  assert.equal(ex.signal, null);
+  assert.equal(ex.code, 0);
+  assert.ok(ms < 5000, `took ${ms.toFixed(0)} ms`);
+  assert.match(s.err, /not drained/);
+  results.push(`     undrained stdout: exited after ${ms.toFixed(0)} ms`);
 });
 
 await test('stdout may be a regular file', async () => {
