@@ -130,6 +130,10 @@ export class Client {
     return waitFor(`event ${kind}`, () => this.events.find((e) => e.event.kind === kind), timeoutMs);
   }
 
+  async waitEventWhere(what, pred, timeoutMs = 2000) {
+    return waitFor(what, () => this.events.find(pred), timeoutMs);
+  }
+
   close() { this.ws.close(); }
 }
 

@@ -225,7 +225,21 @@ void sim_gen_flush(sim_t *s) {
   while (n < s->gen.n_pend && s->gen.pend_due_ms[n] + delay <= now)
     n++;
   if (n) {
+    size_t i;
     s->gen.first_reported = 1;
+    /* The binding's own timings callback posts Flutter.Frame per timing
+     * (debug/profile), whether or not a watcher is installed. */
+    for (i = 0; i < n; i++) {
+      const wm_timing_t *t = &s->gen.pend[i];
+      sim_vm_post_event(
+          s, "Flutter.Frame",
+          json_pack("{s:I, s:I, s:I, s:I, s:I, s:I}", "number",
+                    (json_int_t)t->frame_number, "startTime", (json_int_t)t->build_start_us,
+                    "elapsed", (json_int_t)(t->raster_finish_us - t->vsync_start_us),
+                    "build", (json_int_t)(t->build_finish_us - t->build_start_us), "raster",
+                    (json_int_t)(t->raster_finish_us - t->raster_start_us),
+                    "vsyncOverhead", (json_int_t)(t->build_start_us - t->vsync_start_us)));
+    }
     if (s->model && s->vm.watcher) {
       wm_timings(s->model, s->gen.pend, n);
       s->gen.records_written += n;

@@ -341,12 +341,19 @@ static void broadcast(sim_t *s, const char *stream, json_t *event) {
   }
   if (s->cfg.mode == SIM_MODE_DDS && !strcmp(stream, "Extension")) {
     /* DDS replays the Extension stream's history to new listeners. */
-    if (json_array_size(s->vm.ext_history) >= 100)
+    if (json_array_size(s->vm.ext_history) >= 1000)
       json_array_remove(s->vm.ext_history, 0);
     json_array_append(s->vm.ext_history, msg);
   }
   json_decref(msg);
   json_decref(event);
+}
+
+void sim_vm_post_event(sim_t *s, const char *extension_kind, json_t *data) {
+  json_t *ev = event_new(s, "Extension", current_ref(s));
+  json_object_set_new(ev, "extensionKind", json_string(extension_kind));
+  json_object_set_new(ev, "extensionData", data);
+  broadcast(s, "Extension", ev);
 }
 
 static void new_isolate(sim_t *s) {
@@ -538,15 +545,10 @@ static void flutter_ext_reply(sim_t *s, sim_call_t *k, size_t i) {
     int *state = &s->vm.bool_ext[flutter_exts[i].bool_index];
     json_t *v = json_object_get(k->params, "enabled");
     if (v) {
-      json_t *ev;
       *state = json_is_string(v) && !strcmp(json_string_value(v), "true");
-      ev = event_new(s, "Extension", current_ref(s));
-      json_object_set_new(ev, "extensionKind",
-                          json_string("Flutter.ServiceExtensionStateChanged"));
-      json_object_set_new(ev, "extensionData",
-                          json_pack("{s:s, s:s}", "extension", k->method, "value",
-                                    *state ? "true" : "false"));
-      broadcast(s, "Extension", ev);
+      sim_vm_post_event(s, "Flutter.ServiceExtensionStateChanged",
+                        json_pack("{s:s, s:s}", "extension", k->method, "value",
+                                  *state ? "true" : "false"));
     }
     r = json_pack("{s:s, s:s, s:s}", "enabled", *state ? "true" : "false", "type",
                   "_extensionType", "method", k->method);
@@ -1021,6 +1023,7 @@ void sim_vm_restart(sim_t *s) {
   broadcast(s, "Isolate", event_new(s, "IsolateExit", isolate_ref(s, old_id, old_num)));
   new_isolate(s);
   memset(s->vm.bool_ext, 0, sizeof s->vm.bool_ext); /* Dart statics reset */
+  s->gen.have_post = 0; /* the new isolate's timeline buffer starts empty */
   if (s->model) {
     sim_new_run_id(s);
     wm_restart(s->model, s->run_id);
