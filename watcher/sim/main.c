@@ -336,7 +336,7 @@ static void write_uri_file(sim_t *s) {
 /* ---- stdin commands ------------------------------------------------------------ */
 
 static json_t *stats_json(sim_t *s) {
-  return json_pack(
+  json_t *j = json_pack(
       "{s:I, s:I, s:I, s:I, s:I, s:I, s:s, s:s, s:I, s:i, s:O, s:s, s:b, s:b, s:I, "
       "s:I, s:f}",
       "framesDrawn", (json_int_t)s->gen.frames_drawn, "recordsWritten",
@@ -350,6 +350,20 @@ static json_t *stats_json(sim_t *s) {
       sim_scenario_name(s->gen.scenario), "paused", s->vm.paused, "watcher",
       s->vm.watcher, "heldCalls", (json_int_t)sim_vm_held_calls(s), "lastFrameNumber",
       (json_int_t)s->gen.frame_number, "fps", s->gen.fps);
+  if (j && s->model) {
+    json_object_set_new(j, "collecting", json_boolean(wm_collecting(s->model)));
+    json_object_set_new(j, "firstSeq", json_integer((json_int_t)wm_first_seq(s->model)));
+    json_object_set_new(j, "pending", json_integer((json_int_t)wm_pending(s->model)));
+    json_object_set_new(j, "droppedAttributions",
+                        json_integer((json_int_t)wm_dropped_attributions(s->model)));
+  }
+  if (j)
+    json_object_set_new(
+        j, "tracking",
+        json_pack("{s:b, s:b, s:b}", "widgets", s->vm.bool_ext[SIM_EXT_PROFILE_WIDGETS],
+                  "layouts", s->vm.bool_ext[SIM_EXT_PROFILE_LAYOUTS], "paints",
+                  s->vm.bool_ext[SIM_EXT_PROFILE_PAINTS]));
+  return j;
 }
 
 static int answer(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

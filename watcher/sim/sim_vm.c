@@ -358,8 +358,9 @@ void sim_vm_post_event(sim_t *s, const char *extension_kind, json_t *data) {
 
 static void new_isolate(sim_t *s) {
   if (s->cfg.mode == SIM_MODE_WEB) {
-    /* DWDS ids come from a global counter shared with other objects. */
-    s->vm.web_counter += 1 + (unsigned)(sim_rand_next(&s->rng) % 3);
+    /* DWDS ids come from a global counter shared with other objects: the
+     * first isolate is "1", a restarted one jumps further. */
+    s->vm.web_counter += s->vm.web_counter ? 2 + (unsigned)(sim_rand_next(&s->rng) % 3) : 1;
     snprintf(s->vm.isolate_number, sizeof s->vm.isolate_number, "%u",
              s->vm.web_counter);
     snprintf(s->vm.isolate_id, sizeof s->vm.isolate_id, "%u", s->vm.web_counter);
