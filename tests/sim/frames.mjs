@@ -106,7 +106,9 @@ await run({
         assert.deepEqual(await c.call(m, { isolateId: iso, enabled: 'true' }), { enabled: 'true', type: '_extensionType', method: m });
         assert.deepEqual(await c.call(m, { isolateId: iso }), { enabled: 'true', type: '_extensionType', method: m });
       }
+      assert.deepEqual((await sim.stats()).tracking, { widgets: true, layouts: true, paints: true });
       const started = await c.call('ext.telescope.frames', { isolateId: iso, action: 'start' });
+      assert.equal((await sim.stats()).collecting, true);
       const since = String(started.lastSeq);
       const rec = await waitFor('a record with widget blocks', async () => {
         const r = await c.call('ext.telescope.frames', { isolateId: iso, action: 'read', since });

@@ -112,7 +112,7 @@ await run({
       const vm = await c.call('getVM');
       assert.equal(vm.targetCPU, 'Web');
       const ref = vm.isolates[0];
-      assert.match(ref.id, /^\d+$/);
+      assert.equal(ref.id, '1', 'the first DWDS isolate');
       assert.equal(ref.name, 'main()');
       let r = await c.call('ext.telescope.frames', { action: 'status' });
       assert.equal(r.type, 'Response');

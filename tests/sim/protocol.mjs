@@ -137,12 +137,17 @@ await run({
       const iso = (await a.call('getVM')).isolates[0].id;
       await a.call('streamListen', { streamId: 'Extension' });
       await a.call('ext.flutter.profileWidgetBuilds', { isolateId: iso, enabled: 'true' });
-      const ev = await a.waitEvent('Extension');
-      assert.equal(ev.event.extensionKind, 'Flutter.ServiceExtensionStateChanged');
+      const changed = (e) => e.event.extensionKind === 'Flutter.ServiceExtensionStateChanged';
+      const ev = await a.waitEventWhere('state changed', changed);
       assert.deepEqual(ev.event.extensionData, { extension: 'ext.flutter.profileWidgetBuilds', value: 'true' });
+      // The binding posts Flutter.Frame for every FrameTiming.
+      const frame = await a.waitEventWhere('Flutter.Frame', (e) => e.event.extensionKind === 'Flutter.Frame');
+      for (const k of ['number', 'startTime', 'elapsed', 'build', 'raster', 'vsyncOverhead']) {
+        assert.equal(typeof frame.event.extensionData[k], 'number', k);
+      }
       const b = await Client.connect(sim.wsUri);
       await b.call('streamListen', { streamId: 'Extension' });
-      const replayed = await b.waitEvent('Extension');
+      const replayed = await b.waitEventWhere('replayed state change', changed);
       assert.deepEqual(replayed.event.extensionData, ev.event.extensionData);
       a.close();
       b.close();

@@ -30,7 +30,9 @@ static size_t stdin_len;
 static int stdin_overflow;
 static uv_signal_t sig_int, sig_term;
 
-int64_t sim_now_us(void) { return (int64_t)(uv_hrtime() / 1000); }
+int64_t sim_now_us(void) {
+  return (int64_t)(uv_hrtime() / 1000);
+}
 
 int64_t sim_wall_ms(void) {
   struct timeval tv;
@@ -45,8 +47,7 @@ void sim_new_run_id(sim_t *s) {
 
 void sim_log(sim_t *s, const char *fmt, ...) {
   va_list ap;
-  if (!s->cfg.verbose)
-    return;
+  if (!s->cfg.verbose) return;
   va_start(ap, fmt);
   fputs("telescope-sim: ", stderr);
   vfprintf(stderr, fmt, ap);
@@ -114,8 +115,7 @@ static int parse_long(const char *s, long lo, long hi, long *out) {
   long v;
   errno = 0;
   v = strtol(s, &end, 10);
-  if (errno || end == s || *end || v < lo || v > hi)
-    return -1;
+  if (errno || end == s || *end || v < lo || v > hi) return -1;
   *out = v;
   return 0;
 }
@@ -123,18 +123,16 @@ static int parse_long(const char *s, long lo, long hi, long *out) {
 static int parse_fps(const char *s, double *out) {
   char *end;
   double v = strtod(s, &end);
-  if (end == s || *end || !(v >= 0.1 && v <= 1000))
-    return -1;
+  if (end == s || *end || !(v >= 0.1 && v <= 1000)) return -1;
   *out = v;
   return 0;
 }
 
 static int token_ok(const char *t) {
-  if (!*t || strlen(t) > 48)
-    return 0;
+  if (!*t || strlen(t) > 48) return 0;
   for (; *t; t++)
-    if (!((*t >= 'A' && *t <= 'Z') || (*t >= 'a' && *t <= 'z') ||
-          (*t >= '0' && *t <= '9') || *t == '-' || *t == '_' || *t == '='))
+    if (!((*t >= 'A' && *t <= 'Z') || (*t >= 'a' && *t <= 'z') || (*t >= '0' && *t <= '9') ||
+          *t == '-' || *t == '_' || *t == '='))
       return 0;
   return 1;
 }
@@ -148,25 +146,39 @@ static int bad_usage(const char *fmt, const char *arg) {
 
 /* Fills cfg; returns -1 to go on, else the exit code. */
 static int parse_args(int argc, char **argv, sim_config_t *cfg) {
-  enum { O_HOST = 256, O_PORT, O_TOKEN, O_MODE, O_FPS, O_SCENARIO, O_SEED, O_URI_FILE,
-         O_RING, O_BATCH, O_METHOD_LOG, O_NO_WATCHER, O_VERBOSE, O_HELP, O_VERSION };
-  static const struct option opts[] = {
-      {"host", required_argument, NULL, O_HOST},
-      {"port", required_argument, NULL, O_PORT},
-      {"token", required_argument, NULL, O_TOKEN},
-      {"mode", required_argument, NULL, O_MODE},
-      {"fps", required_argument, NULL, O_FPS},
-      {"scenario", required_argument, NULL, O_SCENARIO},
-      {"seed", required_argument, NULL, O_SEED},
-      {"uri-file", required_argument, NULL, O_URI_FILE},
-      {"ring", required_argument, NULL, O_RING},
-      {"timings-batch-ms", required_argument, NULL, O_BATCH},
-      {"method-log", required_argument, NULL, O_METHOD_LOG},
-      {"no-watcher", no_argument, NULL, O_NO_WATCHER},
-      {"verbose", no_argument, NULL, O_VERBOSE},
-      {"help", no_argument, NULL, O_HELP},
-      {"version", no_argument, NULL, O_VERSION},
-      {NULL, 0, NULL, 0}};
+  enum {
+    O_HOST = 256,
+    O_PORT,
+    O_TOKEN,
+    O_MODE,
+    O_FPS,
+    O_SCENARIO,
+    O_SEED,
+    O_URI_FILE,
+    O_RING,
+    O_BATCH,
+    O_METHOD_LOG,
+    O_NO_WATCHER,
+    O_VERBOSE,
+    O_HELP,
+    O_VERSION
+  };
+  static const struct option opts[] = {{"host", required_argument, NULL, O_HOST},
+                                       {"port", required_argument, NULL, O_PORT},
+                                       {"token", required_argument, NULL, O_TOKEN},
+                                       {"mode", required_argument, NULL, O_MODE},
+                                       {"fps", required_argument, NULL, O_FPS},
+                                       {"scenario", required_argument, NULL, O_SCENARIO},
+                                       {"seed", required_argument, NULL, O_SEED},
+                                       {"uri-file", required_argument, NULL, O_URI_FILE},
+                                       {"ring", required_argument, NULL, O_RING},
+                                       {"timings-batch-ms", required_argument, NULL, O_BATCH},
+                                       {"method-log", required_argument, NULL, O_METHOD_LOG},
+                                       {"no-watcher", no_argument, NULL, O_NO_WATCHER},
+                                       {"verbose", no_argument, NULL, O_VERBOSE},
+                                       {"help", no_argument, NULL, O_HELP},
+                                       {"version", no_argument, NULL, O_VERSION},
+                                       {NULL, 0, NULL, 0}};
   int c;
   long v;
 
@@ -178,90 +190,87 @@ static int parse_args(int argc, char **argv, sim_config_t *cfg) {
   opterr = 0;
   while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
     switch (c) {
-    case O_HOST:
-      cfg->host = optarg;
-      break;
-    case O_PORT:
-      if (parse_long(optarg, 0, 65535, &v))
-        return bad_usage("--port wants 0..65535, got '%s'", optarg);
-      cfg->port = (int)v;
-      break;
-    case O_TOKEN:
-      if (!token_ok(optarg))
-        return bad_usage("--token wants 1-48 base64url characters, got '%s'", optarg);
-      cfg->token = optarg;
-      break;
-    case O_MODE:
-      if (!strcmp(optarg, "dds"))
-        cfg->mode = SIM_MODE_DDS;
-      else if (!strcmp(optarg, "vm"))
-        cfg->mode = SIM_MODE_VM;
-      else if (!strcmp(optarg, "web"))
-        cfg->mode = SIM_MODE_WEB;
-      else
-        return bad_usage("--mode wants dds, vm or web, got '%s'", optarg);
-      break;
-    case O_FPS:
-      if (parse_fps(optarg, &cfg->fps))
-        return bad_usage("--fps wants a number in 0.1..1000, got '%s'", optarg);
-      break;
-    case O_SCENARIO:
-      if ((c = sim_scenario_parse(optarg)) < 0)
-        return bad_usage("--scenario wants steady, janky, idle or stalled, got '%s'",
-                         optarg);
-      cfg->scenario = (sim_scenario_t)c;
-      break;
-    case O_SEED: {
-      char *end;
-      errno = 0;
-      cfg->seed = strtoull(optarg, &end, 10);
-      if (errno || end == optarg || *end)
-        return bad_usage("--seed wants a non-negative integer, got '%s'", optarg);
-      cfg->seeded = 1;
-      break;
-    }
-    case O_URI_FILE:
-      cfg->uri_file = optarg;
-      break;
-    case O_RING:
-      if (parse_long(optarg, 1, 10000000, &v))
-        return bad_usage("--ring wants 1..10000000, got '%s'", optarg);
-      cfg->ring = (size_t)v;
-      break;
-    case O_BATCH:
-      if (parse_long(optarg, 1, 60000, &v))
-        return bad_usage("--timings-batch-ms wants 1..60000, got '%s'", optarg);
-      cfg->timings_batch_ms = (int)v;
-      break;
-    case O_METHOD_LOG:
-      cfg->method_log = optarg;
-      break;
-    case O_NO_WATCHER:
-      cfg->no_watcher = 1;
-      break;
-    case O_VERBOSE:
-      cfg->verbose = 1;
-      break;
-    case O_HELP:
-      fputs(usage_text, stdout);
-      return 0;
-    case O_VERSION:
-      printf("telescope-sim %s\n", TELESCOPE_VERSION);
-      return 0;
-    default:
-      return bad_usage("unknown or incomplete option '%s'", argv[optind - 1]);
+      case O_HOST:
+        cfg->host = optarg;
+        break;
+      case O_PORT:
+        if (parse_long(optarg, 0, 65535, &v))
+          return bad_usage("--port wants 0..65535, got '%s'", optarg);
+        cfg->port = (int)v;
+        break;
+      case O_TOKEN:
+        if (!token_ok(optarg))
+          return bad_usage("--token wants 1-48 base64url characters, got '%s'", optarg);
+        cfg->token = optarg;
+        break;
+      case O_MODE:
+        if (!strcmp(optarg, "dds"))
+          cfg->mode = SIM_MODE_DDS;
+        else if (!strcmp(optarg, "vm"))
+          cfg->mode = SIM_MODE_VM;
+        else if (!strcmp(optarg, "web"))
+          cfg->mode = SIM_MODE_WEB;
+        else
+          return bad_usage("--mode wants dds, vm or web, got '%s'", optarg);
+        break;
+      case O_FPS:
+        if (parse_fps(optarg, &cfg->fps))
+          return bad_usage("--fps wants a number in 0.1..1000, got '%s'", optarg);
+        break;
+      case O_SCENARIO:
+        if ((c = sim_scenario_parse(optarg)) < 0)
+          return bad_usage("--scenario wants steady, janky, idle or stalled, got '%s'", optarg);
+        cfg->scenario = (sim_scenario_t)c;
+        break;
+      case O_SEED: {
+        char *end;
+        errno = 0;
+        cfg->seed = strtoull(optarg, &end, 10);
+        if (errno || end == optarg || *end)
+          return bad_usage("--seed wants a non-negative integer, got '%s'", optarg);
+        cfg->seeded = 1;
+        break;
+      }
+      case O_URI_FILE:
+        cfg->uri_file = optarg;
+        break;
+      case O_RING:
+        if (parse_long(optarg, 1, 10000000, &v))
+          return bad_usage("--ring wants 1..10000000, got '%s'", optarg);
+        cfg->ring = (size_t)v;
+        break;
+      case O_BATCH:
+        if (parse_long(optarg, 1, 60000, &v))
+          return bad_usage("--timings-batch-ms wants 1..60000, got '%s'", optarg);
+        cfg->timings_batch_ms = (int)v;
+        break;
+      case O_METHOD_LOG:
+        cfg->method_log = optarg;
+        break;
+      case O_NO_WATCHER:
+        cfg->no_watcher = 1;
+        break;
+      case O_VERBOSE:
+        cfg->verbose = 1;
+        break;
+      case O_HELP:
+        fputs(usage_text, stdout);
+        return 0;
+      case O_VERSION:
+        printf("telescope-sim %s\n", TELESCOPE_VERSION);
+        return 0;
+      default:
+        return bad_usage("unknown or incomplete option '%s'", argv[optind - 1]);
     }
   }
-  if (optind < argc)
-    return bad_usage("unexpected argument '%s'", argv[optind]);
+  if (optind < argc) return bad_usage("unexpected argument '%s'", argv[optind]);
   return -1;
 }
 
 /* ---- start-up helpers -------------------------------------------------------- */
 
 static void make_token(sim_t *s) {
-  static const char b64[] =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+  static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
   unsigned char bytes[9] = {0};
   uint64_t r = sim_rand_next(&s->rng);
   int i;
@@ -270,12 +279,10 @@ static void make_token(sim_t *s) {
     snprintf(s->token, sizeof s->token, "%s", s->cfg.token);
     return;
   }
-  for (i = 0; i < 8; i++)
-    bytes[i] = (unsigned char)(r >> (8 * i));
+  for (i = 0; i < 8; i++) bytes[i] = (unsigned char)(r >> (8 * i));
   /* 8 bytes -> 12 characters, the last one '=' (base64Url in Dart). */
   for (i = 0; i < 3; i++) {
-    unsigned v = (unsigned)bytes[3 * i] << 16 | (unsigned)bytes[3 * i + 1] << 8 |
-                 bytes[3 * i + 2];
+    unsigned v = (unsigned)bytes[3 * i] << 16 | (unsigned)bytes[3 * i + 1] << 8 | bytes[3 * i + 2];
     s->token[4 * i] = b64[(v >> 18) & 63];
     s->token[4 * i + 1] = b64[(v >> 12) & 63];
     s->token[4 * i + 2] = b64[(v >> 6) & 63];
@@ -288,8 +295,7 @@ static uint64_t random_seed(void) {
   uint64_t v = 0;
   int fd = open("/dev/urandom", O_RDONLY);
   if (fd >= 0) {
-    if (read(fd, &v, sizeof v) != (ssize_t)sizeof v)
-      v = 0;
+    if (read(fd, &v, sizeof v) != (ssize_t)sizeof v) v = 0;
     close(fd);
   }
   return v ^ (uint64_t)sim_wall_ms() ^ ((uint64_t)getpid() << 32);
@@ -298,14 +304,12 @@ static uint64_t random_seed(void) {
 static int mkdirs_for(const char *path) {
   char tmp[4096];
   char *p;
-  if (strlen(path) >= sizeof tmp)
-    return -1;
+  if (strlen(path) >= sizeof tmp) return -1;
   strcpy(tmp, path);
   for (p = tmp + 1; *p; p++)
     if (*p == '/') {
       *p = '\0';
-      if (mkdir(tmp, 0755) && errno != EEXIST)
-        return -1;
+      if (mkdir(tmp, 0755) && errno != EEXIST) return -1;
       *p = '/';
     }
   return 0;
@@ -318,8 +322,7 @@ static void write_uri_file(sim_t *s) {
   FILE *f;
   int ok;
 
-  if (!s->cfg.uri_file)
-    return;
+  if (!s->cfg.uri_file) return;
   snprintf(tmp, sizeof tmp, "%s.%ld.tmp", s->cfg.uri_file, (long)getpid());
   if (mkdirs_for(s->cfg.uri_file) || !(f = fopen(tmp, "w"))) {
     fprintf(stderr, "Failed to write vmservice-out-file at %s\n", s->cfg.uri_file);
@@ -336,20 +339,32 @@ static void write_uri_file(sim_t *s) {
 /* ---- stdin commands ------------------------------------------------------------ */
 
 static json_t *stats_json(sim_t *s) {
-  return json_pack(
+  json_t *j = json_pack(
       "{s:I, s:I, s:I, s:I, s:I, s:I, s:s, s:s, s:I, s:i, s:O, s:s, s:b, s:b, s:I, "
       "s:I, s:f}",
       "framesDrawn", (json_int_t)s->gen.frames_drawn, "recordsWritten",
       (json_int_t)s->gen.records_written, "jankInjected", (json_int_t)s->gen.jank_injected,
-      "jankFrames", (json_int_t)s->gen.jank_frames, "timingsPending",
-      (json_int_t)s->gen.n_pend, "liveness",
-      (json_int_t)(s->model ? wm_liveness(s->model) : 0), "runId", s->run_id,
-      "isolateId", s->vm.isolate_id, "lastSeq",
-      (json_int_t)(s->model ? wm_last_seq(s->model) : 0), "connections",
-      (int)s->srv.n_conns, "methods", s->vm.method_counts, "scenario",
-      sim_scenario_name(s->gen.scenario), "paused", s->vm.paused, "watcher",
-      s->vm.watcher, "heldCalls", (json_int_t)sim_vm_held_calls(s), "lastFrameNumber",
+      "jankFrames", (json_int_t)s->gen.jank_frames, "timingsPending", (json_int_t)s->gen.n_pend,
+      "liveness", (json_int_t)(s->model ? wm_liveness(s->model) : 0), "runId", s->run_id,
+      "isolateId", s->vm.isolate_id, "lastSeq", (json_int_t)(s->model ? wm_last_seq(s->model) : 0),
+      "connections", (int)s->srv.n_conns, "methods", s->vm.method_counts, "scenario",
+      sim_scenario_name(s->gen.scenario), "paused", s->vm.paused, "watcher", s->vm.watcher,
+      "heldCalls", (json_int_t)sim_vm_held_calls(s), "lastFrameNumber",
       (json_int_t)s->gen.frame_number, "fps", s->gen.fps);
+  if (j && s->model) {
+    json_object_set_new(j, "collecting", json_boolean(wm_collecting(s->model)));
+    json_object_set_new(j, "firstSeq", json_integer((json_int_t)wm_first_seq(s->model)));
+    json_object_set_new(j, "pending", json_integer((json_int_t)wm_pending(s->model)));
+    json_object_set_new(j, "droppedAttributions",
+                        json_integer((json_int_t)wm_dropped_attributions(s->model)));
+  }
+  if (j)
+    json_object_set_new(
+        j, "tracking",
+        json_pack("{s:b, s:b, s:b}", "widgets", s->vm.bool_ext[SIM_EXT_PROFILE_WIDGETS], "layouts",
+                  s->vm.bool_ext[SIM_EXT_PROFILE_LAYOUTS], "paints",
+                  s->vm.bool_ext[SIM_EXT_PROFILE_PAINTS]));
+  return j;
 }
 
 static int answer(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -388,21 +403,18 @@ static int run_command(sim_t *s, char *line) {
   int on;
 
   cmd = strtok_r(line, " \t\r", &save);
-  if (!cmd)
-    return 0; /* blank line: nothing to answer */
+  if (!cmd) return 0; /* blank line: nothing to answer */
   arg = strtok_r(NULL, " \t\r", &save);
   arg2 = strtok_r(NULL, " \t\r", &save);
 
   if (!strcmp(cmd, "scenario")) {
     int sc = arg ? sim_scenario_parse(arg) : -1;
-    if (sc < 0)
-      return answer("error scenario wants steady|janky|idle|stalled");
+    if (sc < 0) return answer("error scenario wants steady|janky|idle|stalled");
     sim_gen_set_scenario(s, (sim_scenario_t)sc);
     answer("ok scenario %s", arg);
   } else if (!strcmp(cmd, "fps")) {
     double fps;
-    if (!arg || parse_fps(arg, &fps))
-      return answer("error fps wants a number in 0.1..1000");
+    if (!arg || parse_fps(arg, &fps)) return answer("error fps wants a number in 0.1..1000");
     sim_gen_set_fps(s, fps);
     answer("ok fps %g", fps);
   } else if (!strcmp(cmd, "inject")) {
@@ -424,8 +436,7 @@ static int run_command(sim_t *s, char *line) {
     sim_vm_reload(s);
     answer("ok reloaded %s", s->vm.isolate_id);
   } else if (!strcmp(cmd, "watcher")) {
-    if (on_off(arg, &on))
-      return answer("error watcher wants on|off");
+    if (on_off(arg, &on)) return answer("error watcher wants on|off");
     sim_vm_set_watcher(s, on);
     answer("ok watcher %s", arg);
   } else if (!strcmp(cmd, "ext-delay")) {
@@ -434,13 +445,11 @@ static int run_command(sim_t *s, char *line) {
     s->vm.ext_delay_ms = (int)v;
     answer("ok ext-delay %ld", v);
   } else if (!strcmp(cmd, "ext-hang")) {
-    if (on_off(arg, &on))
-      return answer("error ext-hang wants on|off");
+    if (on_off(arg, &on)) return answer("error ext-hang wants on|off");
     sim_vm_set_hang(s, on);
     answer("ok ext-hang %s", arg);
   } else if (!strcmp(cmd, "ext-error")) {
-    if (on_off(arg, &on))
-      return answer("error ext-error wants on|off");
+    if (on_off(arg, &on)) return answer("error ext-error wants on|off");
     s->vm.ext_error = on;
     answer("ok ext-error %s", arg);
   } else if (!strcmp(cmd, "reply")) {
@@ -474,10 +483,8 @@ static int run_command(sim_t *s, char *line) {
     answer_json(json_incref(s->vm.method_list));
   } else if (!strcmp(cmd, "params")) {
     answer_json(json_pack("{s:O, s:O}", "raw",
-                          s->vm.last_raw_params ? s->vm.last_raw_params : json_null(),
-                          "handed",
-                          s->vm.last_handed_params ? s->vm.last_handed_params
-                                                   : json_null()));
+                          s->vm.last_raw_params ? s->vm.last_raw_params : json_null(), "handed",
+                          s->vm.last_handed_params ? s->vm.last_handed_params : json_null()));
   } else if (!strcmp(cmd, "quit")) {
     answer("ok quit");
     shutdown_sim(s);
@@ -543,12 +550,10 @@ static void start_stdin(sim_t *s) {
     /* A regular file (uv_pipe_open would fail on it): read it through now. */
     char buf[8192];
     ssize_t n;
-    while (!s->stopping && (n = read(0, buf, sizeof buf)) > 0)
-      feed_stdin(s, buf, (size_t)n);
+    while (!s->stopping && (n = read(0, buf, sizeof buf)) > 0) feed_stdin(s, buf, (size_t)n);
     return;
   }
-  if (rc)
-    return;
+  if (rc) return;
   stdin_active = 1;
   uv_read_start((uv_stream_t *)&stdin_handle, on_stdin_alloc, on_stdin_read);
 }
@@ -556,8 +561,7 @@ static void start_stdin(sim_t *s) {
 /* ---- shutdown ---------------------------------------------------------------- */
 
 static void shutdown_sim(sim_t *s) {
-  if (s->stopping)
-    return;
+  if (s->stopping) return;
   s->stopping = 1;
   if (stdin_active) {
     stdin_active = 0;
@@ -583,12 +587,10 @@ int main(int argc, char **argv) {
   int rc;
 
   rc = parse_args(argc, argv, &s->cfg);
-  if (rc >= 0)
-    return rc;
+  if (rc >= 0) return rc;
   signal(SIGPIPE, SIG_IGN);
   s->rng = s->cfg.seeded ? s->cfg.seed : random_seed();
-  if (!s->cfg.seeded)
-    s->cfg.seed = sim_rand_next(&s->rng);
+  if (!s->cfg.seeded) s->cfg.seed = sim_rand_next(&s->rng);
   s->loop = uv_default_loop();
   make_token(s);
   sim_new_run_id(s);
@@ -602,12 +604,9 @@ int main(int argc, char **argv) {
     fprintf(stderr, "telescope-sim: cannot create the watcher model\n");
     return 1;
   }
-  if (sim_server_init(s))
-    goto fail_server;
-  if (sim_vm_init(s))
-    goto fail_vm;
-  if (sim_gen_init(s))
-    goto fail_gen;
+  if (sim_server_init(s)) goto fail_server;
+  if (sim_vm_init(s)) goto fail_vm;
+  if (sim_gen_init(s)) goto fail_gen;
   uv_signal_init(s->loop, &sig_int);
   uv_signal_init(s->loop, &sig_term);
   uv_signal_start(&sig_int, on_signal, SIGINT);
@@ -615,29 +614,26 @@ int main(int argc, char **argv) {
 
   if (s->cfg.mode == SIM_MODE_WEB) {
     /* DWDS prints no trailing slash and serves the socket on /<token>. */
-    snprintf(s->http_uri, sizeof s->http_uri, "http://%s:%d/%s", s->cfg.host,
-             s->srv.port, s->token);
-    snprintf(s->ws_uri, sizeof s->ws_uri, "ws://%s:%d/%s", s->cfg.host, s->srv.port,
+    snprintf(s->http_uri, sizeof s->http_uri, "http://%s:%d/%s", s->cfg.host, s->srv.port,
              s->token);
+    snprintf(s->ws_uri, sizeof s->ws_uri, "ws://%s:%d/%s", s->cfg.host, s->srv.port, s->token);
   } else {
-    snprintf(s->http_uri, sizeof s->http_uri, "http://%s:%d/%s/", s->cfg.host,
-             s->srv.port, s->token);
-    snprintf(s->ws_uri, sizeof s->ws_uri, "ws://%s:%d/%s/ws", s->cfg.host, s->srv.port,
+    snprintf(s->http_uri, sizeof s->http_uri, "http://%s:%d/%s/", s->cfg.host, s->srv.port,
              s->token);
+    snprintf(s->ws_uri, sizeof s->ws_uri, "ws://%s:%d/%s/ws", s->cfg.host, s->srv.port, s->token);
   }
   write_uri_file(s); /* before the banner: whoever sees the banner finds the file */
   printf("A Dart VM Service on telescope-sim is available at: %s\n", s->http_uri);
-  printf("The Flutter DevTools debugger and profiler on telescope-sim is available "
-         "at: http://127.0.0.1:9100?uri=%s\n",
-         s->http_uri);
+  printf(
+      "The Flutter DevTools debugger and profiler on telescope-sim is available "
+      "at: http://127.0.0.1:9100?uri=%s\n",
+      s->http_uri);
   fflush(stdout);
   start_stdin(s);
 
   uv_run(s->loop, UV_RUN_DEFAULT);
   rc = uv_loop_close(s->loop);
-  if (rc)
-    fprintf(stderr, "telescope-sim: loop closed with handles open: %s\n",
-            uv_strerror(rc));
+  if (rc) fprintf(stderr, "telescope-sim: loop closed with handles open: %s\n", uv_strerror(rc));
   wm_free(s->model);
   return 0;
 

@@ -24,8 +24,7 @@ int sim_vm_init(sim_t *s);
 void sim_vm_close(sim_t *s); /* closes the call timer; frees held calls */
 
 /* A complete message from c (text, or binary when binary != 0). */
-void sim_vm_handle_message(sim_t *s, sim_conn_t *c, const char *text,
-                           size_t len, int binary);
+void sim_vm_handle_message(sim_t *s, sim_conn_t *c, const char *text, size_t len, int binary);
 /* c is going away: forget the calls it is waiting for. */
 void sim_vm_conn_closed(sim_t *s, sim_conn_t *c);
 
@@ -36,6 +35,10 @@ void sim_vm_restart(sim_t *s);
 void sim_vm_reload(sim_t *s);
 void sim_vm_set_watcher(sim_t *s, int on);
 void sim_vm_set_hang(sim_t *s, int on);
+
+/* Posts an Extension-stream event from the app (dart:developer postEvent);
+ * steals data. */
+void sim_vm_post_event(sim_t *s, const char *extension_kind, json_t *data);
 
 /* Calls held (paused isolate, slow or hung extension). */
 size_t sim_vm_held_calls(const sim_t *s);
