@@ -286,6 +286,7 @@ struct vm_client {
   size_t npending;
   rxbuf_t rx;
   int closing;
+  int destroy_started, destroy_polls;
   int open_handles; /* ours: connect_timer + live request timers */
   void (*close_done)(void *arg);
   void *close_arg;
@@ -471,6 +472,9 @@ static int callback_vm(struct lws *wsi, enum lws_callback_reasons reason, void *
   struct lws_context *ctx = lws_get_context(wsi);
   vm_client_t *c = ctx ? lws_context_user(ctx) : NULL;
   if (!c) return 0;
+  if (log_get_level() >= LOG_TRACE)
+    log_msg(LOG_TRACE, "vm: lws reason %d wsi %p ours %p state %d", (int)reason, (void *)wsi,
+            (void *)c->wsi, (int)c->state);
   switch (reason) {
   case LWS_CALLBACK_CLIENT_CONNECTION_ERROR: {
     /* lws may have cleared *pwsi before telling us, hence the NULL case. */
@@ -571,6 +575,7 @@ static int ensure_context(vm_client_t *c) {
   info.options = LWS_SERVER_OPTION_LIBUV | LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT;
   info.foreign_loops = loops;
   info.user = c;
+  info.pcontext = &c->ctx;
   info.gid = -1;
   info.uid = -1;
   c->ctx = lws_create_context(&info);
@@ -583,10 +588,29 @@ static void on_connect_timer_closed(uv_handle_t *h) {
   client_maybe_free(c);
 }
 
+static void count_closing(uv_handle_t *h, void *arg) {
+  if (uv_is_closing(h)) (*(int *)arg)++;
+}
+
 static void on_connect_timer(uv_timer_t *t) {
   vm_client_t *c = container_of(t, vm_client_t, connect_timer);
   if (c->closing) {
+    /* On a foreign loop lws destroys its context in two calls: the first
+     * starts closing its uv handles, the second (once they are closed)
+     * frees the context and clears c->ctx through info.pcontext. */
+    if (c->ctx && !c->destroy_started) {
+      c->destroy_started = 1;
+      lws_context_destroy(c->ctx);
+      uv_timer_start(&c->connect_timer, on_connect_timer, 1, 0);
+      return;
+    }
     if (c->ctx) {
+      int closing = 0;
+      uv_walk(c->loop, count_closing, &closing);
+      if (closing && ++c->destroy_polls < 2000) {
+        uv_timer_start(&c->connect_timer, on_connect_timer, 1, 0);
+        return;
+      }
       lws_context_destroy(c->ctx);
       c->ctx = NULL;
     }
@@ -654,7 +678,9 @@ vm_client_t *vm_client_new(uv_loop_t *loop, const vm_client_options_t *opt) {
   c->rx.limit = VM_CLIENT_MAX_MESSAGE;
   uv_timer_init(loop, &c->connect_timer);
   c->open_handles = 1;
-  lws_set_log_level(LLL_ERR | LLL_WARN, lws_log_emit);
+  lws_set_log_level(log_get_level() >= LOG_TRACE ? LLL_ERR | LLL_WARN | LLL_NOTICE | LLL_INFO | LLL_CLIENT
+                                                 : LLL_ERR | LLL_WARN,
+                    lws_log_emit);
   return c;
 }
 
