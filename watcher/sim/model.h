@@ -30,17 +30,20 @@ typedef struct {
   int64_t picture_cache_count;
 } wm_timing_t;
 
+/* Zero (or NULL) in any field means its default. */
 typedef struct {
   size_t ring_capacity;    /* records kept (default 4096) */
   size_t pending_capacity; /* drained block maps awaiting their timing (default 256) */
   size_t read_limit_cap;   /* most records in one read reply (default 500) */
-  const char *watcher_version;
+  const char *watcher_version; /* default "0.1.0" (copied) */
   double refresh_rate;     /* Hz, reported in every reply (default 60) */
 } wm_config_t;
 
 typedef struct wm wm_t;
 
-/* A model with cfg (NULL: defaults) and run id run_id (copied). */
+/* A model with cfg (NULL: defaults) and run id run_id (copied). It starts
+ * with collection off, lifecycle "resumed", framesEnabled true, no
+ * interaction. Returns NULL when out of memory. */
 wm_t *wm_new(const wm_config_t *cfg, const char *run_id);
 void wm_free(wm_t *wm);
 
@@ -50,23 +53,32 @@ void wm_restart(wm_t *wm, const char *run_id);
 
 /* The persistent frame callback of frame frame_number at now_us: liveness +1;
  * when collecting, the events drained since the previous drain become this
- * frame's block map (else the map is empty); the current interaction is
- * captured with it; the map is parked in the pending map. */
+ * frame's block map (else they are ignored and the map is empty); the
+ * current interaction is captured with it; the map is parked in the pending
+ * map. Not parked (counted in droppedAttributions): a number already
+ * parked (a warm-up frame's stale number: the first map stays) or at or
+ * below the newest reported one. A full pending map evicts its oldest. */
 void wm_frame_drawn(wm_t *wm, int64_t frame_number, int64_t now_us,
                     const wm_event_t *events, size_t n_events);
 
 /* The timings callback with a batch of n FrameTimings: the only writer of
- * records (one per timing, joined by frame number, FIFO when it is -1). */
+ * records (one per timing, joined by frame number, FIFO when it is -1; no
+ * match: blocks {} and atUs = build_finish_us). Afterwards pending maps at or
+ * below the newest reported number are pruned and counted as dropped. */
 void wm_timings(wm_t *wm, const wm_timing_t *timings, size_t n);
 
-/* Lifecycle ("resumed", ..., or NULL) and framesEnabled, reported in replies. */
+/* Lifecycle ("resumed", ..., or NULL for null; copied) and framesEnabled,
+ * reported in replies. */
 void wm_set_lifecycle(wm_t *wm, const char *lifecycle);
 void wm_set_frames_enabled(wm_t *wm, int enabled);
 
 /* ext.telescope.frames: params as the VM hands them (every value a JSON
- * string; isolateId may be present and is ignored), now_us the watcher's
- * clock. Returns the reply (new reference) or NULL with *err_detail set to a
- * malloc'd message (the extension answers -32602 with it). */
+ * string; integers, booleans and null are read as the VM's toString() would
+ * give them; isolateId and unknown keys are ignored; params may be NULL),
+ * now_us the watcher's clock. Returns the reply (new reference) or NULL with
+ * *err_detail set to a malloc'd message naming the parameter (the extension
+ * answers -32602 with it; the caller frees it). A failed call changes
+ * nothing. stop also clears the current interaction. */
 json_t *wm_handle(wm_t *wm, json_t *params, int64_t now_us, char **err_detail);
 
 /* 1 once after a probe action asked for a frame (the generator then draws

@@ -1,0 +1,315 @@
+/* Runs every shared watcher vector (tests/vectors/watcher/, format in
+ * its README.md) through the C model of FramePerfWatcher. The Dart core runs
+ * the same files (watcher/flutter/test/vectors_test.dart). */
+#include <check.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model.h"
+
+#define VECTOR_DIR TELESCOPE_SOURCE_DIR "/tests/vectors/watcher"
+#define MIN_VECTORS 12
+#define MAX_VECTORS 256
+
+static char *vector_paths[MAX_VECTORS];
+static int n_vectors;
+
+static int cmp_str(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void vectors_list(void) {
+  DIR *d = opendir(VECTOR_DIR);
+  if (!d)
+    return;
+  struct dirent *e;
+  while ((e = readdir(d)) && n_vectors < MAX_VECTORS) {
+    size_t len = strlen(e->d_name);
+    if (len < 6 || strcmp(e->d_name + len - 5, ".json") != 0)
+      continue;
+    char *p = malloc(sizeof VECTOR_DIR + len + 2);
+    sprintf(p, "%s/%s", VECTOR_DIR, e->d_name);
+    vector_paths[n_vectors++] = p;
+  }
+  closedir(d);
+  qsort(vector_paths, (size_t)n_vectors, sizeof *vector_paths, cmp_str);
+}
+
+/* Deep equality where 60 and 60.0 are the same number (the Dart test sees
+ * them as equal too). On a difference, path names where. */
+static int json_same(json_t *want, json_t *got, char *path, size_t cap) {
+  size_t used = strlen(path);
+  if (json_is_number(want) && json_is_number(got)) {
+    if (json_is_integer(want) && json_is_integer(got))
+      return json_integer_value(want) == json_integer_value(got);
+    return json_number_value(want) == json_number_value(got);
+  }
+  if (!got || json_typeof(want) != json_typeof(got))
+    return 0;
+  if (json_is_object(want)) {
+    const char *k;
+    json_t *v;
+    if (json_object_size(want) != json_object_size(got)) {
+      json_object_foreach(got, k, v) {
+        if (!json_object_get(want, k)) {
+          snprintf(path + used, cap - used, ".%s(unexpected)", k);
+          return 0;
+        }
+      }
+    }
+    json_object_foreach(want, k, v) {
+      snprintf(path + used, cap - used, ".%s", k);
+      if (!json_same(v, json_object_get(got, k), path, cap))
+        return 0;
+    }
+    path[used] = '\0';
+    return 1;
+  }
+  if (json_is_array(want)) {
+    if (json_array_size(want) != json_array_size(got)) {
+      snprintf(path + used, cap - used, "(length %zu, want %zu)", json_array_size(got),
+               json_array_size(want));
+      return 0;
+    }
+    for (size_t i = 0; i < json_array_size(want); i++) {
+      snprintf(path + used, cap - used, "[%zu]", i);
+      if (!json_same(json_array_get(want, i), json_array_get(got, i), path, cap))
+        return 0;
+    }
+    path[used] = '\0';
+    return 1;
+  }
+  return json_equal(want, got);
+}
+
+/* Every key of want equals the same key of got. */
+static int json_subset(json_t *want, json_t *got, char *path, size_t cap) {
+  const char *k;
+  json_t *v;
+  json_object_foreach(want, k, v) {
+    snprintf(path, cap, ".%s", k);
+    if (!json_same(v, json_object_get(got, k), path, cap))
+      return 0;
+  }
+  return 1;
+}
+
+static int64_t int_of(json_t *o, const char *key) {
+  return (int64_t)json_integer_value(json_object_get(o, key));
+}
+
+static void fail_diff(const char *name, size_t step, const char *what, json_t *want,
+                      json_t *got, const char *path) {
+  char *w = json_dumps(want, JSON_COMPACT | JSON_SORT_KEYS);
+  char *g = json_dumps(got, JSON_COMPACT | JSON_SORT_KEYS);
+  ck_abort_msg("%s: step %zu (%s) differs at %s\n  want %s\n  got  %s", name, step, what, path,
+               w ? w : "(null)", g ? g : "(null)");
+}
+
+/* The model's state under the reply's field names, for "state" steps. */
+static json_t *model_state(wm_t *wm) {
+  return json_pack("{s:I,s:I,s:I,s:I,s:I,s:b,s:s}", "livenessCounter",
+                   (json_int_t)wm_liveness(wm), "pending", (json_int_t)wm_pending(wm),
+                   "droppedAttributions", (json_int_t)wm_dropped_attributions(wm), "firstSeq",
+                   (json_int_t)wm_first_seq(wm), "lastSeq", (json_int_t)wm_last_seq(wm),
+                   "collecting", wm_collecting(wm), "runId", wm_run_id(wm));
+}
+
+static void step_frame_drawn(wm_t *wm, json_t *step) {
+  json_t *events = json_object_get(step, "events");
+  size_t n = json_array_size(events);
+  wm_event_t *ev = calloc(n ? n : 1, sizeof *ev);
+  for (size_t i = 0; i < n; i++) {
+    json_t *e = json_array_get(events, i);
+    ev[i].name = json_string_value(json_object_get(e, "name"));
+    ev[i].start_us = int_of(e, "startUs");
+    ev[i].dur_us = int_of(e, "durUs");
+  }
+  wm_frame_drawn(wm, int_of(step, "frameNumber"), int_of(step, "nowUs"), ev, n);
+  free(ev);
+}
+
+static void step_timings(wm_t *wm, json_t *step) {
+  json_t *list = json_object_get(step, "timings");
+  size_t n = json_array_size(list);
+  wm_timing_t *t = calloc(n ? n : 1, sizeof *t);
+  for (size_t i = 0; i < n; i++) {
+    json_t *o = json_array_get(list, i);
+    t[i].frame_number = int_of(o, "frameNumber");
+    t[i].vsync_start_us = int_of(o, "vsyncStartUs");
+    t[i].build_start_us = int_of(o, "buildStartUs");
+    t[i].build_finish_us = int_of(o, "buildFinishUs");
+    t[i].raster_start_us = int_of(o, "rasterStartUs");
+    t[i].raster_finish_us = int_of(o, "rasterFinishUs");
+    t[i].layer_cache_count = int_of(o, "layerCacheCount");
+    t[i].picture_cache_count = int_of(o, "pictureCacheCount");
+  }
+  wm_timings(wm, t, n);
+  free(t);
+}
+
+static void step_ext(wm_t *wm, json_t *step, const char *name, size_t i) {
+  char *detail = NULL;
+  char path[512] = "";
+  json_t *reply = wm_handle(wm, json_object_get(step, "params"), int_of(step, "nowUs"), &detail);
+  json_t *want_err = json_object_get(step, "expectError");
+  if (want_err) {
+    ck_assert_msg(reply == NULL, "%s: step %zu: expected an error, got a reply", name, i);
+    ck_assert_msg(detail && strstr(detail, json_string_value(want_err)),
+                  "%s: step %zu: error detail \"%s\" does not mention \"%s\"", name, i,
+                  detail ? detail : "(null)", json_string_value(want_err));
+    free(detail);
+    return;
+  }
+  ck_assert_msg(reply != NULL, "%s: step %zu: unexpected error: %s", name, i,
+                detail ? detail : "(null)");
+  json_t *exact = json_object_get(step, "expectReply");
+  json_t *subset = json_object_get(step, "expect");
+  if (exact && !json_same(exact, reply, path, sizeof path))
+    fail_diff(name, i, "ext reply", exact, reply, path);
+  if (subset && !json_subset(subset, reply, path, sizeof path))
+    fail_diff(name, i, "ext reply fields", subset, reply, path);
+  json_decref(reply);
+}
+
+/* All records the ring holds, paged through the extension as the server
+ * would read them. */
+static json_t *records_all(wm_t *wm) {
+  json_t *all = json_array();
+  uint64_t since = 0;
+  for (;;) {
+    char since_s[32];
+    snprintf(since_s, sizeof since_s, "%llu", (unsigned long long)since);
+    json_t *params = json_pack("{s:s,s:s}", "action", "read", "since", since_s);
+    char *detail = NULL;
+    json_t *reply = wm_handle(wm, params, 0, &detail);
+    json_decref(params);
+    ck_assert_msg(reply != NULL, "read failed: %s", detail ? detail : "");
+    json_t *recs = json_object_get(reply, "records");
+    size_t k;
+    json_t *r;
+    json_array_foreach(recs, k, r) {
+      json_array_append(all, r);
+      since = (uint64_t)int_of(r, "seq");
+    }
+    int more = json_is_true(json_object_get(reply, "more"));
+    size_t got = json_array_size(recs);
+    json_decref(reply);
+    if (!more || got == 0)
+      break;
+  }
+  return all;
+}
+
+static void vector_run(const char *file) {
+  json_error_t jerr;
+  json_t *v = json_load_file(file, 0, &jerr);
+  ck_assert_msg(v != NULL, "%s: line %d: %s", file, jerr.line, jerr.text);
+  const char *name = json_string_value(json_object_get(v, "name"));
+  ck_assert_msg(name && json_is_string(json_object_get(v, "description")),
+                "%s: needs name and description", file);
+  json_t *c = json_object_get(v, "config");
+  wm_config_t cfg = {
+      .ring_capacity = (size_t)int_of(c, "ringCapacity"),
+      .pending_capacity = (size_t)int_of(c, "pendingCapacity"),
+      .read_limit_cap = (size_t)int_of(c, "readLimitCap"),
+      .watcher_version = json_string_value(json_object_get(c, "watcherVersion")),
+      .refresh_rate = json_number_value(json_object_get(c, "refreshRate")),
+  };
+  const char *run_id = json_string_value(json_object_get(c, "runId"));
+  wm_t *wm = wm_new(&cfg, run_id ? run_id : "run-1");
+  ck_assert_ptr_nonnull(wm);
+
+  json_t *steps = json_object_get(v, "steps");
+  ck_assert_msg(json_array_size(steps) > 0, "%s: no steps", name);
+  size_t i;
+  json_t *step;
+  char path[512];
+  json_array_foreach(steps, i, step) {
+    const char *op = json_string_value(json_object_get(step, "op"));
+    ck_assert_msg(op != NULL, "%s: step %zu has no op", name, i);
+    if (!strcmp(op, "frameDrawn")) {
+      step_frame_drawn(wm, step);
+    } else if (!strcmp(op, "timings")) {
+      step_timings(wm, step);
+    } else if (!strcmp(op, "ext")) {
+      step_ext(wm, step, name, i);
+    } else if (!strcmp(op, "restart")) {
+      wm_restart(wm, json_string_value(json_object_get(step, "runId")));
+    } else if (!strcmp(op, "setLifecycle")) {
+      wm_set_lifecycle(wm, json_string_value(json_object_get(step, "lifecycle")));
+    } else if (!strcmp(op, "setFramesEnabled")) {
+      wm_set_frames_enabled(wm, json_is_true(json_object_get(step, "enabled")));
+    } else if (!strcmp(op, "takeProbe")) {
+      int want = json_is_true(json_object_get(step, "expect"));
+      ck_assert_msg(wm_take_probe(wm) == want, "%s: step %zu: takeProbe want %d", name, i, want);
+    } else if (!strcmp(op, "state")) {
+      json_t *want = json_object_get(step, "expect");
+      json_t *got = model_state(wm);
+      path[0] = '\0';
+      if (!json_subset(want, got, path, sizeof path))
+        fail_diff(name, i, "state", want, got, path);
+      json_decref(got);
+    } else {
+      ck_abort_msg("%s: step %zu: unknown op \"%s\"", name, i, op);
+    }
+  }
+
+  json_t *want = json_object_get(v, "expectedRecords");
+  ck_assert_msg(json_is_array(want), "%s: expectedRecords missing", name);
+  json_t *got = records_all(wm);
+  path[0] = '\0';
+  if (!json_same(want, got, path, sizeof path))
+    fail_diff(name, i, "expectedRecords", want, got, path);
+  json_decref(got);
+  wm_free(wm);
+  json_decref(v);
+}
+
+START_TEST(enough_vectors) {
+  ck_assert_msg(n_vectors >= MIN_VECTORS, "found %d vectors in %s, need at least %d", n_vectors,
+                VECTOR_DIR, MIN_VECTORS);
+}
+END_TEST
+
+START_TEST(vector) { vector_run(vector_paths[_i]); }
+END_TEST
+
+/* The comparison itself must be able to fail, or every vector passes. */
+START_TEST(comparison_is_strict) {
+  char path[256] = "";
+  json_t *a = json_loads("{\"x\":[1,{\"y\":60}]}", 0, NULL);
+  json_t *b = json_loads("{\"x\":[1,{\"y\":60.0}]}", 0, NULL);
+  json_t *c = json_loads("{\"x\":[1,{\"y\":61}]}", 0, NULL);
+  json_t *d = json_loads("{\"x\":[1,{\"y\":60,\"z\":1}]}", 0, NULL);
+  ck_assert(json_same(a, b, path, sizeof path));
+  ck_assert(!json_same(a, c, path, sizeof path));
+  ck_assert_str_eq(path, ".x[1].y");
+  path[0] = '\0';
+  ck_assert(!json_same(a, d, path, sizeof path));
+  json_decref(a);
+  json_decref(b);
+  json_decref(c);
+  json_decref(d);
+}
+END_TEST
+
+int main(void) {
+  vectors_list();
+  Suite *s = suite_create("watcher_vectors");
+  TCase *tc = tcase_create("vectors");
+  tcase_add_test(tc, enough_vectors);
+  tcase_add_test(tc, comparison_is_strict);
+  if (n_vectors > 0)
+    tcase_add_loop_test(tc, vector, 0, n_vectors);
+  suite_add_tcase(s, tc);
+  SRunner *sr = srunner_create(s);
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  for (int i = 0; i < n_vectors; i++)
+    free(vector_paths[i]);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

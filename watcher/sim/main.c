@@ -1,0 +1,641 @@
+/* telescope-sim: a simulated Flutter app behind a Dart VM Service endpoint.
+ * Wiring: command line, the printed URIs, stdin commands, start, shutdown. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include "sim.h"
+#include "sim_gen.h"
+#include "sim_server.h"
+#include "sim_vm.h"
+
+#define STDIN_LINE_MAX 65536
+
+static sim_t sim;
+
+static union {
+  uv_pipe_t pipe;
+  uv_tty_t tty;
+} stdin_handle;
+static int stdin_active;
+static char stdin_line[STDIN_LINE_MAX];
+static size_t stdin_len;
+static int stdin_overflow;
+static uv_signal_t sig_int, sig_term;
+
+int64_t sim_now_us(void) { return (int64_t)(uv_hrtime() / 1000); }
+
+int64_t sim_wall_ms(void) {
+  struct timeval tv;
+  gettimeofday(&tv, NULL);
+  return (int64_t)tv.tv_sec * 1000 + tv.tv_usec / 1000;
+}
+
+void sim_new_run_id(sim_t *s) {
+  uint64_t a = sim_rand_next(&s->rng);
+  snprintf(s->run_id, sizeof s->run_id, "%016llx", (unsigned long long)a);
+}
+
+void sim_log(sim_t *s, const char *fmt, ...) {
+  va_list ap;
+  if (!s->cfg.verbose)
+    return;
+  va_start(ap, fmt);
+  fputs("telescope-sim: ", stderr);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  va_end(ap);
+}
+
+/* ---- command line ---------------------------------------------------------- */
+
+static const char usage_text[] =
+    "Usage: telescope-sim [options]\n"
+    "A simulated Flutter app: a Dart VM Service endpoint (WebSocket JSON-RPC)\n"
+    "with a simulated FramePerfWatcher (ext.telescope.frames) behind it.\n"
+    "\n"
+    "Options:\n"
+    "  --host ADDR            listen address (default 127.0.0.1)\n"
+    "  --port N               listen port (default 0: ephemeral)\n"
+    "  --token T              auth token, first path segment (default: 8 random\n"
+    "                         bytes, base64url, like the VM; fixed by --seed)\n"
+    "  --mode dds|vm|web      which server to imitate (default dds): DDS as behind\n"
+    "                         `flutter run`, the raw VM service, or DWDS (web)\n"
+    "  --fps N                frames per second while drawing (default 60)\n"
+    "  --scenario S           steady|janky|idle|stalled (default steady)\n"
+    "  --seed N               make tokens, ids and frame durations reproducible\n"
+    "  --uri-file PATH        write the ws URI there (no newline), like\n"
+    "                         flutter run --vmservice-out-file\n"
+    "  --ring N               watcher ring capacity (records kept)\n"
+    "  --timings-batch-ms N   FrameTiming batch interval (default 100)\n"
+    "  --method-log PATH      append every VM-service method received, one a line\n"
+    "  --no-watcher           start without ext.telescope.frames registered\n"
+    "  --verbose              log connections and lws notices on stderr\n"
+    "  --help, --version\n"
+    "\n"
+    "Commands on stdin (one a line; each answered by one line `ok ...` or\n"
+    "`error ...` on stdout):\n"
+    "  scenario steady|janky|idle|stalled   switch the scenario\n"
+    "  fps N                 change the frame rate\n"
+    "  inject N              the next N drawn frames are janky (SlowWidget,\n"
+    "                        build > 2x budget)\n"
+    "  pause | resume        pause the isolate (Debug PauseInterrupted; extension\n"
+    "                        replies are held) / resume it (Resume)\n"
+    "  restart               hot restart: IsolateExit, new isolate id,\n"
+    "                        IsolateStart/IsolateRunnable, ServiceExtensionAdded,\n"
+    "                        new watcher runId; the old id answers Collected\n"
+    "  reload                hot reload: IsolateReload, same isolate\n"
+    "  watcher off|on        unregister / register ext.telescope.frames\n"
+    "  ext-delay MS          answer ext.telescope.frames MS later\n"
+    "  ext-hang on|off       never answer ext.telescope.frames (until off)\n"
+    "  ext-error on|off      answer ext.telescope.frames with -32000\n"
+    "  reply normal|malformed|huge MB|wrongtypes\n"
+    "                        shape of ext.telescope.frames replies\n"
+    "  timings-delay MS      hold FrameTimings back MS (frames_pending)\n"
+    "  drop                  close every connection abruptly\n"
+    "  stats                 counters as one JSON object\n"
+    "  methods               the methods received, in order (JSON array)\n"
+    "  params                the last ext.telescope.frames params, raw and as\n"
+    "                        the handler saw them (JSON)\n"
+    "  quit                  stop (so do SIGTERM and SIGINT; stdin EOF does not)\n"
+    "\n"
+    "On start it prints the two lines `flutter run` prints: the VM Service URI\n"
+    "and the DevTools URL.\n";
+
+static int parse_long(const char *s, long lo, long hi, long *out) {
+  char *end;
+  long v;
+  errno = 0;
+  v = strtol(s, &end, 10);
+  if (errno || end == s || *end || v < lo || v > hi)
+    return -1;
+  *out = v;
+  return 0;
+}
+
+static int parse_fps(const char *s, double *out) {
+  char *end;
+  double v = strtod(s, &end);
+  if (end == s || *end || !(v >= 0.1 && v <= 1000))
+    return -1;
+  *out = v;
+  return 0;
+}
+
+static int token_ok(const char *t) {
+  if (!*t || strlen(t) > 48)
+    return 0;
+  for (; *t; t++)
+    if (!((*t >= 'A' && *t <= 'Z') || (*t >= 'a' && *t <= 'z') ||
+          (*t >= '0' && *t <= '9') || *t == '-' || *t == '_' || *t == '='))
+      return 0;
+  return 1;
+}
+
+static int bad_usage(const char *fmt, const char *arg) {
+  fputs("telescope-sim: ", stderr);
+  fprintf(stderr, fmt, arg);
+  fputs("\n(try --help)\n", stderr);
+  return 2;
+}
+
+/* Fills cfg; returns -1 to go on, else the exit code. */
+static int parse_args(int argc, char **argv, sim_config_t *cfg) {
+  enum { O_HOST = 256, O_PORT, O_TOKEN, O_MODE, O_FPS, O_SCENARIO, O_SEED, O_URI_FILE,
+         O_RING, O_BATCH, O_METHOD_LOG, O_NO_WATCHER, O_VERBOSE, O_HELP, O_VERSION };
+  static const struct option opts[] = {
+      {"host", required_argument, NULL, O_HOST},
+      {"port", required_argument, NULL, O_PORT},
+      {"token", required_argument, NULL, O_TOKEN},
+      {"mode", required_argument, NULL, O_MODE},
+      {"fps", required_argument, NULL, O_FPS},
+      {"scenario", required_argument, NULL, O_SCENARIO},
+      {"seed", required_argument, NULL, O_SEED},
+      {"uri-file", required_argument, NULL, O_URI_FILE},
+      {"ring", required_argument, NULL, O_RING},
+      {"timings-batch-ms", required_argument, NULL, O_BATCH},
+      {"method-log", required_argument, NULL, O_METHOD_LOG},
+      {"no-watcher", no_argument, NULL, O_NO_WATCHER},
+      {"verbose", no_argument, NULL, O_VERBOSE},
+      {"help", no_argument, NULL, O_HELP},
+      {"version", no_argument, NULL, O_VERSION},
+      {NULL, 0, NULL, 0}};
+  int c;
+  long v;
+
+  cfg->host = "127.0.0.1";
+  cfg->mode = SIM_MODE_DDS;
+  cfg->fps = 60;
+  cfg->scenario = SIM_SCENARIO_STEADY;
+  cfg->timings_batch_ms = 100;
+  opterr = 0;
+  while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+    switch (c) {
+    case O_HOST:
+      cfg->host = optarg;
+      break;
+    case O_PORT:
+      if (parse_long(optarg, 0, 65535, &v))
+        return bad_usage("--port wants 0..65535, got '%s'", optarg);
+      cfg->port = (int)v;
+      break;
+    case O_TOKEN:
+      if (!token_ok(optarg))
+        return bad_usage("--token wants 1-48 base64url characters, got '%s'", optarg);
+      cfg->token = optarg;
+      break;
+    case O_MODE:
+      if (!strcmp(optarg, "dds"))
+        cfg->mode = SIM_MODE_DDS;
+      else if (!strcmp(optarg, "vm"))
+        cfg->mode = SIM_MODE_VM;
+      else if (!strcmp(optarg, "web"))
+        cfg->mode = SIM_MODE_WEB;
+      else
+        return bad_usage("--mode wants dds, vm or web, got '%s'", optarg);
+      break;
+    case O_FPS:
+      if (parse_fps(optarg, &cfg->fps))
+        return bad_usage("--fps wants a number in 0.1..1000, got '%s'", optarg);
+      break;
+    case O_SCENARIO:
+      if ((c = sim_scenario_parse(optarg)) < 0)
+        return bad_usage("--scenario wants steady, janky, idle or stalled, got '%s'",
+                         optarg);
+      cfg->scenario = (sim_scenario_t)c;
+      break;
+    case O_SEED: {
+      char *end;
+      errno = 0;
+      cfg->seed = strtoull(optarg, &end, 10);
+      if (errno || end == optarg || *end)
+        return bad_usage("--seed wants a non-negative integer, got '%s'", optarg);
+      cfg->seeded = 1;
+      break;
+    }
+    case O_URI_FILE:
+      cfg->uri_file = optarg;
+      break;
+    case O_RING:
+      if (parse_long(optarg, 1, 10000000, &v))
+        return bad_usage("--ring wants 1..10000000, got '%s'", optarg);
+      cfg->ring = (size_t)v;
+      break;
+    case O_BATCH:
+      if (parse_long(optarg, 1, 60000, &v))
+        return bad_usage("--timings-batch-ms wants 1..60000, got '%s'", optarg);
+      cfg->timings_batch_ms = (int)v;
+      break;
+    case O_METHOD_LOG:
+      cfg->method_log = optarg;
+      break;
+    case O_NO_WATCHER:
+      cfg->no_watcher = 1;
+      break;
+    case O_VERBOSE:
+      cfg->verbose = 1;
+      break;
+    case O_HELP:
+      fputs(usage_text, stdout);
+      return 0;
+    case O_VERSION:
+      printf("telescope-sim %s\n", TELESCOPE_VERSION);
+      return 0;
+    default:
+      return bad_usage("unknown or incomplete option '%s'", argv[optind - 1]);
+    }
+  }
+  if (optind < argc)
+    return bad_usage("unexpected argument '%s'", argv[optind]);
+  return -1;
+}
+
+/* ---- start-up helpers -------------------------------------------------------- */
+
+static void make_token(sim_t *s) {
+  static const char b64[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+  unsigned char bytes[9] = {0};
+  uint64_t r = sim_rand_next(&s->rng);
+  int i;
+
+  if (s->cfg.token) {
+    snprintf(s->token, sizeof s->token, "%s", s->cfg.token);
+    return;
+  }
+  for (i = 0; i < 8; i++)
+    bytes[i] = (unsigned char)(r >> (8 * i));
+  /* 8 bytes -> 12 characters, the last one '=' (base64Url in Dart). */
+  for (i = 0; i < 3; i++) {
+    unsigned v = (unsigned)bytes[3 * i] << 16 | (unsigned)bytes[3 * i + 1] << 8 |
+                 bytes[3 * i + 2];
+    s->token[4 * i] = b64[(v >> 18) & 63];
+    s->token[4 * i + 1] = b64[(v >> 12) & 63];
+    s->token[4 * i + 2] = b64[(v >> 6) & 63];
+    s->token[4 * i + 3] = i == 2 ? '=' : b64[v & 63];
+  }
+  s->token[12] = '\0';
+}
+
+static uint64_t random_seed(void) {
+  uint64_t v = 0;
+  int fd = open("/dev/urandom", O_RDONLY);
+  if (fd >= 0) {
+    if (read(fd, &v, sizeof v) != (ssize_t)sizeof v)
+      v = 0;
+    close(fd);
+  }
+  return v ^ (uint64_t)sim_wall_ms() ^ ((uint64_t)getpid() << 32);
+}
+
+static int mkdirs_for(const char *path) {
+  char tmp[4096];
+  char *p;
+  if (strlen(path) >= sizeof tmp)
+    return -1;
+  strcpy(tmp, path);
+  for (p = tmp + 1; *p; p++)
+    if (*p == '/') {
+      *p = '\0';
+      if (mkdir(tmp, 0755) && errno != EEXIST)
+        return -1;
+      *p = '/';
+    }
+  return 0;
+}
+
+static void write_uri_file(sim_t *s) {
+  FILE *f;
+  if (!s->cfg.uri_file)
+    return;
+  if (mkdirs_for(s->cfg.uri_file) || !(f = fopen(s->cfg.uri_file, "w"))) {
+    fprintf(stderr, "Failed to write vmservice-out-file at %s\n", s->cfg.uri_file);
+    return;
+  }
+  fputs(s->ws_uri, f); /* no trailing newline, like writeAsStringSync */
+  fclose(f);
+}
+
+/* ---- stdin commands ------------------------------------------------------------ */
+
+static json_t *stats_json(sim_t *s) {
+  return json_pack(
+      "{s:I, s:I, s:I, s:I, s:I, s:I, s:s, s:s, s:I, s:i, s:O, s:s, s:b, s:b, s:I, "
+      "s:I, s:f}",
+      "framesDrawn", (json_int_t)s->gen.frames_drawn, "recordsWritten",
+      (json_int_t)s->gen.records_written, "jankInjected", (json_int_t)s->gen.jank_injected,
+      "jankFrames", (json_int_t)s->gen.jank_frames, "timingsPending",
+      (json_int_t)s->gen.n_pend, "liveness",
+      (json_int_t)(s->model ? wm_liveness(s->model) : 0), "runId", s->run_id,
+      "isolateId", s->vm.isolate_id, "lastSeq",
+      (json_int_t)(s->model ? wm_last_seq(s->model) : 0), "connections",
+      (int)s->srv.n_conns, "methods", s->vm.method_counts, "scenario",
+      sim_scenario_name(s->gen.scenario), "paused", s->vm.paused, "watcher",
+      s->vm.watcher, "heldCalls", (json_int_t)sim_vm_held_calls(s), "lastFrameNumber",
+      (json_int_t)s->gen.frame_number, "fps", s->gen.fps);
+}
+
+static int answer(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int answer(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vprintf(fmt, ap);
+  va_end(ap);
+  putchar('\n');
+  fflush(stdout);
+  return 0;
+}
+
+static void answer_json(json_t *j) {
+  char *t = json_dumps(j, JSON_COMPACT);
+  json_decref(j);
+  answer("ok %s", t ? t : "null");
+  free(t);
+}
+
+static int on_off(const char *arg, int *out) {
+  if (arg && !strcmp(arg, "on"))
+    *out = 1;
+  else if (arg && !strcmp(arg, "off"))
+    *out = 0;
+  else
+    return -1;
+  return 0;
+}
+
+static void shutdown_sim(sim_t *s);
+
+static int run_command(sim_t *s, char *line) {
+  char *cmd, *arg, *arg2, *save = NULL;
+  long v;
+  int on;
+
+  cmd = strtok_r(line, " \t\r", &save);
+  if (!cmd)
+    return 0; /* blank line: nothing to answer */
+  arg = strtok_r(NULL, " \t\r", &save);
+  arg2 = strtok_r(NULL, " \t\r", &save);
+
+  if (!strcmp(cmd, "scenario")) {
+    int sc = arg ? sim_scenario_parse(arg) : -1;
+    if (sc < 0)
+      return answer("error scenario wants steady|janky|idle|stalled");
+    sim_gen_set_scenario(s, (sim_scenario_t)sc);
+    answer("ok scenario %s", arg);
+  } else if (!strcmp(cmd, "fps")) {
+    double fps;
+    if (!arg || parse_fps(arg, &fps))
+      return answer("error fps wants a number in 0.1..1000");
+    sim_gen_set_fps(s, fps);
+    answer("ok fps %g", fps);
+  } else if (!strcmp(cmd, "inject")) {
+    if (!arg || parse_long(arg, 1, 100000, &v))
+      return answer("error inject wants a count 1..100000");
+    sim_gen_inject(s, (int)v);
+    answer("ok inject %ld", v);
+  } else if (!strcmp(cmd, "pause")) {
+    sim_vm_pause(s);
+    answer("ok paused %s", s->vm.isolate_id);
+  } else if (!strcmp(cmd, "resume")) {
+    sim_vm_resume(s);
+    sim_gen_flush(s);
+    answer("ok resumed %s", s->vm.isolate_id);
+  } else if (!strcmp(cmd, "restart")) {
+    sim_vm_restart(s);
+    answer("ok restarted %s runId %s", s->vm.isolate_id, s->run_id);
+  } else if (!strcmp(cmd, "reload")) {
+    sim_vm_reload(s);
+    answer("ok reloaded %s", s->vm.isolate_id);
+  } else if (!strcmp(cmd, "watcher")) {
+    if (on_off(arg, &on))
+      return answer("error watcher wants on|off");
+    sim_vm_set_watcher(s, on);
+    answer("ok watcher %s", arg);
+  } else if (!strcmp(cmd, "ext-delay")) {
+    if (!arg || parse_long(arg, 0, 3600000, &v))
+      return answer("error ext-delay wants milliseconds 0..3600000");
+    s->vm.ext_delay_ms = (int)v;
+    answer("ok ext-delay %ld", v);
+  } else if (!strcmp(cmd, "ext-hang")) {
+    if (on_off(arg, &on))
+      return answer("error ext-hang wants on|off");
+    sim_vm_set_hang(s, on);
+    answer("ok ext-hang %s", arg);
+  } else if (!strcmp(cmd, "ext-error")) {
+    if (on_off(arg, &on))
+      return answer("error ext-error wants on|off");
+    s->vm.ext_error = on;
+    answer("ok ext-error %s", arg);
+  } else if (!strcmp(cmd, "reply")) {
+    if (arg && !strcmp(arg, "normal"))
+      s->vm.reply = SIM_REPLY_NORMAL;
+    else if (arg && !strcmp(arg, "malformed"))
+      s->vm.reply = SIM_REPLY_MALFORMED;
+    else if (arg && !strcmp(arg, "wrongtypes"))
+      s->vm.reply = SIM_REPLY_WRONGTYPES;
+    else if (arg && !strcmp(arg, "huge")) {
+      if (!arg2 || parse_long(arg2, 1, 1024, &v))
+        return answer("error reply huge wants megabytes 1..1024");
+      s->vm.reply = SIM_REPLY_HUGE;
+      s->vm.huge_mb = (size_t)v;
+    } else
+      return answer("error reply wants normal|malformed|huge MB|wrongtypes");
+    answer("ok reply %s%s%s", arg, arg2 ? " " : "", arg2 ? arg2 : "");
+  } else if (!strcmp(cmd, "timings-delay")) {
+    if (!arg || parse_long(arg, 0, 3600000, &v))
+      return answer("error timings-delay wants milliseconds 0..3600000");
+    s->gen.timings_delay_ms = (int)v;
+    answer("ok timings-delay %ld", v);
+  } else if (!strcmp(cmd, "drop")) {
+    size_t n = s->srv.n_conns;
+    sim_server_drop_all(s);
+    answer("ok dropped %zu", n);
+  } else if (!strcmp(cmd, "stats")) {
+    answer_json(stats_json(s));
+  } else if (!strcmp(cmd, "methods")) {
+    answer_json(json_incref(s->vm.method_list));
+  } else if (!strcmp(cmd, "params")) {
+    answer_json(json_pack("{s:O, s:O}", "raw",
+                          s->vm.last_raw_params ? s->vm.last_raw_params : json_null(),
+                          "handed",
+                          s->vm.last_handed_params ? s->vm.last_handed_params
+                                                   : json_null()));
+  } else if (!strcmp(cmd, "quit")) {
+    answer("ok quit");
+    shutdown_sim(s);
+  } else {
+    answer("error unknown command '%.64s' (see --help)", cmd);
+  }
+  return 0;
+}
+
+static void feed_stdin(sim_t *s, const char *buf, size_t n) {
+  size_t i;
+  for (i = 0; i < n && !s->stopping; i++) {
+    char ch = buf[i];
+    if (ch == '\n') {
+      if (stdin_overflow)
+        answer("error line too long");
+      else {
+        stdin_line[stdin_len] = '\0';
+        run_command(s, stdin_line);
+      }
+      stdin_len = 0;
+      stdin_overflow = 0;
+    } else if (stdin_len + 1 < sizeof stdin_line) {
+      stdin_line[stdin_len++] = ch;
+    } else {
+      stdin_overflow = 1;
+    }
+  }
+}
+
+static void on_stdin_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf) {
+  static char storage[8192];
+  (void)h;
+  (void)suggested;
+  buf->base = storage;
+  buf->len = sizeof storage;
+}
+
+static void on_stdin_read(uv_stream_t *st, ssize_t n, const uv_buf_t *buf) {
+  if (n > 0) {
+    feed_stdin(&sim, buf->base, (size_t)n);
+  } else if (n < 0) {
+    /* EOF does not stop the simulator: tests may close its stdin. */
+    uv_read_stop(st);
+    if (stdin_active) {
+      stdin_active = 0;
+      uv_close((uv_handle_t *)st, NULL);
+    }
+  }
+}
+
+static void start_stdin(sim_t *s) {
+  uv_handle_type t = uv_guess_handle(0);
+  int rc = -1;
+
+  if (t == UV_TTY) {
+    rc = uv_tty_init(s->loop, &stdin_handle.tty, 0, 1);
+  } else if (t == UV_NAMED_PIPE) {
+    rc = uv_pipe_init(s->loop, &stdin_handle.pipe, 0);
+    if (!rc && (rc = uv_pipe_open(&stdin_handle.pipe, 0)))
+      uv_close((uv_handle_t *)&stdin_handle.pipe, NULL);
+  } else if (t == UV_FILE) {
+    /* A regular file (uv_pipe_open would fail on it): read it through now. */
+    char buf[8192];
+    ssize_t n;
+    while (!s->stopping && (n = read(0, buf, sizeof buf)) > 0)
+      feed_stdin(s, buf, (size_t)n);
+    return;
+  }
+  if (rc)
+    return;
+  stdin_active = 1;
+  uv_read_start((uv_stream_t *)&stdin_handle, on_stdin_alloc, on_stdin_read);
+}
+
+/* ---- shutdown ---------------------------------------------------------------- */
+
+static void shutdown_sim(sim_t *s) {
+  if (s->stopping)
+    return;
+  s->stopping = 1;
+  if (stdin_active) {
+    stdin_active = 0;
+    uv_read_stop((uv_stream_t *)&stdin_handle);
+    uv_close((uv_handle_t *)&stdin_handle, NULL);
+  }
+  uv_close((uv_handle_t *)&sig_int, NULL);
+  uv_close((uv_handle_t *)&sig_term, NULL);
+  sim_gen_close(s);
+  sim_vm_close(s);
+  sim_server_close(s);
+}
+
+static void on_signal(uv_signal_t *h, int signum) {
+  (void)h;
+  (void)signum;
+  shutdown_sim(&sim);
+}
+
+int main(int argc, char **argv) {
+  sim_t *s = &sim;
+  wm_config_t mcfg;
+  int rc;
+
+  rc = parse_args(argc, argv, &s->cfg);
+  if (rc >= 0)
+    return rc;
+  signal(SIGPIPE, SIG_IGN);
+  s->rng = s->cfg.seeded ? s->cfg.seed : random_seed();
+  if (!s->cfg.seeded)
+    s->cfg.seed = sim_rand_next(&s->rng);
+  s->loop = uv_default_loop();
+  make_token(s);
+  sim_new_run_id(s);
+
+  memset(&mcfg, 0, sizeof mcfg);
+  mcfg.ring_capacity = s->cfg.ring;
+  mcfg.watcher_version = "sim-" TELESCOPE_VERSION;
+  mcfg.refresh_rate = s->cfg.fps;
+  s->model = wm_new(&mcfg, s->run_id);
+  if (!s->model) {
+    fprintf(stderr, "telescope-sim: cannot create the watcher model\n");
+    return 1;
+  }
+  if (sim_server_init(s))
+    goto fail_server;
+  if (sim_vm_init(s))
+    goto fail_vm;
+  if (sim_gen_init(s))
+    goto fail_gen;
+  uv_signal_init(s->loop, &sig_int);
+  uv_signal_init(s->loop, &sig_term);
+  uv_signal_start(&sig_int, on_signal, SIGINT);
+  uv_signal_start(&sig_term, on_signal, SIGTERM);
+
+  if (s->cfg.mode == SIM_MODE_WEB) {
+    /* DWDS prints no trailing slash and serves the socket on /<token>. */
+    snprintf(s->http_uri, sizeof s->http_uri, "http://%s:%d/%s", s->cfg.host,
+             s->srv.port, s->token);
+    snprintf(s->ws_uri, sizeof s->ws_uri, "ws://%s:%d/%s", s->cfg.host, s->srv.port,
+             s->token);
+  } else {
+    snprintf(s->http_uri, sizeof s->http_uri, "http://%s:%d/%s/", s->cfg.host,
+             s->srv.port, s->token);
+    snprintf(s->ws_uri, sizeof s->ws_uri, "ws://%s:%d/%s/ws", s->cfg.host, s->srv.port,
+             s->token);
+  }
+  printf("A Dart VM Service on telescope-sim is available at: %s\n", s->http_uri);
+  printf("The Flutter DevTools debugger and profiler on telescope-sim is available "
+         "at: http://127.0.0.1:9100?uri=%s\n",
+         s->http_uri);
+  fflush(stdout);
+  write_uri_file(s);
+  start_stdin(s);
+
+  uv_run(s->loop, UV_RUN_DEFAULT);
+  rc = uv_loop_close(s->loop);
+  if (rc)
+    fprintf(stderr, "telescope-sim: loop closed with handles open: %s\n",
+            uv_strerror(rc));
+  wm_free(s->model);
+  return 0;
+
+fail_gen:
+  sim_vm_close(s);
+fail_vm:
+fail_server:
+  sim_server_close(s);
+  uv_run(s->loop, UV_RUN_DEFAULT);
+  wm_free(s->model);
+  return 1;
+}

@@ -1,0 +1,551 @@
+/* The C model of FramePerfWatcher: block attribution, the frame-number join,
+ * the record ring, interactions and the ext.telescope.frames handler. It is
+ * the twin of watcher/flutter/lib/src/core/ (same algorithm, same rules) and
+ * both are checked against tests/vectors/watcher/. The rules that are
+ * decisions rather than facts are written down in tests/vectors/watcher/README.md. */
+#include "model.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define WM_DEFAULT_RING 4096
+#define WM_DEFAULT_PENDING 256
+#define WM_DEFAULT_READ_CAP 500
+#define WM_DEFAULT_VERSION "0.1.0"
+#define WM_DEFAULT_REFRESH 60.0
+#define WM_LIMIT_MAX 1000000 /* a larger read limit is a caller bug, not a wish */
+#define WM_INTERACTION_MAX 128
+#define WM_LINKED_BY_MAX 64
+
+/* One drained block map waiting for its FrameTiming. */
+typedef struct {
+  int64_t frame_number;
+  int64_t at_us;
+  json_t *blocks;       /* owned */
+  char *interaction_id; /* owned; NULL when no interaction was current */
+  char *linked_by;      /* owned; set exactly when interaction_id is */
+} pending_t;
+
+struct wm {
+  size_t ring_capacity;
+  size_t pending_capacity;
+  size_t read_limit_cap;
+  char *watcher_version;
+  double refresh_rate;
+
+  char *run_id;
+  uint64_t liveness;
+  int collecting;
+  char *lifecycle; /* NULL reports as null */
+  int frames_enabled;
+  char *interaction_id; /* current interaction, both or neither */
+  char *linked_by;
+  int probe;
+
+  /* Pending map, oldest first (park order). Small (256), so a linear scan
+   * and memmove are cheaper to read than a hash and fast enough. */
+  pending_t *pending;
+  size_t n_pending;
+  uint64_t dropped;
+  int64_t max_reported; /* newest frame number a timing carried, -1: none */
+
+  /* Record ring: records[(head + i) % cap] has seq first_seq + i. */
+  json_t **ring;
+  size_t ring_head;
+  size_t ring_len;
+  uint64_t next_seq;
+};
+
+static char *dup_or_null(const char *s) { return s ? strdup(s) : NULL; }
+
+static void pending_clear(pending_t *p) {
+  json_decref(p->blocks);
+  free(p->interaction_id);
+  free(p->linked_by);
+  memset(p, 0, sizeof *p);
+}
+
+static void pending_remove_at(wm_t *wm, size_t i) {
+  pending_clear(&wm->pending[i]);
+  memmove(&wm->pending[i], &wm->pending[i + 1],
+          (wm->n_pending - i - 1) * sizeof *wm->pending);
+  wm->n_pending--;
+}
+
+static void state_reset(wm_t *wm) {
+  while (wm->n_pending > 0)
+    pending_remove_at(wm, wm->n_pending - 1);
+  for (size_t i = 0; i < wm->ring_len; i++)
+    json_decref(wm->ring[(wm->ring_head + i) % wm->ring_capacity]);
+  wm->ring_head = 0;
+  wm->ring_len = 0;
+  wm->next_seq = 1;
+  wm->liveness = 0;
+  wm->collecting = 0;
+  free(wm->interaction_id);
+  free(wm->linked_by);
+  wm->interaction_id = NULL;
+  wm->linked_by = NULL;
+  wm->probe = 0;
+  wm->dropped = 0;
+  wm->max_reported = -1;
+}
+
+wm_t *wm_new(const wm_config_t *cfg, const char *run_id) {
+  wm_t *wm = calloc(1, sizeof *wm);
+  if (!wm)
+    return NULL;
+  wm->ring_capacity = cfg && cfg->ring_capacity ? cfg->ring_capacity : WM_DEFAULT_RING;
+  wm->pending_capacity =
+      cfg && cfg->pending_capacity ? cfg->pending_capacity : WM_DEFAULT_PENDING;
+  wm->read_limit_cap = cfg && cfg->read_limit_cap ? cfg->read_limit_cap : WM_DEFAULT_READ_CAP;
+  wm->refresh_rate = cfg && cfg->refresh_rate > 0 ? cfg->refresh_rate : WM_DEFAULT_REFRESH;
+  wm->watcher_version =
+      strdup(cfg && cfg->watcher_version ? cfg->watcher_version : WM_DEFAULT_VERSION);
+  wm->run_id = strdup(run_id ? run_id : "run-1");
+  wm->lifecycle = strdup("resumed");
+  wm->frames_enabled = 1;
+  wm->pending = calloc(wm->pending_capacity, sizeof *wm->pending);
+  wm->ring = calloc(wm->ring_capacity, sizeof *wm->ring);
+  if (!wm->watcher_version || !wm->run_id || !wm->lifecycle || !wm->pending || !wm->ring) {
+    wm_free(wm);
+    return NULL;
+  }
+  state_reset(wm);
+  return wm;
+}
+
+void wm_free(wm_t *wm) {
+  if (!wm)
+    return;
+  if (wm->pending && wm->ring)
+    state_reset(wm);
+  free(wm->pending);
+  free(wm->ring);
+  free(wm->watcher_version);
+  free(wm->run_id);
+  free(wm->lifecycle);
+  free(wm);
+}
+
+void wm_restart(wm_t *wm, const char *run_id) {
+  state_reset(wm);
+  char *id = strdup(run_id ? run_id : "run-restarted");
+  if (id) { /* on OOM the old id stays: still a valid reply */
+    free(wm->run_id);
+    wm->run_id = id;
+  }
+}
+
+/* ---- BlockAttribution ------------------------------------------------- */
+
+typedef struct {
+  int64_t start, end;
+} span_t;
+
+/* Adds one block to the per-name aggregate in map. */
+static void blocks_add(json_t *map, const char *name, int64_t micros, int64_t self) {
+  json_t *agg = json_object_get(map, name);
+  if (!agg) {
+    json_object_set_new(map, name,
+                        json_pack("{s:I,s:I,s:I}", "micros", (json_int_t)micros,
+                                  "selfMicros", (json_int_t)self, "count", (json_int_t)1));
+    return;
+  }
+  json_t *m = json_object_get(agg, "micros");
+  json_t *s = json_object_get(agg, "selfMicros");
+  json_t *c = json_object_get(agg, "count");
+  json_integer_set(m, json_integer_value(m) + micros);
+  json_integer_set(s, json_integer_value(s) + self);
+  json_integer_set(c, json_integer_value(c) + 1);
+}
+
+/* Events arrive in finish order, so every direct child of a block finished
+ * before it and sits on top of the stack of finished subtrees. A stack entry
+ * is a child when it lies within the block: start >= block start and end <=
+ * block end. Ties (equal timestamps) count as nesting, so the later-finishing
+ * block is the parent; that is the only reading finish order allows for two
+ * identical intervals. Inclusive micros of same-name nesting are summed as
+ * DevTools does (LAYOUT (root) ⊃ LAYOUT counts both). */
+static json_t *blocks_attribute(const wm_event_t *events, size_t n) {
+  json_t *map = json_object();
+  if (!map || n == 0)
+    return map;
+  span_t *stack = malloc(n * sizeof *stack);
+  if (!stack)
+    return map; /* OOM: no attribution for this frame, never a crash */
+  size_t top = 0;
+  for (size_t i = 0; i < n; i++) {
+    int64_t dur = events[i].dur_us > 0 ? events[i].dur_us : 0;
+    span_t me = {events[i].start_us, events[i].start_us + dur};
+    int64_t children = 0;
+    while (top > 0 && stack[top - 1].start >= me.start && stack[top - 1].end <= me.end) {
+      children += stack[top - 1].end - stack[top - 1].start;
+      top--;
+    }
+    int64_t self = dur - children > 0 ? dur - children : 0;
+    blocks_add(map, events[i].name ? events[i].name : "", dur, self);
+    stack[top++] = me;
+  }
+  free(stack);
+  return map;
+}
+
+/* ---- FrameJoiner ------------------------------------------------------ */
+
+static size_t pending_find(const wm_t *wm, int64_t frame_number) {
+  for (size_t i = 0; i < wm->n_pending; i++)
+    if (wm->pending[i].frame_number == frame_number)
+      return i;
+  return (size_t)-1;
+}
+
+void wm_frame_drawn(wm_t *wm, int64_t frame_number, int64_t now_us, const wm_event_t *events,
+                    size_t n_events) {
+  wm->liveness++;
+  /* While collection is off FlutterTimeline records nothing, so whatever the
+   * caller passes would not exist in the app: it is ignored. */
+  json_t *blocks = blocks_attribute(events, wm->collecting ? n_events : 0);
+  if (!blocks)
+    return;
+  /* A number the engine already reported can never be matched again
+   * (numbers only grow), and a number already parked is a warm-up frame
+   * whose frameData is stale: the first parked map is the real frame's, so
+   * it stays and the repeat is dropped. */
+  if (frame_number >= 0 &&
+      (frame_number <= wm->max_reported || pending_find(wm, frame_number) != (size_t)-1)) {
+    json_decref(blocks);
+    wm->dropped++;
+    return;
+  }
+  if (wm->n_pending == wm->pending_capacity) {
+    pending_remove_at(wm, 0);
+    wm->dropped++;
+  }
+  pending_t *p = &wm->pending[wm->n_pending++];
+  p->frame_number = frame_number;
+  p->at_us = now_us;
+  p->blocks = blocks;
+  p->interaction_id = dup_or_null(wm->interaction_id);
+  p->linked_by = dup_or_null(wm->linked_by);
+}
+
+static int64_t nonneg(int64_t v) { return v > 0 ? v : 0; }
+
+static void ring_push(wm_t *wm, json_t *record) {
+  if (wm->ring_len == wm->ring_capacity) {
+    json_decref(wm->ring[wm->ring_head]);
+    wm->ring_head = (wm->ring_head + 1) % wm->ring_capacity;
+    wm->ring_len--;
+  }
+  wm->ring[(wm->ring_head + wm->ring_len) % wm->ring_capacity] = record;
+  wm->ring_len++;
+}
+
+/* Writes the record of timing t, stealing the pending entry p (may be NULL:
+ * no drain matched, so blocks are {} and atUs is the timing's buildFinish,
+ * the engine's moment closest to where the drain would have run). */
+static void record_write(wm_t *wm, const wm_timing_t *t, pending_t *p) {
+  json_t *rec = json_object();
+  if (!rec)
+    return;
+  json_object_set_new(rec, "seq", json_integer((json_int_t)wm->next_seq));
+  json_object_set_new(rec, "frameNumber", json_integer(t->frame_number));
+  json_object_set_new(rec, "atUs", json_integer(p ? p->at_us : t->build_finish_us));
+  json_object_set_new(rec, "vsyncStartUs", json_integer(t->vsync_start_us));
+  json_object_set_new(rec, "buildUs", json_integer(nonneg(t->build_finish_us - t->build_start_us)));
+  json_object_set_new(rec, "rasterUs",
+                      json_integer(nonneg(t->raster_finish_us - t->raster_start_us)));
+  json_object_set_new(rec, "vsyncOverheadUs",
+                      json_integer(nonneg(t->build_start_us - t->vsync_start_us)));
+  json_object_set_new(rec, "totalSpanUs",
+                      json_integer(nonneg(t->raster_finish_us - t->vsync_start_us)));
+  json_object_set_new(rec, "layerCacheCount", json_integer(nonneg(t->layer_cache_count)));
+  json_object_set_new(rec, "pictureCacheCount", json_integer(nonneg(t->picture_cache_count)));
+  if (p) {
+    json_object_set_new(rec, "blocks", p->blocks);
+    p->blocks = NULL;
+    if (p->interaction_id && p->linked_by) {
+      json_object_set_new(rec, "interactionId", json_string(p->interaction_id));
+      json_object_set_new(rec, "linkedBy", json_string(p->linked_by));
+    }
+  } else {
+    json_object_set_new(rec, "blocks", json_object());
+  }
+  wm->next_seq++;
+  ring_push(wm, rec);
+}
+
+void wm_timings(wm_t *wm, const wm_timing_t *timings, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    const wm_timing_t *t = &timings[i];
+    size_t at;
+    if (t->frame_number < 0)
+      at = wm->n_pending > 0 ? 0 : (size_t)-1; /* unnumbered: FIFO */
+    else
+      at = pending_find(wm, t->frame_number);
+    if (at == (size_t)-1) {
+      record_write(wm, t, NULL);
+    } else {
+      record_write(wm, t, &wm->pending[at]);
+      pending_remove_at(wm, at);
+    }
+    if (t->frame_number > wm->max_reported)
+      wm->max_reported = t->frame_number;
+  }
+  /* Frame numbers only grow, so an entry at or below the newest reported
+   * number will never be matched: it was a frame without a FrameTiming.
+   * Unnumbered (-1) entries are below every number and go too. */
+  if (wm->max_reported < 0)
+    return;
+  for (size_t i = 0; i < wm->n_pending;) {
+    if (wm->pending[i].frame_number <= wm->max_reported) {
+      pending_remove_at(wm, i);
+      wm->dropped++;
+    } else {
+      i++;
+    }
+  }
+}
+
+void wm_set_lifecycle(wm_t *wm, const char *lifecycle) {
+  char *copy = dup_or_null(lifecycle);
+  if (lifecycle && !copy)
+    return;
+  free(wm->lifecycle);
+  wm->lifecycle = copy;
+}
+
+void wm_set_frames_enabled(wm_t *wm, int enabled) { wm->frames_enabled = enabled != 0; }
+
+/* ---- ext.telescope.frames --------------------------------------------- */
+
+static char *detail_new(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  int len = vsnprintf(NULL, 0, fmt, ap);
+  va_end(ap);
+  if (len < 0)
+    return NULL;
+  char *s = malloc((size_t)len + 1);
+  if (!s)
+    return NULL;
+  va_start(ap, fmt);
+  vsnprintf(s, (size_t)len + 1, fmt, ap);
+  va_end(ap);
+  return s;
+}
+
+/* The value of param key as the VM would hand it to Dart: strings as they
+ * are, integers, booleans and null through toString(). Returns NULL when
+ * absent; *bad is set for values the VM would turn into Dart's Map/List
+ * toString (never sent by telescope-mcp). buf holds converted numbers. */
+static const char *param_get(json_t *params, const char *key, char *buf, size_t bufsz,
+                             int *bad) {
+  json_t *v = params ? json_object_get(params, key) : NULL;
+  if (!v)
+    return NULL;
+  switch (json_typeof(v)) {
+  case JSON_STRING:
+    return json_string_value(v);
+  case JSON_INTEGER:
+    snprintf(buf, bufsz, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+    return buf;
+  case JSON_TRUE:
+    return "true";
+  case JSON_FALSE:
+    return "false";
+  case JSON_NULL:
+    return "null";
+  default:
+    *bad = 1;
+    return NULL;
+  }
+}
+
+/* A decimal integer 0..INT64_MAX: digits only, no sign, no blanks. */
+static int parse_decimal(const char *s, int64_t *out) {
+  if (!s || !*s || strlen(s) > 19)
+    return -1;
+  for (const char *c = s; *c; c++)
+    if (*c < '0' || *c > '9')
+      return -1;
+  errno = 0;
+  long long v = strtoll(s, NULL, 10);
+  if (errno)
+    return -1;
+  *out = v;
+  return 0;
+}
+
+/* Length in code points, or -1 when s holds a control character (C0, DEL
+ * or C1). jansson strings are valid UTF-8, so decoding can be brief. */
+static long printable_length(const char *s) {
+  long n = 0;
+  const unsigned char *p = (const unsigned char *)s;
+  while (*p) {
+    unsigned cp;
+    int len;
+    if (*p < 0x80) {
+      cp = *p;
+      len = 1;
+    } else if ((*p & 0xE0) == 0xC0) {
+      cp = *p & 0x1F;
+      len = 2;
+    } else if ((*p & 0xF0) == 0xE0) {
+      cp = *p & 0x0F;
+      len = 3;
+    } else {
+      cp = *p & 0x07;
+      len = 4;
+    }
+    for (int k = 1; k < len; k++) {
+      if ((p[k] & 0xC0) != 0x80)
+        return -1;
+      cp = (cp << 6) | (p[k] & 0x3F);
+    }
+    if (cp < 0x20 || (cp >= 0x7F && cp <= 0x9F))
+      return -1;
+    p += len;
+    n++;
+  }
+  return n;
+}
+
+static char *check_text(const char *key, const char *v, long max) {
+  long n = printable_length(v);
+  if (n < 1 || n > max)
+    return detail_new("%s must be 1-%ld printable characters", key, max);
+  return NULL;
+}
+
+/* Sets the current interaction; copies both. */
+static void interaction_set(wm_t *wm, const char *id, const char *linked_by) {
+  char *i = id ? strdup(id) : NULL;
+  char *l = id ? strdup(linked_by) : NULL;
+  if (id && (!i || !l)) {
+    free(i);
+    free(l);
+    return;
+  }
+  free(wm->interaction_id);
+  free(wm->linked_by);
+  wm->interaction_id = i;
+  wm->linked_by = l;
+}
+
+static json_t *reply_new(const wm_t *wm, int64_t now_us) {
+  json_t *interaction =
+      wm->interaction_id ? json_pack("{s:s,s:s}", "interactionId", wm->interaction_id,
+                                     "linkedBy", wm->linked_by)
+                         : json_null();
+  return json_pack("{s:i,s:s,s:s,s:I,s:I,s:b,s:o,s:b,s:f,s:o,s:I,s:I,s:I,s:I}", "protocol", 1,
+                   "watcherVersion", wm->watcher_version, "runId", wm->run_id,
+                   "livenessCounter", (json_int_t)wm->liveness, "nowUs", (json_int_t)now_us,
+                   "collecting", wm->collecting, "lifecycle",
+                   wm->lifecycle ? json_string(wm->lifecycle) : json_null(), "framesEnabled",
+                   wm->frames_enabled, "refreshRate", wm->refresh_rate, "interaction",
+                   interaction, "firstSeq", (json_int_t)wm_first_seq(wm), "lastSeq",
+                   (json_int_t)wm_last_seq(wm), "pending", (json_int_t)wm->n_pending,
+                   "droppedAttributions", (json_int_t)wm->dropped);
+}
+
+/* Adds records with seq > since (oldest first, at most limit) and more. */
+static void reply_add_records(const wm_t *wm, json_t *reply, int64_t since, size_t limit) {
+  json_t *records = json_array();
+  uint64_t first = wm_first_seq(wm);
+  size_t skip = 0;
+  if (first > 0 && (uint64_t)since >= first)
+    skip = (size_t)((uint64_t)since - first + 1);
+  size_t avail = skip < wm->ring_len ? wm->ring_len - skip : 0;
+  size_t take = avail < limit ? avail : limit;
+  for (size_t i = 0; i < take; i++)
+    json_array_append(records, wm->ring[(wm->ring_head + skip + i) % wm->ring_capacity]);
+  json_object_set_new(reply, "records", records);
+  json_object_set_new(reply, "more", json_boolean(take < avail));
+}
+
+json_t *wm_handle(wm_t *wm, json_t *params, int64_t now_us, char **err_detail) {
+  char b1[32], b2[32], b3[32], b4[32], b5[32];
+  int bad = 0;
+  const char *action = param_get(params, "action", b1, sizeof b1, &bad);
+  const char *since_s = param_get(params, "since", b2, sizeof b2, &bad);
+  const char *limit_s = param_get(params, "limit", b3, sizeof b3, &bad);
+  const char *id = param_get(params, "interactionId", b4, sizeof b4, &bad);
+  const char *linked_by = param_get(params, "linkedBy", b5, sizeof b5, &bad);
+  char *detail = NULL;
+  *err_detail = NULL;
+  if (bad) {
+    detail = detail_new("parameter values must be strings");
+    goto fail;
+  }
+  if (!action)
+    action = "read";
+
+  int64_t since = 0, limit = (int64_t)wm->read_limit_cap;
+  if (!strcmp(action, "read")) {
+    if (since_s && parse_decimal(since_s, &since) < 0) {
+      detail = detail_new("since must be a decimal integer >= 0, got \"%s\"", since_s);
+      goto fail;
+    }
+    if (limit_s && (parse_decimal(limit_s, &limit) < 0 || limit > WM_LIMIT_MAX)) {
+      detail = detail_new("limit must be a decimal integer 0-%d, got \"%s\"", WM_LIMIT_MAX,
+                          limit_s);
+      goto fail;
+    }
+    if ((size_t)limit > wm->read_limit_cap)
+      limit = (int64_t)wm->read_limit_cap;
+  } else if (!strcmp(action, "start") || !strcmp(action, "mark")) {
+    if (id && (detail = check_text("interactionId", id, WM_INTERACTION_MAX)))
+      goto fail;
+    if (id && linked_by && (detail = check_text("linkedBy", linked_by, WM_LINKED_BY_MAX)))
+      goto fail;
+    if (!strcmp(action, "start"))
+      wm->collecting = 1;
+    if (id)
+      interaction_set(wm, id, linked_by ? linked_by : "agent");
+    else if (!strcmp(action, "mark"))
+      interaction_set(wm, NULL, NULL);
+  } else if (!strcmp(action, "stop")) {
+    /* The session is over: its interaction ends with it. */
+    wm->collecting = 0;
+    interaction_set(wm, NULL, NULL);
+  } else if (!strcmp(action, "probe")) {
+    wm->probe = 1;
+  } else if (strcmp(action, "status") != 0) {
+    detail = detail_new("action must be one of read, start, stop, mark, probe, status; got \"%s\"",
+                        action);
+    goto fail;
+  }
+
+  json_t *reply = reply_new(wm, now_us);
+  if (reply && !strcmp(action, "read"))
+    reply_add_records(wm, reply, since, (size_t)limit);
+  if (!reply)
+    detail = detail_new("out of memory");
+  else
+    return reply;
+
+fail:
+  *err_detail = detail ? detail : strdup("bad params");
+  return NULL;
+}
+
+int wm_take_probe(wm_t *wm) {
+  int p = wm->probe;
+  wm->probe = 0;
+  return p;
+}
+
+int wm_collecting(const wm_t *wm) { return wm->collecting; }
+uint64_t wm_liveness(const wm_t *wm) { return wm->liveness; }
+uint64_t wm_last_seq(const wm_t *wm) { return wm->next_seq - 1; }
+uint64_t wm_first_seq(const wm_t *wm) {
+  return wm->ring_len ? wm->next_seq - wm->ring_len : 0;
+}
+uint64_t wm_dropped_attributions(const wm_t *wm) { return wm->dropped; }
+size_t wm_pending(const wm_t *wm) { return wm->n_pending; }
+const char *wm_run_id(const wm_t *wm) { return wm->run_id; }

@@ -1,0 +1,158 @@
+/* telescope-sim: the whole simulated app in one struct. One libuv loop, one
+ * thread; libwebsockets runs on that loop. Modules:
+ *   sim_server  the WebSocket endpoint (handshake, 403s, framing, queues)
+ *   sim_vm      the VM-service protocol (methods, isolates, streams, calls)
+ *   sim_gen     the frame generator (scenarios, block trees, FrameTimings)
+ *   main        command line, stdin commands, start and shutdown
+ * The watcher model (model.h) is a separate, pure library the generator
+ * feeds and sim_vm serves as ext.telescope.frames. */
+#ifndef TELESCOPE_SIM_H
+#define TELESCOPE_SIM_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <uv.h>
+
+#include "model.h"
+
+typedef enum { SIM_MODE_DDS = 0, SIM_MODE_VM, SIM_MODE_WEB } sim_mode_t;
+
+typedef enum {
+  SIM_SCENARIO_STEADY = 0, /* a frame every vsync, all within budget */
+  SIM_SCENARIO_JANKY,      /* seeded: some frames over budget (SlowWidget) */
+  SIM_SCENARIO_IDLE,       /* nothing changes on screen: a frame only when asked */
+  SIM_SCENARIO_STALLED     /* rendering suspended: no frame even when asked */
+} sim_scenario_t;
+
+typedef enum {
+  SIM_REPLY_NORMAL = 0,
+  SIM_REPLY_MALFORMED,  /* an invalid JSON text frame instead of the reply */
+  SIM_REPLY_HUGE,       /* the reply padded to huge_mb MiB */
+  SIM_REPLY_WRONGTYPES  /* numbers as strings, booleans as strings */
+} sim_reply_t;
+
+typedef struct {
+  const char *host;       /* listen address (loopback by default) */
+  int port;               /* 0: ephemeral */
+  const char *token;      /* NULL: 8 random bytes, base64url */
+  sim_mode_t mode;
+  double fps;
+  sim_scenario_t scenario;
+  uint64_t seed;
+  int seeded;             /* --seed given: everything random is reproducible */
+  const char *uri_file;
+  size_t ring;            /* 0: the model's default */
+  int timings_batch_ms;
+  const char *method_log;
+  int no_watcher;
+  int verbose;
+} sim_config_t;
+
+typedef struct sim_conn sim_conn_t;
+typedef struct sim_call sim_call_t;
+
+/* One WebSocket client. Owned by sim_server; sim_vm keeps its stream
+ * subscriptions here. Freed when lws reports LWS_CALLBACK_CLOSED. */
+struct sim_conn {
+  sim_conn_t *next;
+  struct lws *wsi;
+  uint64_t serial;
+  json_t *streams;        /* object: streamId -> true */
+  struct sim_msg *out_head, *out_tail;
+  size_t out_bytes;
+  unsigned char *rx;      /* the message being reassembled */
+  size_t rx_len, rx_cap;
+  int close_code;         /* > 0: close with this code once out is drained */
+  int dropping;           /* abrupt close requested */
+};
+
+typedef struct sim {
+  sim_config_t cfg;
+  uv_loop_t *loop;
+  uint64_t rng;           /* ids, tokens, run ids (seeded with --seed) */
+  char token[64];
+  char http_uri[256];
+  char ws_uri[256];
+  int stopping;
+
+  struct {
+    struct lws_context *ctx;
+    struct lws_vhost *vhost;
+    int port;
+    sim_conn_t *conns;
+    size_t n_conns;
+    uint64_t next_serial;
+  } srv;
+
+  struct {
+    char isolate_id[48];
+    char isolate_number[32];
+    char group_id[48];
+    int64_t isolate_start_ms;
+    unsigned web_counter;
+    int paused;
+    const char *pause_kind;    /* "Resume" or a Pause* kind */
+    int64_t pause_ms;
+    int watcher;               /* ext.telescope.frames registered */
+    int watcher_installed;     /* the model has ever been fed */
+    int bool_ext[8];           /* state of Flutter's boolean extensions */
+    int ext_delay_ms;
+    int ext_hang;
+    int ext_error;
+    sim_reply_t reply;
+    size_t huge_mb;
+    sim_call_t *calls_head, *calls_tail;
+    uv_timer_t call_timer;
+    json_t *method_counts;     /* object: method -> count */
+    json_t *method_list;       /* array of methods in order received */
+    FILE *method_log;
+    json_t *last_raw_params;   /* last ext.telescope.frames params as sent */
+    json_t *last_handed_params;/* ... and as the handler saw them */
+    json_t *ext_history;       /* DDS replays Extension events to new listeners */
+  } vm;
+
+  struct {
+    uv_timer_t frame_timer;
+    uv_timer_t flush_timer;
+    double next_tick_ms;
+    sim_scenario_t scenario;
+    double fps;
+    uint64_t frame_index;      /* frames drawn so far: seeds each frame */
+    int64_t frame_number;
+    int inject_left;
+    int timings_delay_ms;
+    int probe_requested;       /* ext.ui.window.scheduleFrame */
+    int64_t busy_until_us;     /* the UI thread is still in the last frame */
+    int have_post;             /* POST_FRAME of the last frame: next drain */
+    int64_t post_start_us, post_dur_us;
+    wm_timing_t *pend;
+    uint64_t *pend_due_ms;
+    size_t n_pend, cap_pend;
+    int first_reported;
+    uint64_t frames_drawn, records_written, jank_injected, jank_frames;
+    uint64_t timings_delivered;
+  } gen;
+
+  wm_t *model;
+  char run_id[40];
+} sim_t;
+
+/* splitmix64: small, seedable, good enough for simulated durations. */
+static inline uint64_t sim_rand_next(uint64_t *state) {
+  uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+/* Monotonic clock in µs, the simulated engine/timeline clock. */
+int64_t sim_now_us(void);
+/* Wall clock in ms since the epoch (event timestamps). */
+int64_t sim_wall_ms(void);
+/* A fresh run id for the watcher (hot restart makes a new one). */
+void sim_new_run_id(sim_t *s);
+void sim_log(sim_t *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#endif

@@ -1,0 +1,364 @@
+#include "sim_gen.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim_vm.h"
+
+/* Engine rule (shell.cc): in debug/profile, timings are reported at most
+ * ~100 ms after a frame, the first frame at once, and at once when 100
+ * frames are waiting. */
+#define TIMINGS_BACKLOG_FLUSH 100
+#define MAX_EVENTS 96
+
+static const char *const scenario_names[] = {"steady", "janky", "idle", "stalled"};
+
+int sim_scenario_parse(const char *name) {
+  int i;
+  for (i = 0; i < 4; i++)
+    if (!strcmp(name, scenario_names[i]))
+      return i;
+  return -1;
+}
+
+const char *sim_scenario_name(sim_scenario_t scenario) {
+  return scenario_names[scenario];
+}
+
+typedef struct {
+  wm_event_t ev[MAX_EVENTS];
+  size_t n;
+} evbuf_t;
+
+/* Blocks are appended when they finish: callers push children first. */
+static void push(evbuf_t *b, const char *name, int64_t start, int64_t end) {
+  if (b->n < MAX_EVENTS)
+    b->ev[b->n++] = (wm_event_t){name, start, end - start};
+}
+
+/* A frame's random draws, all made up front and in a fixed order, so the
+ * same seed gives the same durations whatever is being tracked. */
+typedef struct {
+  int64_t overhead, build_self, layout_self, bits, composite, finalize, post;
+  int64_t raster, raster_gap, layer_cache, picture_cache;
+  int n_cards;
+  int64_t card[6], flex_layout, para_layout[6], flex_paint, para_paint[6];
+  int jank_roll;
+  double slow_factor;
+} draws_t;
+
+static int64_t uniform(uint64_t *r, int64_t lo, int64_t hi) {
+  return lo + (int64_t)(sim_rand_next(r) % (uint64_t)(hi - lo + 1));
+}
+
+static void draw_numbers(const sim_t *s, draws_t *d) {
+  uint64_t r = s->cfg.seed ^ (s->gen.frame_index * 0xD1B54A32D192ED03ull);
+  int i;
+
+  sim_rand_next(&r);
+  d->overhead = uniform(&r, 60, 400);
+  d->build_self = uniform(&r, 200, 600);
+  d->layout_self = uniform(&r, 100, 300);
+  d->bits = uniform(&r, 20, 80);
+  d->composite = uniform(&r, 200, 600);
+  d->finalize = uniform(&r, 50, 200);
+  d->post = uniform(&r, 20, 90);
+  d->raster = uniform(&r, 1200, 4500);
+  d->raster_gap = uniform(&r, 40, 200);
+  d->layer_cache = uniform(&r, 0, 4);
+  d->picture_cache = uniform(&r, 0, 2);
+  d->n_cards = (int)uniform(&r, 3, 6);
+  for (i = 0; i < 6; i++) {
+    d->card[i] = uniform(&r, 300, 900);
+    d->para_layout[i] = uniform(&r, 50, 200);
+    d->para_paint[i] = uniform(&r, 30, 120);
+  }
+  d->flex_layout = uniform(&r, 100, 300);
+  d->flex_paint = uniform(&r, 80, 250);
+  d->jank_roll = (int)uniform(&r, 0, 999);
+  d->slow_factor = 1.15 + (double)uniform(&r, 0, 1000) / 1000.0 * 1.4;
+}
+
+/* RenderFlex ⊃ RenderParagraph×n inside LAYOUT or PAINT when tracked;
+ * returns the end time. Untracked, the same work takes the same time. */
+static int64_t render_objects(evbuf_t *b, int tracked, int64_t t, int64_t flex,
+                              const int64_t *para, int n) {
+  int64_t c = t + 5;
+  int i;
+  for (i = 0; i < n; i++) {
+    if (tracked)
+      push(b, "RenderParagraph", c, c + para[i]);
+    c += para[i] + 3;
+  }
+  c += flex;
+  if (tracked)
+    push(b, "RenderFlex", t, c);
+  return c;
+}
+
+/* Builds one frame starting at vsync: fills b (finish order) and *timing;
+ * returns the time the framework's work ended (FINALIZE TREE). */
+static int64_t build_frame(sim_t *s, const draws_t *d, int jank_us, int64_t vsync,
+                           evbuf_t *b, wm_timing_t *timing) {
+  int widgets = s->vm.bool_ext[SIM_EXT_PROFILE_WIDGETS] ||
+                s->vm.bool_ext[SIM_EXT_PROFILE_USER_WIDGETS];
+  int layouts = s->vm.bool_ext[SIM_EXT_PROFILE_LAYOUTS];
+  int paints = s->vm.bool_ext[SIM_EXT_PROFILE_PAINTS];
+  int64_t build_start = vsync + d->overhead, t, c, c2, inner, end;
+  int i;
+
+  /* The previous frame's POST_FRAME block closed after that frame's drain,
+   * so it lands in this frame's buffer (the persistent-callback drain). */
+  if (s->gen.have_post)
+    push(b, "POST_FRAME", s->gen.post_start_us,
+         s->gen.post_start_us + s->gen.post_dur_us);
+
+  /* BUILD ⊃ FeedList ⊃ ProductCard ⊃ Text (when widget builds are tracked),
+   * and SlowWidget (a custom FlutterTimeline block) in janky frames. */
+  t = build_start;
+  c = t + 30;
+  if (widgets) {
+    c2 = c + 20;
+    for (i = 0; i < d->n_cards; i++) {
+      int64_t text = d->card[i] * 2 / 5;
+      push(b, "Text", c2 + 40, c2 + 40 + text);
+      push(b, "ProductCard", c2, c2 + d->card[i]);
+      c2 += d->card[i] + 5;
+    }
+    push(b, "FeedList", c, c2 + 15);
+    c = c2 + 15;
+  } else {
+    for (i = 0; i < d->n_cards; i++)
+      c += d->card[i] + 5;
+    c += 35;
+  }
+  if (jank_us > 0) {
+    push(b, "SlowWidget", c, c + jank_us);
+    c += jank_us;
+  }
+  c += d->build_self;
+  push(b, "BUILD", t, c);
+
+  /* LAYOUT (root) ⊃ LAYOUT: the RenderView lives in a child PipelineOwner. */
+  t = c + 10;
+  inner = t + 8;
+  c = render_objects(b, layouts, inner + 10, d->flex_layout, d->para_layout,
+                     d->n_cards) + d->layout_self;
+  push(b, "LAYOUT", inner, c);
+  c += 8;
+  push(b, "LAYOUT (root)", t, c);
+
+  t = c + 5;
+  push(b, "UPDATING COMPOSITING BITS", t + 3, t + 3 + d->bits);
+  c = t + 6 + d->bits;
+  push(b, "UPDATING COMPOSITING BITS (root)", t, c);
+
+  t = c + 5;
+  inner = t + 8;
+  c = render_objects(b, paints, inner + 10, d->flex_paint, d->para_paint,
+                     d->n_cards) + 40;
+  push(b, "PAINT", inner, c);
+  c += 8;
+  push(b, "PAINT (root)", t, c);
+
+  /* buildFinish is taken when the last view renders, i.e. at COMPOSITING. */
+  t = c + 5;
+  c = t + d->composite;
+  push(b, "COMPOSITING", t, c);
+  timing->frame_number = s->gen.frame_number;
+  timing->vsync_start_us = vsync;
+  timing->build_start_us = build_start;
+  timing->build_finish_us = c;
+  timing->raster_start_us = c + d->raster_gap;
+  timing->raster_finish_us = c + d->raster_gap + d->raster;
+  timing->layer_cache_count = d->layer_cache;
+  timing->picture_cache_count = d->picture_cache;
+
+  t = c + 5;
+  end = t + d->finalize;
+  push(b, "FINALIZE TREE", t, end);
+
+  s->gen.have_post = 1;
+  s->gen.post_start_us = end + 15;
+  s->gen.post_dur_us = d->post;
+  return end;
+}
+
+static void on_flush(uv_timer_t *t);
+
+static void push_timing(sim_t *s, const wm_timing_t *timing) {
+  if (s->gen.n_pend == s->gen.cap_pend) {
+    size_t cap = s->gen.cap_pend ? s->gen.cap_pend * 2 : 64;
+    wm_timing_t *p = realloc(s->gen.pend, cap * sizeof *p);
+    uint64_t *q;
+    if (!p)
+      return;
+    s->gen.pend = p;
+    q = realloc(s->gen.pend_due_ms, cap * sizeof *q);
+    if (!q)
+      return;
+    s->gen.pend_due_ms = q;
+    s->gen.cap_pend = cap;
+  }
+  s->gen.pend[s->gen.n_pend] = *timing;
+  s->gen.pend_due_ms[s->gen.n_pend] =
+      uv_now(s->loop) + (uint64_t)(s->gen.timings_delay_ms > 0 ? s->gen.timings_delay_ms : 0);
+  s->gen.n_pend++;
+  if ((!s->gen.first_reported && s->gen.timings_delay_ms <= 0) ||
+      s->gen.n_pend >= TIMINGS_BACKLOG_FLUSH) {
+    s->gen.first_reported = 1;
+    sim_gen_flush(s);
+  } else if (!uv_is_active((uv_handle_t *)&s->gen.flush_timer)) {
+    uint64_t ms = (uint64_t)(s->cfg.timings_batch_ms > 0 ? s->cfg.timings_batch_ms : 1);
+    uv_timer_start(&s->gen.flush_timer, on_flush, ms, ms);
+  }
+}
+
+void sim_gen_flush(sim_t *s) {
+  uint64_t now = uv_now(s->loop);
+  size_t n = 0;
+
+  if (s->vm.paused) /* the timings callback is Dart code: not while paused */
+    return;
+  while (n < s->gen.n_pend && s->gen.pend_due_ms[n] <= now)
+    n++;
+  if (n) {
+    s->gen.first_reported = 1;
+    if (s->model && s->vm.watcher) {
+      wm_timings(s->model, s->gen.pend, n);
+      s->gen.records_written += n;
+    }
+    s->gen.timings_delivered += n;
+    memmove(s->gen.pend, s->gen.pend + n, (s->gen.n_pend - n) * sizeof *s->gen.pend);
+    memmove(s->gen.pend_due_ms, s->gen.pend_due_ms + n,
+            (s->gen.n_pend - n) * sizeof *s->gen.pend_due_ms);
+    s->gen.n_pend -= n;
+  }
+  if (!s->gen.n_pend)
+    uv_timer_stop(&s->gen.flush_timer);
+}
+
+static void on_flush(uv_timer_t *t) {
+  sim_t *s = (sim_t *)((char *)t - offsetof(sim_t, gen.flush_timer));
+  sim_gen_flush(s);
+}
+
+static void draw_frame(sim_t *s) {
+  draws_t d;
+  evbuf_t b;
+  wm_timing_t timing;
+  int64_t budget = (int64_t)(1e6 / s->gen.fps), now = sim_now_us(), end;
+  int jank_us = 0;
+
+  draw_numbers(s, &d);
+  if (s->gen.inject_left > 0) {
+    s->gen.inject_left--;
+    s->gen.jank_injected++;
+    jank_us = (int)(budget * 2 + budget / 4);
+  } else if (s->gen.scenario == SIM_SCENARIO_JANKY && d.jank_roll < 120) {
+    jank_us = (int)(budget * d.slow_factor);
+  }
+  if (jank_us)
+    s->gen.jank_frames++;
+  b.n = 0;
+  s->gen.frame_number++;
+  end = build_frame(s, &d, jank_us, now, &b, &timing);
+  s->gen.frame_index++;
+  s->gen.frames_drawn++;
+  /* The UI thread is busy until the frame's work is done: vsyncs in the
+   * meantime draw nothing (a long frame drops the frames behind it). */
+  s->gen.busy_until_us = s->gen.post_start_us + s->gen.post_dur_us;
+  if (s->model && s->vm.watcher) {
+    s->vm.watcher_installed = 1;
+    wm_frame_drawn(s->model, timing.frame_number, end + 5, b.ev, b.n);
+  }
+  push_timing(s, &timing);
+}
+
+static void on_tick(uv_timer_t *t);
+
+static void schedule_tick(sim_t *s) {
+  double period = 1000.0 / s->gen.fps, now = (double)uv_now(s->loop);
+  double delay;
+
+  s->gen.next_tick_ms += period;
+  if (s->gen.next_tick_ms < now) /* missed vsyncs are skipped, not replayed */
+    s->gen.next_tick_ms = now + period - fmod(now - s->gen.next_tick_ms, period);
+  delay = s->gen.next_tick_ms - now;
+  uv_timer_start(&s->gen.frame_timer, on_tick, (uint64_t)(delay + 0.5), 0);
+}
+
+static void on_tick(uv_timer_t *t) {
+  sim_t *s = (sim_t *)((char *)t - offsetof(sim_t, gen.frame_timer));
+  int probe = 0, want = 0;
+
+  if (s->model && s->vm.watcher && wm_take_probe(s->model))
+    probe = 1;
+  if (s->gen.probe_requested) {
+    s->gen.probe_requested = 0;
+    probe = 1;
+  }
+  switch (s->gen.scenario) {
+  case SIM_SCENARIO_STEADY:
+  case SIM_SCENARIO_JANKY:
+    want = 1;
+    break;
+  case SIM_SCENARIO_IDLE:
+    want = probe;
+    break;
+  case SIM_SCENARIO_STALLED: /* a probe is swallowed: no vsync arrives */
+    want = 0;
+    break;
+  }
+  if (want && !s->vm.paused && sim_now_us() >= s->gen.busy_until_us)
+    draw_frame(s);
+  else if (want && probe)
+    s->gen.probe_requested = 1; /* keep the request for the next vsync */
+  if (s->gen.pend && s->gen.n_pend &&
+      !uv_is_active((uv_handle_t *)&s->gen.flush_timer)) {
+    uint64_t ms = (uint64_t)(s->cfg.timings_batch_ms > 0 ? s->cfg.timings_batch_ms : 1);
+    uv_timer_start(&s->gen.flush_timer, on_flush, ms, ms);
+  }
+  schedule_tick(s);
+}
+
+void sim_gen_set_scenario(sim_t *s, sim_scenario_t scenario) {
+  s->gen.scenario = scenario;
+  if (s->model) {
+    int stalled = scenario == SIM_SCENARIO_STALLED;
+    wm_set_lifecycle(s->model, stalled ? "hidden" : "resumed");
+    wm_set_frames_enabled(s->model, !stalled);
+  }
+}
+
+void sim_gen_set_fps(sim_t *s, double fps) {
+  s->gen.fps = fps;
+  s->gen.next_tick_ms = (double)uv_now(s->loop);
+  uv_timer_stop(&s->gen.frame_timer);
+  schedule_tick(s);
+}
+
+void sim_gen_inject(sim_t *s, int n) { s->gen.inject_left += n; }
+
+int sim_gen_init(sim_t *s) {
+  s->gen.fps = s->cfg.fps;
+  s->gen.frame_number = 0;
+  if (uv_timer_init(s->loop, &s->gen.frame_timer) ||
+      uv_timer_init(s->loop, &s->gen.flush_timer))
+    return -1;
+  sim_gen_set_scenario(s, s->cfg.scenario);
+  s->gen.next_tick_ms = (double)uv_now(s->loop);
+  schedule_tick(s);
+  return 0;
+}
+
+void sim_gen_close(sim_t *s) {
+  uv_close((uv_handle_t *)&s->gen.frame_timer, NULL);
+  uv_close((uv_handle_t *)&s->gen.flush_timer, NULL);
+  free(s->gen.pend);
+  free(s->gen.pend_due_ms);
+  s->gen.pend = NULL;
+  s->gen.pend_due_ms = NULL;
+  s->gen.n_pend = s->gen.cap_pend = 0;
+}

@@ -1,0 +1,1096 @@
+#include "sim_vm.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sim_server.h"
+
+/* The VM-service error codes the simulator speaks, with the message the raw
+ * VM uses for each (vmservice.md §4). Nothing else spells a code number. */
+#define SIM_RPC_ERRORS(X)                                        \
+  X(PARSE_ERROR, -32700, "Parse error")                          \
+  X(INVALID_REQUEST, -32600, "Invalid Request")                  \
+  X(METHOD_NOT_FOUND, -32601, "Method not found")                \
+  X(INVALID_PARAMS, -32602, "Invalid params")                    \
+  X(SERVER_ERROR, -32000, "Server error")                        \
+  X(STREAM_ALREADY_SUBSCRIBED, 103, "Stream already subscribed") \
+  X(STREAM_NOT_SUBSCRIBED, 104, "Stream not subscribed")         \
+  X(ISOLATE_MUST_BE_PAUSED, 106, "Isolate must be paused")
+
+enum {
+#define X(name, code, msg) RPC_##name = code,
+  SIM_RPC_ERRORS(X)
+#undef X
+};
+
+static const char *rpc_message(int code) {
+  switch (code) {
+#define X(name, c, msg) \
+  case c:               \
+    return msg;
+    SIM_RPC_ERRORS(X)
+#undef X
+  }
+  return "Extension error";
+}
+
+/* The raw VM closes the socket on bad frames with these codes (§1.4). */
+enum { CLOSE_PARSE_ERROR = 4000, CLOSE_BINARY = 4001, CLOSE_NOT_OBJECT = 4002 };
+
+/* One request. Answered at once, or parked in the held list (paused
+ * isolate, slow or hung extension) and answered by pump(). */
+struct sim_call {
+  sim_call_t *next;
+  sim_conn_t *conn;
+  json_t *request;   /* the whole request as received (DDS error data) */
+  json_t *id;        /* borrowed from request; NULL for a notification */
+  int reply;         /* 0: a notification, nothing is sent */
+  const char *method;/* borrowed from request */
+  json_t *params;    /* as the handler sees them (ext: stringified) */
+  char isolate_id[48];
+  uint64_t due_ms;
+  int hang;
+};
+
+/* Flutter's own extensions, registered by the framework in every debug or
+ * profile isolate (and ext.dart.io.* only where dart:io exists). */
+typedef enum { EXT_GENERIC, EXT_BOOL, EXT_SCHEDULE_FRAME, EXT_REASSEMBLE } ext_kind_t;
+static const struct {
+  const char *name;
+  ext_kind_t kind;
+  int bool_index;
+  int native_only;
+} flutter_exts[] = {
+    {"ext.ui.window.scheduleFrame", EXT_SCHEDULE_FRAME, -1, 0},
+    {"ext.ui.window.reinitializeShader", EXT_GENERIC, -1, 0},
+    {"ext.dart.io.getVersion", EXT_GENERIC, -1, 1},
+    {"ext.dart.io.httpEnableTimelineLogging", EXT_GENERIC, -1, 1},
+    {"ext.flutter.reassemble", EXT_REASSEMBLE, -1, 0},
+    {"ext.flutter.exit", EXT_GENERIC, -1, 0},
+    {"ext.flutter.timeDilation", EXT_GENERIC, -1, 0},
+    {"ext.flutter.debugPaint", EXT_BOOL, SIM_EXT_DEBUG_PAINT, 0},
+    {"ext.flutter.showPerformanceOverlay", EXT_BOOL, SIM_EXT_PERF_OVERLAY, 0},
+    {"ext.flutter.profileWidgetBuilds", EXT_BOOL, SIM_EXT_PROFILE_WIDGETS, 0},
+    {"ext.flutter.profileUserWidgetBuilds", EXT_BOOL, SIM_EXT_PROFILE_USER_WIDGETS, 0},
+    {"ext.flutter.profileRenderObjectLayouts", EXT_BOOL, SIM_EXT_PROFILE_LAYOUTS, 0},
+    {"ext.flutter.profileRenderObjectPaints", EXT_BOOL, SIM_EXT_PROFILE_PAINTS, 0},
+};
+#define N_FLUTTER_EXTS (sizeof flutter_exts / sizeof flutter_exts[0])
+static const char TELESCOPE_EXT[] = "ext.telescope.frames";
+
+/* ---- small string buffer for Dart's toString() ------------------------- */
+
+typedef struct {
+  char *p;
+  size_t len, cap;
+} sb_t;
+
+static void sb_add(sb_t *b, const char *s, size_t n) {
+  if (b->len + n + 1 > b->cap) {
+    size_t cap = b->cap ? b->cap : 64;
+    char *p;
+    while (cap < b->len + n + 1)
+      cap *= 2;
+    p = realloc(b->p, cap);
+    if (!p)
+      return;
+    b->p = p;
+    b->cap = cap;
+  }
+  memcpy(b->p + b->len, s, n);
+  b->len += n;
+  b->p[b->len] = '\0';
+}
+
+static void sb_puts(sb_t *b, const char *s) { sb_add(b, s, strlen(s)); }
+
+/* Dart's double.toString(): shortest round-trip digits, always a '.' or an
+ * exponent ("10.0", "1.5", "1e+21", "1e-7"). */
+static void dart_double(sb_t *b, double d) {
+  char tmp[48], out[48];
+  int prec;
+  const char *e;
+
+  for (prec = 1; prec <= 17; prec++) {
+    snprintf(tmp, sizeof tmp, "%.*g", prec, d);
+    if (strtod(tmp, NULL) == d)
+      break;
+  }
+  e = strchr(tmp, 'e');
+  if (e) {
+    /* C pads the exponent ("1e-07"); Dart does not. */
+    size_t m = (size_t)(e - tmp) + 2;
+    const char *digits = e + 2;
+    memcpy(out, tmp, m);
+    while (*digits == '0' && digits[1])
+      digits++;
+    snprintf(out + m, sizeof out - m, "%s", digits);
+    sb_puts(b, out);
+    return;
+  }
+  sb_puts(b, tmp);
+  if (!strpbrk(tmp, ".ni")) /* not inf/nan, no point yet */
+    sb_puts(b, ".0");
+}
+
+/* The VM hands extension handlers Map<String,String> built with toString()
+ * (vmservice.md §3.3): strings as they are, maps as "{a: 1, b: [1, 2]}". */
+static void dart_string(sb_t *b, json_t *v) {
+  char num[32];
+  size_t i;
+  const char *k;
+  json_t *x;
+  int first = 1;
+
+  switch (json_typeof(v)) {
+  case JSON_STRING:
+    sb_add(b, json_string_value(v), json_string_length(v));
+    break;
+  case JSON_INTEGER:
+    snprintf(num, sizeof num, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+    sb_puts(b, num);
+    break;
+  case JSON_REAL:
+    dart_double(b, json_real_value(v));
+    break;
+  case JSON_TRUE:
+    sb_puts(b, "true");
+    break;
+  case JSON_FALSE:
+    sb_puts(b, "false");
+    break;
+  case JSON_NULL:
+    sb_puts(b, "null");
+    break;
+  case JSON_ARRAY:
+    sb_puts(b, "[");
+    json_array_foreach(v, i, x) {
+      if (i)
+        sb_puts(b, ", ");
+      dart_string(b, x);
+    }
+    sb_puts(b, "]");
+    break;
+  case JSON_OBJECT:
+    sb_puts(b, "{");
+    json_object_foreach(v, k, x) {
+      if (!first)
+        sb_puts(b, ", ");
+      first = 0;
+      sb_puts(b, k);
+      sb_puts(b, ": ");
+      dart_string(b, x);
+    }
+    sb_puts(b, "}");
+    break;
+  }
+}
+
+/* The params an extension handler receives: every value a string. Native:
+ * toString(), isolateId kept; web (DWDS): jsonEncode, isolateId removed. */
+static json_t *handed_params(const sim_t *s, json_t *params) {
+  json_t *out = json_object(), *v;
+  const char *k;
+
+  json_object_foreach(params, k, v) {
+    if (s->cfg.mode == SIM_MODE_WEB && !strcmp(k, "isolateId"))
+      continue;
+    if (json_is_string(v)) {
+      json_object_set(out, k, v);
+    } else if (s->cfg.mode == SIM_MODE_WEB) {
+      char *t = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+      json_object_set_new(out, k, json_string(t ? t : ""));
+      free(t);
+    } else {
+      sb_t b = {NULL, 0, 0};
+      dart_string(&b, v);
+      json_object_set_new(out, k, json_string(b.p ? b.p : ""));
+      free(b.p);
+    }
+  }
+  return out;
+}
+
+/* ---- replies ------------------------------------------------------------ */
+
+static void send_result(sim_call_t *k, json_t *result) {
+  if (!k->reply || !k->conn) {
+    json_decref(result);
+    return;
+  }
+  sim_server_send_json(k->conn, json_pack("{s:s, s:o, s:O}", "jsonrpc", "2.0",
+                                          "result", result, "id", k->id));
+}
+
+/* Error reply; steals data (may be NULL). Via DDS every error carries the
+ * whole original request in data.request (json_rpc_2). */
+static void send_error(const sim_t *s, sim_call_t *k, int code,
+                       const char *message, json_t *data) {
+  json_t *err;
+
+  if (!k->reply || !k->conn) {
+    json_decref(data);
+    return;
+  }
+  if (s->cfg.mode == SIM_MODE_DDS && k->request) {
+    if (!data)
+      data = json_object();
+    if (json_is_object(data) && !json_object_get(data, "request"))
+      json_object_set(data, "request", k->request);
+  }
+  err = json_pack("{s:i, s:s}", "code", code, "message",
+                  message ? message : rpc_message(code));
+  if (data)
+    json_object_set_new(err, "data", data);
+  sim_server_send_json(k->conn,
+                       json_pack("{s:s, s:o, s:O}", "jsonrpc", "2.0", "error", err,
+                                 "id", k->id ? k->id : json_null()));
+}
+
+/* The raw VM's C++ errors carry data.request {method, params as strings}. */
+static json_t *vm_error_data(const sim_t *s, sim_call_t *k, const char *details) {
+  json_t *data = json_object();
+  if (s->cfg.mode == SIM_MODE_VM) {
+    json_t *p = handed_params(s, k->params);
+    json_object_set_new(data, "request",
+                        json_pack("{s:s, s:o}", "method", k->method, "params", p));
+  }
+  if (details)
+    json_object_set_new(data, "details", json_string(details));
+  if (s->cfg.mode == SIM_MODE_WEB && !details) {
+    json_decref(data);
+    return NULL;
+  }
+  return data;
+}
+
+static void send_method_not_found(const sim_t *s, sim_call_t *k) {
+  char msg[256];
+  switch (s->cfg.mode) {
+  case SIM_MODE_VM:
+    send_error(s, k, RPC_METHOD_NOT_FOUND, NULL, vm_error_data(s, k, NULL));
+    break;
+  case SIM_MODE_DDS: /* json_rpc_2's methodNotFound after the VM fallback */
+    snprintf(msg, sizeof msg, "Unknown method \"%s\".", k->method);
+    send_error(s, k, RPC_METHOD_NOT_FOUND, msg, NULL);
+    break;
+  case SIM_MODE_WEB:
+    snprintf(msg, sizeof msg, "Unknown service method: %s", k->method);
+    send_error(s, k, RPC_METHOD_NOT_FOUND, msg, NULL);
+    break;
+  }
+}
+
+static void send_invalid_params(const sim_t *s, sim_call_t *k, const char *details) {
+  send_error(s, k, RPC_INVALID_PARAMS, NULL, vm_error_data(s, k, details));
+}
+
+static json_t *sentinel_collected(void) {
+  return json_pack("{s:s, s:s, s:s}", "type", "Sentinel", "kind", "Collected",
+                   "valueAsString", "<collected>");
+}
+
+/* A message we cannot attribute to a request: answer with id null. */
+static void send_bare_error(sim_t *s, sim_conn_t *c, int code, const char *details) {
+  sim_call_t k;
+  memset(&k, 0, sizeof k);
+  k.conn = c;
+  k.reply = 1;
+  send_error(s, &k, code, NULL,
+             details ? json_pack("{s:s}", "details", details) : NULL);
+}
+
+/* ---- isolate, events ---------------------------------------------------- */
+
+static json_t *isolate_ref(const sim_t *s, const char *id, const char *number) {
+  if (s->cfg.mode == SIM_MODE_WEB)
+    return json_pack("{s:s, s:s, s:s, s:s, s:b}", "type", "@Isolate", "id", id,
+                     "name", "main()", "number", number, "isSystemIsolate", 0);
+  return json_pack("{s:s, s:s, s:s, s:s, s:b, s:s}", "type", "@Isolate", "id", id,
+                   "name", "main", "number", number, "isSystemIsolate", 0,
+                   "isolateGroupId", s->vm.group_id);
+}
+
+static json_t *current_ref(const sim_t *s) {
+  return isolate_ref(s, s->vm.isolate_id, s->vm.isolate_number);
+}
+
+static json_t *event_new(const sim_t *s, const char *kind, json_t *isolate) {
+  return json_pack("{s:s, s:s, s:o, s:I}", "type", "Event", "kind", kind,
+                   "isolate", isolate, "timestamp", (json_int_t)sim_wall_ms());
+}
+
+/* Sends event (stolen) to every connection listening on stream. */
+static void broadcast(sim_t *s, const char *stream, json_t *event) {
+  json_t *msg = json_pack("{s:s, s:s, s:{s:s, s:O}}", "jsonrpc", "2.0", "method",
+                          "streamNotify", "params", "streamId", stream, "event",
+                          event);
+  char *text = json_dumps(msg, JSON_COMPACT);
+  sim_conn_t *c;
+
+  if (text) {
+    for (c = s->srv.conns; c; c = c->next)
+      if (json_object_get(c->streams, stream))
+        sim_server_send(c, text, strlen(text));
+    free(text);
+  }
+  if (s->cfg.mode == SIM_MODE_DDS && !strcmp(stream, "Extension")) {
+    /* DDS replays the Extension stream's history to new listeners. */
+    if (json_array_size(s->vm.ext_history) >= 100)
+      json_array_remove(s->vm.ext_history, 0);
+    json_array_append(s->vm.ext_history, msg);
+  }
+  json_decref(msg);
+  json_decref(event);
+}
+
+static void new_isolate(sim_t *s) {
+  if (s->cfg.mode == SIM_MODE_WEB) {
+    /* DWDS ids come from a global counter shared with other objects. */
+    s->vm.web_counter += 1 + (unsigned)(sim_rand_next(&s->rng) % 3);
+    snprintf(s->vm.isolate_number, sizeof s->vm.isolate_number, "%u",
+             s->vm.web_counter);
+    snprintf(s->vm.isolate_id, sizeof s->vm.isolate_id, "%u", s->vm.web_counter);
+  } else {
+    uint64_t n = 1000000000000000ull + sim_rand_next(&s->rng) % 8000000000000000ull;
+    snprintf(s->vm.isolate_number, sizeof s->vm.isolate_number, "%llu",
+             (unsigned long long)n);
+    snprintf(s->vm.isolate_id, sizeof s->vm.isolate_id, "isolates/%llu",
+             (unsigned long long)n);
+  }
+  s->vm.isolate_start_ms = sim_wall_ms();
+}
+
+static int ext_available(const sim_t *s, size_t i) {
+  return !(flutter_exts[i].native_only && s->cfg.mode == SIM_MODE_WEB);
+}
+
+static json_t *extension_rpcs(const sim_t *s) {
+  json_t *a = json_array();
+  size_t i;
+  for (i = 0; i < N_FLUTTER_EXTS; i++)
+    if (ext_available(s, i))
+      json_array_append_new(a, json_string(flutter_exts[i].name));
+  if (s->vm.watcher)
+    json_array_append_new(a, json_string(TELESCOPE_EXT));
+  return a;
+}
+
+static void announce_extension(sim_t *s, const char *name) {
+  json_t *ev = event_new(s, "ServiceExtensionAdded", current_ref(s));
+  json_object_set_new(ev, "extensionRPC", json_string(name));
+  broadcast(s, "Isolate", ev);
+}
+
+/* ---- held calls ---------------------------------------------------------- */
+
+static void call_free(sim_call_t *k) {
+  if (!k)
+    return;
+  json_decref(k->request);
+  json_decref(k->params);
+  free(k);
+}
+
+static void run_call(sim_t *s, sim_call_t *k);
+
+static void on_call_timer(uv_timer_t *t);
+
+/* Answers every held call that may go now, in arrival order; replies may
+ * therefore leave out of order. Re-arms the timer for the next delayed one. */
+static void pump(sim_t *s) {
+  uint64_t now = uv_now(s->loop), next = 0;
+  sim_call_t **pp = &s->vm.calls_head, *k;
+
+  s->vm.calls_tail = NULL;
+  while ((k = *pp)) {
+    int dead = strcmp(k->isolate_id, s->vm.isolate_id) != 0;
+    if (!dead) {
+      int wait = 0;
+      if (s->vm.paused || (k->hang && s->vm.ext_hang))
+        wait = 1;
+      else if (k->due_ms > now) {
+        wait = 1;
+        if (!next || k->due_ms < next)
+          next = k->due_ms;
+      }
+      if (wait) {
+        s->vm.calls_tail = k;
+        pp = &k->next;
+        continue;
+      }
+    }
+    *pp = k->next;
+    k->next = NULL;
+    run_call(s, k);
+    call_free(k);
+  }
+  if (next && !s->stopping)
+    uv_timer_start(&s->vm.call_timer, on_call_timer, next - now, 0);
+}
+
+static void on_call_timer(uv_timer_t *t) {
+  sim_t *s = (sim_t *)((char *)t - offsetof(sim_t, vm.call_timer));
+  pump(s);
+}
+
+static void hold(sim_t *s, sim_call_t *k) {
+  k->next = NULL;
+  if (s->vm.calls_tail)
+    s->vm.calls_tail->next = k;
+  else
+    s->vm.calls_head = k;
+  s->vm.calls_tail = k;
+}
+
+size_t sim_vm_held_calls(const sim_t *s) {
+  size_t n = 0;
+  const sim_call_t *k;
+  for (k = s->vm.calls_head; k; k = k->next)
+    n++;
+  return n;
+}
+
+/* ---- extensions ----------------------------------------------------------- */
+
+static void set_type_response(const sim_t *s, json_t *result) {
+  /* DWDS returns extension results through Response.toJson(). */
+  if (s->cfg.mode == SIM_MODE_WEB && json_is_object(result))
+    json_object_set_new(result, "type", json_string("Response"));
+}
+
+static void frames_reply(sim_t *s, sim_call_t *k) {
+  char *detail = NULL;
+  json_t *r;
+
+  if (s->vm.ext_error) {
+    send_error(s, k, RPC_SERVER_ERROR, "Server error",
+               json_pack("{s:s}", "details",
+                         "Exception: simulated watcher failure (telescope-sim "
+                         "ext-error on)\n#0      FramePerfWatcher.handle "
+                         "(package:telescope/src/frame_perf_watcher.dart)"));
+    return;
+  }
+  r = s->model ? wm_handle(s->model, k->params, sim_now_us(), &detail) : NULL;
+  if (!r) {
+    send_error(s, k, RPC_INVALID_PARAMS, "Invalid params",
+               json_pack("{s:s}", "details", detail ? detail : "bad params"));
+    free(detail);
+    return;
+  }
+  switch (s->vm.reply) {
+  case SIM_REPLY_NORMAL:
+    break;
+  case SIM_REPLY_WRONGTYPES: {
+    const char *keys[] = {"livenessCounter", "lastSeq", "firstSeq"};
+    size_t i;
+    for (i = 0; i < 3; i++) {
+      json_t *v = json_object_get(r, keys[i]);
+      if (json_is_integer(v)) {
+        char num[32];
+        snprintf(num, sizeof num, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+        json_object_set_new(r, keys[i], json_string(num));
+      }
+    }
+    json_object_set_new(r, "collecting", json_string("true"));
+    break;
+  }
+  case SIM_REPLY_HUGE: {
+    size_t n = s->vm.huge_mb << 20;
+    char *pad = malloc(n + 1);
+    if (pad) {
+      memset(pad, 'x', n);
+      pad[n] = '\0';
+      json_object_set_new(r, "padding", json_stringn(pad, n));
+      free(pad);
+    }
+    break;
+  }
+  case SIM_REPLY_MALFORMED:
+    if (k->reply && k->conn) {
+      char *id = json_dumps(k->id, JSON_ENCODE_ANY | JSON_COMPACT);
+      char text[256];
+      int n = snprintf(text, sizeof text,
+                       "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"protocol\":1,"
+                       "\"records\":[{\"seq\":",
+                       id ? id : "null");
+      free(id);
+      if (n > 0 && (size_t)n < sizeof text)
+        sim_server_send(k->conn, text, (size_t)n);
+    }
+    json_decref(r);
+    return;
+  }
+  set_type_response(s, r);
+  send_result(k, r);
+}
+
+static void flutter_ext_reply(sim_t *s, sim_call_t *k, size_t i) {
+  json_t *r;
+
+  switch (flutter_exts[i].kind) {
+  case EXT_BOOL: {
+    int *state = &s->vm.bool_ext[flutter_exts[i].bool_index];
+    json_t *v = json_object_get(k->params, "enabled");
+    if (v) {
+      json_t *ev;
+      *state = json_is_string(v) && !strcmp(json_string_value(v), "true");
+      ev = event_new(s, "Extension", current_ref(s));
+      json_object_set_new(ev, "extensionKind",
+                          json_string("Flutter.ServiceExtensionStateChanged"));
+      json_object_set_new(ev, "extensionData",
+                          json_pack("{s:s, s:s}", "extension", k->method, "value",
+                                    *state ? "true" : "false"));
+      broadcast(s, "Extension", ev);
+    }
+    r = json_pack("{s:s, s:s, s:s}", "enabled", *state ? "true" : "false", "type",
+                  "_extensionType", "method", k->method);
+    break;
+  }
+  case EXT_SCHEDULE_FRAME:
+    s->gen.probe_requested = 1;
+    r = json_pack("{s:s}", "type", "Success");
+    break;
+  case EXT_REASSEMBLE:
+    s->gen.probe_requested = 1;
+    /* fall through */
+  default:
+    r = json_pack("{s:s, s:s}", "type", "_extensionType", "method", k->method);
+    break;
+  }
+  set_type_response(s, r);
+  send_result(k, r);
+}
+
+static void run_call(sim_t *s, sim_call_t *k) {
+  size_t i;
+
+  if (strcmp(k->isolate_id, s->vm.isolate_id) != 0) {
+    /* The isolate exited while the call was queued in it. */
+    send_result(k, sentinel_collected());
+    return;
+  }
+  if (!strcmp(k->method, TELESCOPE_EXT)) {
+    if (!s->vm.watcher)
+      send_method_not_found(s, k);
+    else
+      frames_reply(s, k);
+    return;
+  }
+  for (i = 0; i < N_FLUTTER_EXTS; i++)
+    if (ext_available(s, i) && !strcmp(k->method, flutter_exts[i].name)) {
+      flutter_ext_reply(s, k, i);
+      return;
+    }
+  send_method_not_found(s, k);
+}
+
+static int isolate_id_valid(const char *id) {
+  const char *p;
+  if (strncmp(id, "isolates/", 9) != 0)
+    return 0;
+  p = id + 9;
+  if (!strcmp(p, "root"))
+    return 1;
+  if (!*p)
+    return 0;
+  for (; *p; p++)
+    if (*p < '0' || *p > '9')
+      return 0;
+  return 1;
+}
+
+/* ext.*: routed to the isolate named by isolateId, queued there, answered
+ * when the isolate runs it (not while paused; later when slow or hung). */
+static int do_extension(sim_t *s, sim_call_t *k) {
+  json_t *iso = json_object_get(k->params, "isolateId");
+  const char *id = json_is_string(iso) ? json_string_value(iso) : NULL;
+  json_t *handed;
+  int frames = !strcmp(k->method, TELESCOPE_EXT);
+
+  if (s->cfg.mode == SIM_MODE_WEB) {
+    /* DWDS: isolateId optional; any other id is the Collected Sentinel. */
+    if (iso && (!id || strcmp(id, s->vm.isolate_id) != 0)) {
+      send_result(k, sentinel_collected());
+      return 0;
+    }
+  } else {
+    if (!iso) { /* routed to the VM isolate, which has no extensions */
+      send_method_not_found(s, k);
+      return 0;
+    }
+    if (!id || !isolate_id_valid(id)) {
+      char d[256];
+      char *v = json_dumps(iso, JSON_ENCODE_ANY);
+      snprintf(d, sizeof d, "%s: invalid 'isolateId' parameter: %s", k->method,
+               id ? id : (v ? v : "?"));
+      free(v);
+      send_invalid_params(s, k, d);
+      return 0;
+    }
+    if (strcmp(id, s->vm.isolate_id) != 0) {
+      send_result(k, sentinel_collected());
+      return 0;
+    }
+  }
+  handed = handed_params(s, k->params);
+  if (frames) {
+    json_decref(s->vm.last_raw_params);
+    json_decref(s->vm.last_handed_params);
+    s->vm.last_raw_params = json_deep_copy(k->params);
+    s->vm.last_handed_params = json_deep_copy(handed);
+  }
+  json_decref(k->params);
+  k->params = handed;
+  snprintf(k->isolate_id, sizeof k->isolate_id, "%s", s->vm.isolate_id);
+  k->due_ms = frames && s->vm.ext_delay_ms > 0
+                  ? uv_now(s->loop) + (uint64_t)s->vm.ext_delay_ms
+                  : 0;
+  k->hang = frames && s->vm.ext_hang;
+  hold(s, k);
+  pump(s);
+  return 1;
+}
+
+/* ---- core RPCs ------------------------------------------------------------ */
+
+/* Resolves params.isolateId for isolate RPCs; 0 when the reply was sent. */
+static int check_isolate(sim_t *s, sim_call_t *k) {
+  json_t *iso = json_object_get(k->params, "isolateId");
+  char d[160];
+
+  if (!json_is_string(iso)) {
+    snprintf(d, sizeof d, "%s: expects the 'isolateId' parameter", k->method);
+    send_invalid_params(s, k, d);
+    return 0;
+  }
+  if (strcmp(json_string_value(iso), s->vm.isolate_id) != 0) {
+    if (s->cfg.mode != SIM_MODE_WEB && !isolate_id_valid(json_string_value(iso))) {
+      snprintf(d, sizeof d, "%s: invalid 'isolateId' parameter: %.64s", k->method,
+               json_string_value(iso));
+      send_invalid_params(s, k, d);
+      return 0;
+    }
+    send_result(k, sentinel_collected());
+    return 0;
+  }
+  return 1;
+}
+
+static void do_get_version(sim_t *s, sim_call_t *k) {
+  (void)s;
+  send_result(k, json_pack("{s:s, s:i, s:i}", "type", "Version", "major", 4,
+                           "minor", 16));
+}
+
+static void do_get_supported_protocols(sim_t *s, sim_call_t *k) {
+  json_t *p = json_pack("[{s:s, s:i, s:i}]", "protocolName", "VM Service", "major",
+                        4, "minor", 16);
+  if (s->cfg.mode == SIM_MODE_DDS)
+    json_array_append_new(p, json_pack("{s:s, s:i, s:i}", "protocolName", "DDS",
+                                       "major", 2, "minor", 0));
+  send_result(k, json_pack("{s:s, s:o}", "type", "ProtocolList", "protocols", p));
+}
+
+static void do_get_vm(sim_t *s, sim_call_t *k) {
+  json_t *vm;
+
+  if (s->cfg.mode == SIM_MODE_WEB) {
+    vm = json_pack("{s:s, s:s, s:i, s:s, s:s, s:s, s:s, s:i, s:I, s:[o], s:[], "
+                   "s:[], s:[]}",
+                   "type", "VM", "name", "ChromeDebugProxy", "architectureBits", -1,
+                   "hostCPU", "DWDS", "operatingSystem", "linux", "targetCPU", "Web",
+                   "version", "3.8.0 (simulated by telescope-sim)", "pid", -1,
+                   "startTime", (json_int_t)s->vm.isolate_start_ms, "isolates",
+                   current_ref(s), "isolateGroups", "systemIsolates",
+                   "systemIsolateGroups");
+  } else {
+    const char *group_num = strchr(s->vm.group_id, '/') + 1;
+    vm = json_pack(
+        "{s:s, s:s, s:i, s:s, s:s, s:s, s:s, s:i, s:I, s:[o], "
+        "s:[{s:s, s:s, s:s, s:s, s:b}], s:[], s:[]}",
+        "type", "VM", "name", "vm", "architectureBits", 64, "hostCPU",
+        "telescope-sim", "operatingSystem", "linux", "targetCPU", "x64", "version",
+        "3.8.0 (simulated by telescope-sim) on \"linux_x64\"", "pid", (int)getpid(),
+        "startTime", (json_int_t)s->vm.isolate_start_ms, "isolates", current_ref(s),
+        "isolateGroups", "type", "@IsolateGroup", "id", s->vm.group_id, "name",
+        "main.dart", "number", group_num, "isSystemIsolateGroup", 0,
+        "systemIsolates", "systemIsolateGroups");
+  }
+  send_result(k, vm);
+}
+
+static void do_get_isolate(sim_t *s, sim_call_t *k) {
+  json_t *iso, *lib, *rpcs, *pause;
+
+  if (!check_isolate(s, k))
+    return;
+  iso = current_ref(s);
+  json_object_set_new(iso, "type", json_string("Isolate"));
+  json_object_set_new(iso, "startTime", json_integer(s->vm.isolate_start_ms));
+  json_object_set_new(iso, "runnable", json_true());
+  json_object_set_new(iso, "livePorts", json_integer(4));
+  json_object_set_new(iso, "pauseOnExit", json_false());
+  pause = event_new(s, s->vm.pause_kind, current_ref(s));
+  if (s->vm.paused)
+    json_object_set_new(pause, "timestamp", json_integer(s->vm.pause_ms));
+  json_object_set_new(iso, "pauseEvent", pause);
+  lib = json_pack("{s:s, s:s, s:s, s:s}", "type", "@Library", "id", "libraries/@1",
+                  "name", "", "uri", "package:app/main.dart");
+  json_object_set(iso, "rootLib", lib);
+  json_object_set_new(iso, "libraries", json_pack("[o]", lib));
+  json_object_set_new(iso, "breakpoints", json_array());
+  json_object_set_new(iso, "exceptionPauseMode", json_string("Unhandled"));
+  json_object_set_new(iso, "isolateFlags", json_array());
+  rpcs = extension_rpcs(s);
+  /* The VM omits extensionRPCs when no extension was ever registered. */
+  if (json_array_size(rpcs))
+    json_object_set_new(iso, "extensionRPCs", rpcs);
+  else
+    json_decref(rpcs);
+  send_result(k, iso);
+}
+
+static const char *const core_streams[] = {
+    "VM",      "Isolate", "Debug",        "Profiler", "GC",     "Extension",
+    "Timeline", "Logging", "Service",     "HeapSnapshot", "Stdout", "Stderr", "Timer"};
+static const char *const web_streams[] = {"Isolate", "Extension", "Debug",   "Logging",
+                                          "VM",      "GC",        "Timeline", "Service",
+                                          "Stdout",  "Stderr"};
+
+static int in_list(const char *const *list, size_t n, const char *x) {
+  size_t i;
+  for (i = 0; i < n; i++)
+    if (!strcmp(list[i], x))
+      return 1;
+  return 0;
+}
+
+static void do_stream_listen(sim_t *s, sim_call_t *k) {
+  json_t *sid = json_object_get(k->params, "streamId");
+  const char *name = json_string_value(sid);
+  char d[256];
+
+  if (!name) {
+    send_invalid_params(s, k, "streamListen: expects the 'streamId' parameter");
+    return;
+  }
+  if (s->cfg.mode == SIM_MODE_VM &&
+      !in_list(core_streams, sizeof core_streams / sizeof *core_streams, name)) {
+    snprintf(d, sizeof d, "streamListen: invalid 'streamId' parameter: %.128s", name);
+    send_error(s, k, RPC_INVALID_PARAMS, NULL, json_pack("{s:s}", "details", d));
+    return;
+  }
+  if (s->cfg.mode == SIM_MODE_WEB &&
+      !in_list(web_streams, sizeof web_streams / sizeof *web_streams, name)) {
+    snprintf(d, sizeof d, "The stream `%.128s` is not supported on web devices", name);
+    send_error(s, k, RPC_INVALID_PARAMS, d, NULL);
+    return;
+  }
+  if (json_object_get(k->conn->streams, name)) {
+    send_error(s, k, RPC_STREAM_ALREADY_SUBSCRIBED, NULL, NULL);
+    return;
+  }
+  json_object_set_new(k->conn->streams, name, json_true());
+  send_result(k, json_pack("{s:s}", "type", "Success"));
+  if (s->cfg.mode == SIM_MODE_DDS && !strcmp(name, "Extension")) {
+    size_t i;
+    json_t *m;
+    json_array_foreach(s->vm.ext_history, i, m) sim_server_send_json(k->conn, json_incref(m));
+  }
+}
+
+static void do_stream_cancel(sim_t *s, sim_call_t *k) {
+  const char *name = json_string_value(json_object_get(k->params, "streamId"));
+
+  if (!name) {
+    send_invalid_params(s, k, "streamCancel: expects the 'streamId' parameter");
+    return;
+  }
+  if (!json_object_get(k->conn->streams, name)) {
+    send_error(s, k, RPC_STREAM_NOT_SUBSCRIBED, NULL, NULL);
+    return;
+  }
+  json_object_del(k->conn->streams, name);
+  send_result(k, json_pack("{s:s}", "type", "Success"));
+}
+
+static void do_list_views(sim_t *s, sim_call_t *k) {
+  char name[64];
+
+  if (s->cfg.mode == SIM_MODE_WEB) {
+    char msg[128];
+    snprintf(msg, sizeof msg, "%s: Not supported on web devices", k->method);
+    send_error(s, k, RPC_METHOD_NOT_FOUND, msg, NULL);
+    return;
+  }
+  snprintf(name, sizeof name, "main.dart$main-%s", s->vm.isolate_number);
+  send_result(k, json_pack("{s:s, s:[{s:s, s:s, s:{s:s, s:b, s:s, s:s, s:I}}]}",
+                           "type", "FlutterViewList", "views", "type", "FlutterView",
+                           "id", "_flutterView/0x7f2a3c00d8a0", "isolate", "type",
+                           "@Isolate", "fixedId", 1, "id", s->vm.isolate_id, "name",
+                           name, "number",
+                           (json_int_t)strtoll(s->vm.isolate_number, NULL, 10)));
+}
+
+static void do_resume(sim_t *s, sim_call_t *k) {
+  if (!check_isolate(s, k))
+    return;
+  if (!s->vm.paused) {
+    send_error(s, k, RPC_ISOLATE_MUST_BE_PAUSED, NULL, NULL);
+    return;
+  }
+  send_result(k, json_pack("{s:s}", "type", "Success"));
+  sim_vm_resume(s);
+}
+
+static void do_pause(sim_t *s, sim_call_t *k) {
+  if (!check_isolate(s, k))
+    return;
+  send_result(k, json_pack("{s:s}", "type", "Success"));
+  sim_vm_pause(s);
+}
+
+#define SIM_METHODS(X)                                 \
+  X("getVersion", do_get_version)                      \
+  X("getSupportedProtocols", do_get_supported_protocols) \
+  X("getVM", do_get_vm)                                \
+  X("getIsolate", do_get_isolate)                      \
+  X("streamListen", do_stream_listen)                  \
+  X("streamCancel", do_stream_cancel)                  \
+  X("_flutter.listViews", do_list_views)               \
+  X("resume", do_resume)                               \
+  X("pause", do_pause)
+
+static const struct {
+  const char *name;
+  void (*fn)(sim_t *, sim_call_t *);
+} methods[] = {
+#define X(n, f) {n, f},
+    SIM_METHODS(X)
+#undef X
+};
+
+static void record_method(sim_t *s, const char *method) {
+  json_t *n = json_object_get(s->vm.method_counts, method);
+  json_object_set_new(s->vm.method_counts, method,
+                      json_integer(n ? json_integer_value(n) + 1 : 1));
+  if (json_array_size(s->vm.method_list) < 100000)
+    json_array_append_new(s->vm.method_list, json_string(method));
+  if (s->vm.method_log) {
+    fprintf(s->vm.method_log, "%s\n", method);
+    fflush(s->vm.method_log);
+  }
+}
+
+void sim_vm_handle_message(sim_t *s, sim_conn_t *c, const char *text, size_t len,
+                           int binary) {
+  json_error_t jerr;
+  json_t *req, *id, *method, *params, *jv;
+  sim_call_t *k;
+  size_t i;
+
+  if (binary) {
+    if (s->cfg.mode == SIM_MODE_VM)
+      sim_server_close_conn(c, CLOSE_BINARY);
+    else
+      send_bare_error(s, c, RPC_INVALID_REQUEST, "binary frames are not accepted");
+    return;
+  }
+  req = json_loadb(text, len, JSON_DECODE_ANY, &jerr);
+  if (!req) {
+    if (s->cfg.mode == SIM_MODE_VM)
+      sim_server_close_conn(c, CLOSE_PARSE_ERROR);
+    else
+      send_bare_error(s, c, RPC_PARSE_ERROR, jerr.text);
+    return;
+  }
+  if (!json_is_object(req)) {
+    if (s->cfg.mode == SIM_MODE_VM)
+      sim_server_close_conn(c, CLOSE_NOT_OBJECT);
+    else
+      send_bare_error(s, c, RPC_INVALID_REQUEST, "a request must be a JSON object");
+    json_decref(req);
+    return;
+  }
+  k = calloc(1, sizeof *k);
+  if (!k) {
+    json_decref(req);
+    return;
+  }
+  k->conn = c;
+  k->request = req;
+  id = json_object_get(req, "id");
+  method = json_object_get(req, "method");
+  params = json_object_get(req, "params");
+  jv = json_object_get(req, "jsonrpc");
+  k->reply = 1;
+  if (id && !(json_is_string(id) || json_is_number(id) || json_is_null(id))) {
+    send_error(s, k, RPC_INVALID_REQUEST, NULL,
+               json_pack("{s:s}", "details", "id must be a string, number or null"));
+    goto done;
+  }
+  k->id = id;
+  if (!json_is_string(method)) {
+    send_error(s, k, RPC_INVALID_REQUEST, NULL,
+               json_pack("{s:s}", "details", "method must be a string"));
+    goto done;
+  }
+  k->method = json_string_value(method);
+  if (s->cfg.mode != SIM_MODE_VM && jv &&
+      !(json_is_string(jv) && !strcmp(json_string_value(jv), "2.0"))) {
+    send_error(s, k, RPC_INVALID_REQUEST, NULL,
+               json_pack("{s:s}", "details", "jsonrpc must be \"2.0\""));
+    goto done;
+  }
+  /* A request without id is a notification; the raw VM also sends nothing
+   * for "id": null. Notifications are still carried out. */
+  k->reply = id && !(s->cfg.mode == SIM_MODE_VM && json_is_null(id));
+  record_method(s, k->method);
+  if (params && !json_is_object(params)) {
+    send_invalid_params(s, k, "params must be an object (named parameters)");
+    goto done;
+  }
+  k->params = params ? json_incref(params) : json_object();
+  if (!strncmp(k->method, "ext.", 4)) {
+    if (do_extension(s, k))
+      return; /* held: pump() answers and frees it */
+    goto done;
+  }
+  for (i = 0; i < sizeof methods / sizeof methods[0]; i++)
+    if (!strcmp(methods[i].name, k->method)) {
+      methods[i].fn(s, k);
+      goto done;
+    }
+  send_method_not_found(s, k);
+done:
+  call_free(k);
+}
+
+void sim_vm_conn_closed(sim_t *s, sim_conn_t *c) {
+  sim_call_t **pp = &s->vm.calls_head, *k;
+
+  s->vm.calls_tail = NULL;
+  while ((k = *pp)) {
+    if (k->conn == c) {
+      *pp = k->next;
+      call_free(k);
+    } else {
+      s->vm.calls_tail = k;
+      pp = &k->next;
+    }
+  }
+}
+
+/* ---- scripted app events ------------------------------------------------- */
+
+void sim_vm_pause(sim_t *s) {
+  json_t *ev;
+  if (s->vm.paused)
+    return;
+  s->vm.paused = 1;
+  s->vm.pause_kind = "PauseInterrupted";
+  s->vm.pause_ms = sim_wall_ms();
+  ev = event_new(s, "PauseInterrupted", current_ref(s));
+  json_object_set_new(ev, "timestamp", json_integer(s->vm.pause_ms));
+  broadcast(s, "Debug", ev);
+}
+
+void sim_vm_resume(sim_t *s) {
+  if (!s->vm.paused)
+    return;
+  s->vm.paused = 0;
+  s->vm.pause_kind = "Resume";
+  broadcast(s, "Debug", event_new(s, "Resume", current_ref(s)));
+  pump(s);
+}
+
+void sim_vm_restart(sim_t *s) {
+  char old_id[48], old_num[32];
+  size_t i;
+
+  /* flutter_tools resumes a paused UI isolate before runInView. */
+  sim_vm_resume(s);
+  memcpy(old_id, s->vm.isolate_id, sizeof old_id);
+  memcpy(old_num, s->vm.isolate_number, sizeof old_num);
+  broadcast(s, "Isolate", event_new(s, "IsolateExit", isolate_ref(s, old_id, old_num)));
+  new_isolate(s);
+  memset(s->vm.bool_ext, 0, sizeof s->vm.bool_ext); /* Dart statics reset */
+  if (s->model) {
+    sim_new_run_id(s);
+    wm_restart(s->model, s->run_id);
+  }
+  broadcast(s, "Isolate", event_new(s, "IsolateStart", current_ref(s)));
+  broadcast(s, "Isolate", event_new(s, "IsolateRunnable", current_ref(s)));
+  for (i = 0; i < N_FLUTTER_EXTS; i++)
+    if (ext_available(s, i))
+      announce_extension(s, flutter_exts[i].name);
+  if (s->vm.watcher)
+    announce_extension(s, TELESCOPE_EXT);
+  pump(s); /* calls held in the old isolate: Collected */
+}
+
+void sim_vm_reload(sim_t *s) {
+  json_t *ev = event_new(s, "IsolateReload", current_ref(s));
+  json_object_set_new(ev, "status", json_string("success"));
+  broadcast(s, "Isolate", ev);
+  s->gen.probe_requested = 1; /* reassemble rebuilds and draws a frame */
+}
+
+void sim_vm_set_watcher(sim_t *s, int on) {
+  if (on == s->vm.watcher)
+    return;
+  s->vm.watcher = on;
+  if (on)
+    announce_extension(s, TELESCOPE_EXT);
+}
+
+void sim_vm_set_hang(sim_t *s, int on) {
+  s->vm.ext_hang = on;
+  if (!on)
+    pump(s);
+}
+
+int sim_vm_init(sim_t *s) {
+  uint64_t g = 1000000000000000ull + sim_rand_next(&s->rng) % 8000000000000000ull;
+
+  snprintf(s->vm.group_id, sizeof s->vm.group_id, "isolateGroups/%llu",
+           (unsigned long long)g);
+  s->vm.pause_kind = "Resume";
+  s->vm.watcher = !s->cfg.no_watcher;
+  s->vm.method_counts = json_object();
+  s->vm.method_list = json_array();
+  s->vm.ext_history = json_array();
+  new_isolate(s);
+  if (uv_timer_init(s->loop, &s->vm.call_timer))
+    return -1;
+  if (s->cfg.method_log) {
+    s->vm.method_log = fopen(s->cfg.method_log, "a");
+    if (!s->vm.method_log) {
+      fprintf(stderr, "telescope-sim: cannot open --method-log %s\n",
+              s->cfg.method_log);
+      return -1;
+    }
+  }
+  return 0;
+}
+
+void sim_vm_close(sim_t *s) {
+  sim_call_t *k, *next;
+
+  for (k = s->vm.calls_head; k; k = next) {
+    next = k->next;
+    call_free(k);
+  }
+  s->vm.calls_head = s->vm.calls_tail = NULL;
+  uv_close((uv_handle_t *)&s->vm.call_timer, NULL);
+  if (s->vm.method_log)
+    fclose(s->vm.method_log);
+  s->vm.method_log = NULL;
+  json_decref(s->vm.method_counts);
+  json_decref(s->vm.method_list);
+  json_decref(s->vm.ext_history);
+  json_decref(s->vm.last_raw_params);
+  json_decref(s->vm.last_handed_params);
+}

@@ -1,0 +1,43 @@
+/* The VM-service side of telescope-sim: one isolate, its streams and events,
+ * the core RPCs, and service-extension calls (ext.telescope.frames served by
+ * the watcher model, Flutter's own ext.flutter.*), with the per-mode wire
+ * quirks of the raw VM, DDS and DWDS (../../shared/reference/vmservice.md). */
+#ifndef TELESCOPE_SIM_VM_H
+#define TELESCOPE_SIM_VM_H
+
+#include <stddef.h>
+
+#include "sim.h"
+
+/* Indexes into s->vm.bool_ext (Flutter's boolean extensions). */
+enum {
+  SIM_EXT_PROFILE_WIDGETS = 0,
+  SIM_EXT_PROFILE_USER_WIDGETS,
+  SIM_EXT_PROFILE_LAYOUTS,
+  SIM_EXT_PROFILE_PAINTS,
+  SIM_EXT_DEBUG_PAINT,
+  SIM_EXT_PERF_OVERLAY
+};
+
+/* The first isolate, the method log. 0 or -1. */
+int sim_vm_init(sim_t *s);
+void sim_vm_close(sim_t *s); /* closes the call timer; frees held calls */
+
+/* A complete message from c (text, or binary when binary != 0). */
+void sim_vm_handle_message(sim_t *s, sim_conn_t *c, const char *text,
+                           size_t len, int binary);
+/* c is going away: forget the calls it is waiting for. */
+void sim_vm_conn_closed(sim_t *s, sim_conn_t *c);
+
+/* Scripted app events (stdin commands). */
+void sim_vm_pause(sim_t *s);
+void sim_vm_resume(sim_t *s);
+void sim_vm_restart(sim_t *s);
+void sim_vm_reload(sim_t *s);
+void sim_vm_set_watcher(sim_t *s, int on);
+void sim_vm_set_hang(sim_t *s, int on);
+
+/* Calls held (paused isolate, slow or hung extension). */
+size_t sim_vm_held_calls(const sim_t *s);
+
+#endif
