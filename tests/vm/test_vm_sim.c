@@ -88,6 +88,20 @@ static void assert_methods_allowlisted(sim_proc_t *s, const char *must_include) 
   json_decref(list);
 }
 
+/* The simulator prints its URI before it writes the file (flutter run's
+ * order is not promised either): wait until the file names this port. */
+static void wait_uri_file(const char *file, int port) {
+  char want[32], have[512] = "";
+  snprintf(want, sizeof want, ":%d/", port);
+  for (long long end = mono_ms() + 3000; !strstr(have, want) && mono_ms() < end; usleep(2000)) {
+    FILE *fp = fopen(file, "r");
+    size_t n = fp ? fread(have, 1, sizeof have - 1, fp) : 0;
+    have[n] = '\0';
+    if (fp) fclose(fp);
+  }
+  ck_assert_msg(strstr(have, want) != NULL, "the URI file never named port %d", port);
+}
+
 static void connected_and_sane(fixture_t *f, const sim_proc_t *s, const char *runtime) {
   char b[512];
   ck_assert_str_eq(conn_str(f, "state", b, sizeof b), "connected");
@@ -107,6 +121,7 @@ START_TEST(every_uri_form_connects) {
   const char *args[] = {"--uri-file", file, NULL};
   sim_proc_t s;
   sim_start(&s, args);
+  wait_uri_file(file, s.port);
   char forms[8][1200];
   int nf = 0;
   snprintf(forms[nf++], sizeof forms[0], "%s", s.http_uri);
@@ -301,6 +316,7 @@ START_TEST(killed_app_fails_pending_then_reconnects_via_uri_file) {
   const char *args[] = {"--uri-file", file, NULL};
   sim_proc_t s;
   sim_start(&s, args);
+  wait_uri_file(file, s.port);
   fixture_t f;
   fx_open(&f, NULL, file, 3000);
   got_t g = {.loop = &f.loop};
@@ -333,15 +349,7 @@ START_TEST(killed_app_fails_pending_then_reconnects_via_uri_file) {
   /* the app comes back on another port and rewrites the file (it prints
    * its URI before writing the file, as flutter run may) */
   sim_start(&s, args);
-  char want[32], have[512] = "";
-  snprintf(want, sizeof want, ":%d/", s.port);
-  for (long long end = mono_ms() + 3000; !strstr(have, want) && mono_ms() < end; usleep(2000)) {
-    FILE *fp = fopen(file, "r");
-    size_t n = fp ? fread(have, 1, sizeof have - 1, fp) : 0;
-    have[n] = '\0';
-    if (fp) fclose(fp);
-  }
-  ck_assert_ptr_nonnull(strstr(have, want));
+  wait_uri_file(file, s.port);
   frames_call(&f, &g, "status");
   assert_ok(&g);
   ck_assert_str_ne(conn_str(&f, "vmServiceUri", b, sizeof b), uri1);
