@@ -32,7 +32,8 @@ typedef struct vm_call vm_call_t;
  *   UNRESPONSIVE         no answer within the call timeout
  * diag DIAG_NONE with rpc_code != 0: the app answered with that JSON-RPC
  * error (e.g. -32602, -32000), or the reply was unusable: RPC_PARSE_ERROR
- * (not JSON), RPC_INTERNAL_ERROR (over 64 MiB). detail never holds a token. */
+ * (not JSON), RPC_INTERNAL_ERROR (over 64 MiB; see vm_client.h). The
+ * connection stays up in both cases. detail never holds a token. */
 typedef struct {
   diag_code_t diag;
   int rpc_code;
