@@ -90,53 +90,53 @@ static void idscan_feed(idscan_t *s, const char *p, size_t n) {
       break;
     }
     switch (c) {
-    case '"':
-      s->in_str = 1;
-      s->str_role = 0;
-      if (s->depth == 1 && s->expect_key) {
-        s->str_role = 1;
-        s->klen = 0;
-        s->key_long = 0;
-        s->expect_key = 0;
-      } else if (s->depth == 1 && s->want_value) {
-        s->str_role = 2;
-        s->idlen = 0;
-      }
-      s->want_value = 0;
-      break;
-    case '{':
-    case '[':
-      s->depth++;
-      if (s->depth == 1 && c == '{') s->expect_key = 1;
-      s->want_value = 0;
-      break;
-    case '}':
-    case ']':
-      s->depth--;
-      break;
-    case ':':
-      if (s->depth == 1 && s->after_key) {
-        s->key[s->klen] = '\0';
-        s->want_value = !s->key_long && strcmp(s->key, "id") == 0;
-        s->after_key = 0;
-      }
-      break;
-    case ',':
-      if (s->depth == 1) s->expect_key = 1;
-      break;
-    case ' ':
-    case '\t':
-    case '\r':
-    case '\n':
-      break;
-    default:
-      if (s->want_value && ((c >= '0' && c <= '9') || c == '-')) {
-        s->in_num = 1;
-        s->idlen = 0;
-        s->id[s->idlen++] = c;
-      }
-      s->want_value = 0;
-      break;
+      case '"':
+        s->in_str = 1;
+        s->str_role = 0;
+        if (s->depth == 1 && s->expect_key) {
+          s->str_role = 1;
+          s->klen = 0;
+          s->key_long = 0;
+          s->expect_key = 0;
+        } else if (s->depth == 1 && s->want_value) {
+          s->str_role = 2;
+          s->idlen = 0;
+        }
+        s->want_value = 0;
+        break;
+      case '{':
+      case '[':
+        s->depth++;
+        if (s->depth == 1 && c == '{') s->expect_key = 1;
+        s->want_value = 0;
+        break;
+      case '}':
+      case ']':
+        s->depth--;
+        break;
+      case ':':
+        if (s->depth == 1 && s->after_key) {
+          s->key[s->klen] = '\0';
+          s->want_value = !s->key_long && strcmp(s->key, "id") == 0;
+          s->after_key = 0;
+        }
+        break;
+      case ',':
+        if (s->depth == 1) s->expect_key = 1;
+        break;
+      case ' ':
+      case '\t':
+      case '\r':
+      case '\n':
+        break;
+      default:
+        if (s->want_value && ((c >= '0' && c <= '9') || c == '-')) {
+          s->in_num = 1;
+          s->idlen = 0;
+          s->id[s->idlen++] = c;
+        }
+        s->want_value = 0;
+        break;
     }
   }
   s->id[s->idlen] = '\0';
@@ -395,8 +395,7 @@ static void handle_message(vm_client_t *c) {
     idscan_t s = {0};
     idscan_feed(&s, c->rx.buf, c->rx.len);
     vm_request_t *r = s.found ? find_pending(c, s.id) : NULL;
-    log_warn("vm: ignoring a malformed message from the app (%zu bytes): %s", c->rx.len,
-             jerr.text);
+    log_warn("vm: ignoring a malformed message from the app (%zu bytes): %s", c->rx.len, jerr.text);
     if (r) {
       char detail[200];
       snprintf(detail, sizeof detail, "the app's reply to %s was not valid JSON: %.100s", r->method,
@@ -407,41 +406,42 @@ static void handle_message(vm_client_t *c) {
   }
   char id[40];
   switch (msg_classify(msg, id, sizeof id)) {
-  case MSG_EVENT: {
-    json_t *params = json_object_get(msg, "params");
-    if (c->opt.on_event)
-      c->opt.on_event(c->opt.arg, json_string_value(json_object_get(params, "streamId")),
-                      json_object_get(params, "event"));
-    break;
-  }
-  case MSG_REPLY: {
-    vm_request_t *r = find_pending(c, id);
-    if (!r) {
-      log_debug("vm: reply for unknown or expired id %s dropped", id);
+    case MSG_EVENT: {
+      json_t *params = json_object_get(msg, "params");
+      if (c->opt.on_event)
+        c->opt.on_event(c->opt.arg, json_string_value(json_object_get(params, "streamId")),
+                        json_object_get(params, "event"));
       break;
     }
-    vm_client_reply_t reply = {0};
-    json_t *error = json_object_get(msg, "error");
-    char detail[512];
-    if (error) {
-      json_t *code = json_object_get(error, "code");
-      const char *m = json_string_value(json_object_get(error, "message"));
-      const char *d = json_string_value(json_object_get(json_object_get(error, "data"), "details"));
-      reply.rpc_code = json_is_integer(code) ? (int)json_integer_value(code) : RPC_INTERNAL_ERROR;
-      reply.error = error;
-      snprintf(detail, sizeof detail, "%s failed: %d %s%s%.300s", r->method, reply.rpc_code,
-               m ? m : "(no message)", d ? ": " : "", d ? d : "");
-      reply.detail = detail;
-    } else {
-      reply.result = json_object_get(msg, "result");
-      reply.detail = "ok";
+    case MSG_REPLY: {
+      vm_request_t *r = find_pending(c, id);
+      if (!r) {
+        log_debug("vm: reply for unknown or expired id %s dropped", id);
+        break;
+      }
+      vm_client_reply_t reply = {0};
+      json_t *error = json_object_get(msg, "error");
+      char detail[512];
+      if (error) {
+        json_t *code = json_object_get(error, "code");
+        const char *m = json_string_value(json_object_get(error, "message"));
+        const char *d =
+            json_string_value(json_object_get(json_object_get(error, "data"), "details"));
+        reply.rpc_code = json_is_integer(code) ? (int)json_integer_value(code) : RPC_INTERNAL_ERROR;
+        reply.error = error;
+        snprintf(detail, sizeof detail, "%s failed: %d %s%s%.300s", r->method, reply.rpc_code,
+                 m ? m : "(no message)", d ? ": " : "", d ? d : "");
+        reply.detail = detail;
+      } else {
+        reply.result = json_object_get(msg, "result");
+        reply.detail = "ok";
+      }
+      request_finish(r, &reply);
+      break;
     }
-    request_finish(r, &reply);
-    break;
-  }
-  case MSG_OTHER:
-    log_debug("vm: ignoring a message that is neither a reply nor an event");
-    break;
+    case MSG_OTHER:
+      log_debug("vm: ignoring a message that is neither a reply nor an event");
+      break;
   }
   json_decref(msg);
 }
@@ -464,7 +464,8 @@ static void connection_lost(vm_client_t *c, diag_code_t diag, const char *detail
   c->state = CONN_IDLE;
   rxbuf_reset(&c->rx);
   fail_all_soon(c, diag, detail);
-  if (c->opt.on_state && !c->closing) c->opt.on_state(c->opt.arg, VM_CLIENT_DISCONNECTED, diag, detail);
+  if (c->opt.on_state && !c->closing)
+    c->opt.on_state(c->opt.arg, VM_CLIENT_DISCONNECTED, diag, detail);
 }
 
 static int callback_vm(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
@@ -476,86 +477,87 @@ static int callback_vm(struct lws *wsi, enum lws_callback_reasons reason, void *
     log_msg(LOG_TRACE, "vm: lws reason %d wsi %p ours %p state %d", (int)reason, (void *)wsi,
             (void *)c->wsi, (int)c->state);
   switch (reason) {
-  case LWS_CALLBACK_CLIENT_CONNECTION_ERROR: {
-    /* lws may have cleared *pwsi before telling us, hence the NULL case. */
-    if (c->state != CONN_CONNECTING || (c->wsi && wsi != c->wsi)) break;
-    const char *why = in ? (const char *)in : "unknown error";
-    char detail[256];
-    diag_code_t diag;
-    if (strncmp(why, "HS:", 3) == 0) {
-      /* The TCP connection worked and an HTTP server answered, but not with
-       * a WebSocket upgrade: a wrong token (403) or not a VM service. */
-      unsigned int status = lws_http_client_http_response(wsi);
-      diag = DIAG_CONNECTION_REJECTED;
-      if (status)
-        snprintf(detail, sizeof detail,
-                 "the VM service refused the WebSocket upgrade (HTTP %u): wrong token or not a "
-                 "VM service",
-                 status);
-      else
-        snprintf(detail, sizeof detail, "the VM service refused the WebSocket upgrade (%s)", why);
-    } else {
-      diag = DIAG_NOT_CONNECTED;
-      snprintf(detail, sizeof detail, "could not connect to the VM service (%s)", why);
-    }
-    c->backoff_ms = c->backoff_ms ? c->backoff_ms * 2 : BACKOFF_MIN_MS;
-    if (c->backoff_ms > BACKOFF_MAX_MS) c->backoff_ms = BACKOFF_MAX_MS;
-    c->next_attempt = uv_now(c->loop) + (uint64_t)c->backoff_ms;
-    connection_lost(c, diag, detail);
-    break;
-  }
-  case LWS_CALLBACK_CLIENT_ESTABLISHED:
-    if (wsi != c->wsi) break;
-    c->state = CONN_OPEN;
-    c->backoff_ms = 0;
-    rxbuf_reset(&c->rx);
-    if (c->opt.on_state) c->opt.on_state(c->opt.arg, VM_CLIENT_CONNECTED, DIAG_NONE, "connected");
-    if (c->out_head && c->wsi) lws_callback_on_writable(c->wsi);
-    break;
-  case LWS_CALLBACK_CLIENT_WRITEABLE: {
-    if (wsi != c->wsi || c->state != CONN_OPEN) break;
-    vm_request_t *r = c->out_head;
-    if (!r) break;
-    int n = lws_write(wsi, r->frame + LWS_PRE, r->frame_len, LWS_WRITE_TEXT);
-    if (n < (int)r->frame_len) {
-      log_warn("vm: write of %s failed", r->method);
-      return -1; /* closes the connection; CLIENT_CLOSED fails the rest */
-    }
-    out_unlink(c, r);
-    if (c->out_head) lws_callback_on_writable(wsi);
-    break;
-  }
-  case LWS_CALLBACK_CLIENT_RECEIVE: {
-    if (wsi != c->wsi) break;
-    if (lws_frame_is_binary(wsi)) {
-      /* Binary frames carry only heap snapshots, which we never ask for. */
+    case LWS_CALLBACK_CLIENT_CONNECTION_ERROR: {
+      /* lws may have cleared *pwsi before telling us, hence the NULL case. */
+      if (c->state != CONN_CONNECTING || (c->wsi && wsi != c->wsi)) break;
+      const char *why = in ? (const char *)in : "unknown error";
+      char detail[256];
+      diag_code_t diag;
+      if (strncmp(why, "HS:", 3) == 0) {
+        /* The TCP connection worked and an HTTP server answered, but not with
+         * a WebSocket upgrade: a wrong token (403) or not a VM service. */
+        unsigned int status = lws_http_client_http_response(wsi);
+        diag = DIAG_CONNECTION_REJECTED;
+        if (status)
+          snprintf(detail, sizeof detail,
+                   "the VM service refused the WebSocket upgrade (HTTP %u): wrong token or not a "
+                   "VM service",
+                   status);
+        else
+          snprintf(detail, sizeof detail, "the VM service refused the WebSocket upgrade (%s)", why);
+      } else {
+        diag = DIAG_NOT_CONNECTED;
+        snprintf(detail, sizeof detail, "could not connect to the VM service (%s)", why);
+      }
+      c->backoff_ms = c->backoff_ms ? c->backoff_ms * 2 : BACKOFF_MIN_MS;
+      if (c->backoff_ms > BACKOFF_MAX_MS) c->backoff_ms = BACKOFF_MAX_MS;
+      c->next_attempt = uv_now(c->loop) + (uint64_t)c->backoff_ms;
+      connection_lost(c, diag, detail);
       break;
     }
-    int final = lws_is_final_fragment(wsi) && lws_remaining_packet_payload(wsi) == 0;
-    switch (rxbuf_feed(&c->rx, in, len, final)) {
-    case RX_MORE:
-      break;
-    case RX_MESSAGE:
-      handle_message(c);
+    case LWS_CALLBACK_CLIENT_ESTABLISHED:
+      if (wsi != c->wsi) break;
+      c->state = CONN_OPEN;
+      c->backoff_ms = 0;
       rxbuf_reset(&c->rx);
+      if (c->opt.on_state) c->opt.on_state(c->opt.arg, VM_CLIENT_CONNECTED, DIAG_NONE, "connected");
+      if (c->out_head && c->wsi) lws_callback_on_writable(c->wsi);
       break;
-    case RX_OVERSIZE:
-    case RX_NOMEM:
-      handle_oversize(c);
-      rxbuf_reset(&c->rx);
+    case LWS_CALLBACK_CLIENT_WRITEABLE: {
+      if (wsi != c->wsi || c->state != CONN_OPEN) break;
+      vm_request_t *r = c->out_head;
+      if (!r) break;
+      int n = lws_write(wsi, r->frame + LWS_PRE, r->frame_len, LWS_WRITE_TEXT);
+      if (n < (int)r->frame_len) {
+        log_warn("vm: write of %s failed", r->method);
+        return -1; /* closes the connection; CLIENT_CLOSED fails the rest */
+      }
+      out_unlink(c, r);
+      if (c->out_head) lws_callback_on_writable(wsi);
       break;
     }
-    break;
-  }
-  case LWS_CALLBACK_CLIENT_CLOSED:
-    if (wsi != c->wsi) break;
-    connection_lost(c, DIAG_NOT_CONNECTED, "the VM service closed the connection");
-    break;
-  case LWS_CALLBACK_WSI_DESTROY:
-    if (wsi == c->wsi) connection_lost(c, DIAG_NOT_CONNECTED, "the connection to the VM service ended");
-    break;
-  default:
-    break;
+    case LWS_CALLBACK_CLIENT_RECEIVE: {
+      if (wsi != c->wsi) break;
+      if (lws_frame_is_binary(wsi)) {
+        /* Binary frames carry only heap snapshots, which we never ask for. */
+        break;
+      }
+      int final = lws_is_final_fragment(wsi) && lws_remaining_packet_payload(wsi) == 0;
+      switch (rxbuf_feed(&c->rx, in, len, final)) {
+        case RX_MORE:
+          break;
+        case RX_MESSAGE:
+          handle_message(c);
+          rxbuf_reset(&c->rx);
+          break;
+        case RX_OVERSIZE:
+        case RX_NOMEM:
+          handle_oversize(c);
+          rxbuf_reset(&c->rx);
+          break;
+      }
+      break;
+    }
+    case LWS_CALLBACK_CLIENT_CLOSED:
+      if (wsi != c->wsi) break;
+      connection_lost(c, DIAG_NOT_CONNECTED, "the VM service closed the connection");
+      break;
+    case LWS_CALLBACK_WSI_DESTROY:
+      if (wsi == c->wsi)
+        connection_lost(c, DIAG_NOT_CONNECTED, "the connection to the VM service ended");
+      break;
+    default:
+      break;
   }
   return 0;
 }
@@ -678,8 +680,9 @@ vm_client_t *vm_client_new(uv_loop_t *loop, const vm_client_options_t *opt) {
   c->rx.limit = VM_CLIENT_MAX_MESSAGE;
   uv_timer_init(loop, &c->connect_timer);
   c->open_handles = 1;
-  lws_set_log_level(log_get_level() >= LOG_TRACE ? LLL_ERR | LLL_WARN | LLL_NOTICE | LLL_INFO | LLL_CLIENT
-                                                 : LLL_ERR | LLL_WARN,
+  lws_set_log_level(log_get_level() >= LOG_TRACE
+                        ? LLL_ERR | LLL_WARN | LLL_NOTICE | LLL_INFO | LLL_CLIENT
+                        : LLL_ERR | LLL_WARN,
                     lws_log_emit);
   return c;
 }
@@ -765,9 +768,13 @@ void vm_client_disconnect(vm_client_t *c, const char *why) {
     c->opt.on_state(c->opt.arg, VM_CLIENT_DISCONNECTED, DIAG_NOT_CONNECTED, why);
 }
 
-int vm_client_is_connected(const vm_client_t *c) { return c->state == CONN_OPEN; }
+int vm_client_is_connected(const vm_client_t *c) {
+  return c->state == CONN_OPEN;
+}
 
-size_t vm_client_pending(const vm_client_t *c) { return c->npending; }
+size_t vm_client_pending(const vm_client_t *c) {
+  return c->npending;
+}
 
 void vm_client_close(vm_client_t *c, void (*done)(void *arg), void *arg) {
   if (c->closing) return;

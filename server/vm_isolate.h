@@ -44,13 +44,13 @@ typedef struct {
 typedef void (*vm_reply_cb)(void *arg, const vm_result_t *res);
 
 typedef enum {
-  VM_APP_EV_CONNECTED,       /* the socket came up and the isolate was picked */
-  VM_APP_EV_DISCONNECTED,    /* the socket went down */
-  VM_APP_EV_RESTARTED,       /* the watched isolate changed id (hot restart) */
-  VM_APP_EV_RELOADED,        /* IsolateReload on the watched isolate (same id) */
-  VM_APP_EV_PAUSED,          /* the watched isolate paused */
-  VM_APP_EV_RESUMED,         /* ... and resumed */
-  VM_APP_EV_EXTENSION_ADDED  /* ext.telescope.frames appeared (watcher now present) */
+  VM_APP_EV_CONNECTED,      /* the socket came up and the isolate was picked */
+  VM_APP_EV_DISCONNECTED,   /* the socket went down */
+  VM_APP_EV_RESTARTED,      /* the watched isolate changed id (hot restart) */
+  VM_APP_EV_RELOADED,       /* IsolateReload on the watched isolate (same id) */
+  VM_APP_EV_PAUSED,         /* the watched isolate paused */
+  VM_APP_EV_RESUMED,        /* ... and resumed */
+  VM_APP_EV_EXTENSION_ADDED /* ext.telescope.frames appeared (watcher now present) */
 } vm_app_event_t;
 
 typedef struct {

@@ -6,7 +6,7 @@
 #include <check.h>
 
 START_TEST(pause_kinds) {
-  static const char *paused[] = {"PauseStart", "PauseExit", "PauseBreakpoint",
+  static const char *paused[] = {"PauseStart",       "PauseExit",      "PauseBreakpoint",
                                  "PauseInterrupted", "PauseException", "PausePostRequest"};
   for (size_t i = 0; i < sizeof paused / sizeof *paused; i++)
     ck_assert_msg(kind_is_paused(paused[i], RUNTIME_NATIVE), "%s", paused[i]);
@@ -22,7 +22,8 @@ START_TEST(pause_kinds) {
 END_TEST
 
 START_TEST(extension_presence) {
-  json_t *iso = json_loads("{\"extensionRPCs\":[\"ext.flutter.reassemble\",\"ext.telescope.frames\"]}", 0, NULL);
+  json_t *iso = json_loads(
+      "{\"extensionRPCs\":[\"ext.flutter.reassemble\",\"ext.telescope.frames\"]}", 0, NULL);
   ck_assert(lists_extension(iso, "ext.telescope.frames"));
   ck_assert(!lists_extension(iso, "ext.telescope"));
   json_decref(iso);
@@ -36,10 +37,11 @@ START_TEST(extension_presence) {
 END_TEST
 
 START_TEST(params_become_strings) {
-  json_t *in = json_loads("{\"action\":\"read\",\"since\":42,\"ratio\":1.5,\"on\":true,\"off\":false,"
-                          "\"nothing\":null,\"obj\":{\"a\":1,\"b\":[1,2]},\"list\":[1,\"x\"],"
-                          "\"isolateId\":\"isolates/999\"}",
-                          0, NULL);
+  json_t *in = json_loads(
+      "{\"action\":\"read\",\"since\":42,\"ratio\":1.5,\"on\":true,\"off\":false,"
+      "\"nothing\":null,\"obj\":{\"a\":1,\"b\":[1,2]},\"list\":[1,\"x\"],"
+      "\"isolateId\":\"isolates/999\"}",
+      0, NULL);
   json_t *out = stringify_params(in);
   const char *k;
   json_t *v;

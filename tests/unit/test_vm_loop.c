@@ -24,7 +24,9 @@ static int dead_port(void) {
   return ntohs(a.sin_port);
 }
 
-static json_t *status_params(void) { return json_pack("{s:s}", "action", "status"); }
+static json_t *status_params(void) {
+  return json_pack("{s:s}", "action", "status");
+}
 
 START_TEST(refused_port_is_not_connected) {
   uv_loop_t loop;
@@ -36,17 +38,19 @@ START_TEST(refused_port_is_not_connected) {
   got_t g = {.loop = &loop};
   uv_update_time(&loop);
   uint64_t t0 = uv_now(&loop);
-  ck_assert_ptr_nonnull(vm_app_call_extension(app, "ext.telescope.frames", status_params(), got_cb, &g));
+  ck_assert_ptr_nonnull(
+      vm_app_call_extension(app, "ext.telescope.frames", status_params(), got_cb, &g));
   ck_assert_int_eq(g.n, 0); /* never synchronously */
   ck_assert(run_until(&loop, &g.n, 1, 3000));
   ck_assert_int_eq(g.diag, DIAG_NOT_CONNECTED);
   /* the refusal itself, not the deadline (timing is left to valgrind-proof wording) */
-  ck_assert_msg(strstr(g.detail, "could not connect") != NULL, "detail: %s (after %llu ms)", g.detail,
-                (unsigned long long)(g.at_ms - t0));
+  ck_assert_msg(strstr(g.detail, "could not connect") != NULL, "detail: %s (after %llu ms)",
+                g.detail, (unsigned long long)(g.at_ms - t0));
   ck_assert_ptr_null(strstr(g.detail, "SECRETTOKEN"));
   json_t *conn = vm_app_connection_json(app);
   ck_assert_str_eq(json_string_value(json_object_get(conn, "state")), "not_connected");
-  ck_assert_ptr_null(strstr(json_string_value(json_object_get(conn, "vmServiceUri")), "SECRETTOKEN"));
+  ck_assert_ptr_null(
+      strstr(json_string_value(json_object_get(conn, "vmServiceUri")), "SECRETTOKEN"));
   ck_assert_str_eq(json_string_value(json_object_get(conn, "watcher")), "unknown");
   json_decref(conn);
   /* The next use dials again (after a short backoff), and fails the same way. */
@@ -124,7 +128,8 @@ START_TEST(only_allowlisted_extensions) {
   uv_loop_init(&loop);
   vm_app_options_t opt = {.uri = "http://127.0.0.1:1/T=/"};
   vm_app_t *app = vm_app_new(&loop, &opt);
-  static const char *no[] = {"evaluate", "ext.flutter.reassemble", "getVM", "ext.telescope.framesX"};
+  static const char *no[] = {"evaluate", "ext.flutter.reassemble", "getVM",
+                             "ext.telescope.framesX"};
   got_t g[4] = {{.loop = &loop}, {.loop = &loop}, {.loop = &loop}, {.loop = &loop}};
   int total = 0;
   for (int i = 0; i < 4; i++) vm_app_call_extension(app, no[i], NULL, got_cb, &g[i]);

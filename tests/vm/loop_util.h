@@ -13,7 +13,7 @@
 #include "vm_isolate.h"
 
 typedef struct {
-  int n;          /* callbacks so far */
+  int n; /* callbacks so far */
   diag_code_t diag;
   int rpc;
   char detail[600];
@@ -40,7 +40,9 @@ static void got_reset(got_t *g) {
   g->loop = loop;
 }
 
-static void guard_cb(uv_timer_t *t) { (void)t; }
+static void guard_cb(uv_timer_t *t) {
+  (void)t;
+}
 
 /* Runs the loop until *counter >= target or ms pass; returns 1 when reached. */
 static int run_until(uv_loop_t *loop, const int *counter, int target, int ms) {
@@ -55,7 +57,9 @@ static int run_until(uv_loop_t *loop, const int *counter, int target, int ms) {
   return *counter >= target;
 }
 
-static void app_closed(void *arg) { (*(int *)arg)++; }
+static void app_closed(void *arg) {
+  (*(int *)arg)++;
+}
 
 /* Closes app and proves nothing is left on the loop. */
 static void close_app_and_loop(vm_app_t *app, uv_loop_t *loop) {

@@ -32,13 +32,18 @@ typedef struct {
 static void fx_open(fixture_t *f, const char *uri, const char *uri_file, int timeout_ms) {
   memset(f, 0, sizeof *f);
   ck_assert_int_eq(uv_loop_init(&f->loop), 0);
-  vm_app_options_t opt = {.uri = uri, .uri_file = uri_file, .call_timeout_ms = timeout_ms,
-                          .on_event = on_event, .event_arg = &f->ev};
+  vm_app_options_t opt = {.uri = uri,
+                          .uri_file = uri_file,
+                          .call_timeout_ms = timeout_ms,
+                          .on_event = on_event,
+                          .event_arg = &f->ev};
   f->app = vm_app_new(&f->loop, &opt);
   ck_assert_ptr_nonnull(f->app);
 }
 
-static void fx_close(fixture_t *f) { close_app_and_loop(f->app, &f->loop); }
+static void fx_close(fixture_t *f) {
+  close_app_and_loop(f->app, &f->loop);
+}
 
 /* One ext.telescope.frames call, waited for. */
 static void frames_call(fixture_t *f, got_t *g, const char *action) {
@@ -371,7 +376,8 @@ START_TEST(hundred_concurrent_calls) {
     memset(&g[i], 0, sizeof g[i]);
     g[i].loop = &f.loop;
     json_t *params = json_pack("{s:s, s:i, s:b}", "action", "read", "limit", 5, "x", 1);
-    ck_assert_ptr_nonnull(vm_app_call_extension(f.app, "ext.telescope.frames", params, got_cb, &g[i]));
+    ck_assert_ptr_nonnull(
+        vm_app_call_extension(f.app, "ext.telescope.frames", params, got_cb, &g[i]));
   }
   for (int i = 0; i < 100; i++) {
     ck_assert_msg(run_until(&f.loop, &g[i].n, 1, 10000), "call %d unanswered", i);
@@ -413,7 +419,8 @@ START_TEST(huge_and_malformed_replies) {
   uint64_t t0 = uv_now(&f.loop);
   frames_call(&f, &g, "status");
   ck_assert_int_eq(g.rpc, RPC_PARSE_ERROR);
-  ck_assert_msg(g.at_ms - t0 < 2000, "malformed reply took %llu ms", (unsigned long long)(g.at_ms - t0));
+  ck_assert_msg(g.at_ms - t0 < 2000, "malformed reply took %llu ms",
+                (unsigned long long)(g.at_ms - t0));
   sim_cmd(&s, "reply normal");
   frames_call(&f, &g, "status");
   assert_ok(&g);
