@@ -375,11 +375,35 @@ static void fail_all_soon(vm_client_t *c, diag_code_t diag, const char *detail) 
 
 static void schedule_connect(vm_client_t *c);
 
+/* The token of the URI last dialled. lws's log callback has no user
+ * pointer, and its client logs print the bare request path ("GET /TOKEN=/ws"),
+ * which log_redact cannot recognise without a scheme: scrub it here. */
+static char lws_log_secret[VM_URI_MAX];
+
+static void lws_log_remember_path(const char *path) {
+  const char *b = path[0] == '/' ? path + 1 : path;
+  size_t n = strlen(b);
+  if (n >= 3 && strcmp(b + n - 3, "/ws") == 0) n -= 3;
+  if (n >= sizeof lws_log_secret || (n == 2 && memcmp(b, "ws", 2) == 0)) n = 0;
+  memcpy(lws_log_secret, b, n);
+  lws_log_secret[n] = '\0';
+}
+
 static void lws_log_emit(int level, const char *line) {
-  /* lws lines may carry the request path: log_msg redacts tokens. */
-  size_t n = strlen(line);
-  while (n && (line[n - 1] == '\n' || line[n - 1] == '\r')) n--;
-  log_debug("lws: %.*s", (int)n, line);
+  char clean[2048];
+  size_t o = 0, slen = strlen(lws_log_secret);
+  for (const char *p = line; *p && o + 1 < sizeof clean;) {
+    if (slen && strncmp(p, lws_log_secret, slen) == 0) {
+      o += (size_t)snprintf(clean + o, sizeof clean - o, "\xe2\x80\xa6redacted\xe2\x80\xa6");
+      if (o >= sizeof clean) o = sizeof clean - 1;
+      p += slen;
+    } else {
+      clean[o++] = *p++;
+    }
+  }
+  while (o && (clean[o - 1] == '\n' || clean[o - 1] == '\r')) o--;
+  clean[o] = '\0';
+  log_debug("lws: %s", clean); /* log_msg redacts any full URI as well */
 }
 
 static vm_request_t *find_pending(vm_client_t *c, const char *id) {
@@ -631,6 +655,7 @@ static void on_connect_timer(uv_timer_t *t) {
     fail_all_soon(c, DIAG_NOT_CONNECTED, err);
     return;
   }
+  lws_log_remember_path(u.path);
   if (ensure_context(c) != 0) {
     fail_all_soon(c, DIAG_NOT_CONNECTED, "could not create the WebSocket context");
     return;
