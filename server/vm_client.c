@@ -445,7 +445,7 @@ static void handle_message(vm_client_t *c) {
       }
       vm_client_reply_t reply = {0};
       json_t *error = json_object_get(msg, "error");
-      char detail[512];
+      char detail[640];
       if (error) {
         json_t *code = json_object_get(error, "code");
         const char *m = json_string_value(json_object_get(error, "message"));
@@ -453,8 +453,12 @@ static void handle_message(vm_client_t *c) {
             json_string_value(json_object_get(json_object_get(error, "data"), "details"));
         reply.rpc_code = json_is_integer(code) ? (int)json_integer_value(code) : RPC_INTERNAL_ERROR;
         reply.error = error;
-        snprintf(detail, sizeof detail, "%s failed: %d %s%s%.300s", r->method, reply.rpc_code,
+        char raw[512];
+        snprintf(raw, sizeof raw, "%s failed: %d %.100s%s%.300s", r->method, reply.rpc_code,
                  m ? m : "(no message)", d ? ": " : "", d ? d : "");
+        /* The app's own text may quote a VM-service URI (DDS does): details
+         * reach the agent, so they pass the same redactor as logs. */
+        log_redact(raw, detail, sizeof detail);
         reply.detail = detail;
       } else {
         reply.result = json_object_get(msg, "result");

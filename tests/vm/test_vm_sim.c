@@ -493,6 +493,13 @@ START_TEST(raw_vm_mode_and_drop) {
   got_t g = {.loop = &f.loop};
   frames_call(&f, &g, "status");
   assert_ok(&g);
+  /* an app-level error passes through as rpc_code, not as a diagnosis */
+  sim_cmd(&s, "ext-error on");
+  frames_call(&f, &g, "status");
+  ck_assert_int_eq(g.diag, DIAG_NONE);
+  ck_assert_int_eq(g.rpc, -32000);
+  ck_assert_ptr_nonnull(strstr(g.detail, "simulated watcher failure"));
+  sim_cmd(&s, "ext-error off");
   sim_cmd(&s, "drop");
   ck_assert(run_until(&f.loop, &f.ev.count[VM_APP_EV_DISCONNECTED], 1, 3000));
   /* the next use reconnects (streams re-subscribed, isolate re-picked) */
