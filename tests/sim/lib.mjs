@@ -68,9 +68,14 @@ export class Sim {
   async stats() { return JSON.parse(await this.cmdOk('stats')); }
 
   async stop() {
-    if (this.exited) return this.exited;
-    this.proc.kill('SIGTERM');
-    await waitFor('the sim to exit', () => this.exited, 3000);
+    if (!this.exited) {
+      this.proc.kill('SIGTERM');
+      await waitFor('the sim to exit', () => this.exited, 5000);
+    }
+    // A clean exit closes every libuv handle (lws's included) first.
+    assert.ok(!this.stderr.includes('loop closed with handles open'), this.stderr);
+    // Exit 0 also means no sanitizer or leak report (those exit non-zero).
+    assert.deepEqual(this.exited, { code: 0, signal: null }, this.stderr);
     return this.exited;
   }
 }
@@ -123,6 +128,10 @@ export class Client {
 
   async waitEvent(kind, timeoutMs = 2000) {
     return waitFor(`event ${kind}`, () => this.events.find((e) => e.event.kind === kind), timeoutMs);
+  }
+
+  async waitEventWhere(what, pred, timeoutMs = 2000) {
+    return waitFor(what, () => this.events.find(pred), timeoutMs);
   }
 
   close() { this.ws.close(); }

@@ -311,22 +311,32 @@ static int mkdirs_for(const char *path) {
   return 0;
 }
 
+/* Written whole under a temporary name and renamed, so a tool polling for
+ * the file never reads half a URI. */
 static void write_uri_file(sim_t *s) {
+  char tmp[4096];
   FILE *f;
+  int ok;
+
   if (!s->cfg.uri_file)
     return;
-  if (mkdirs_for(s->cfg.uri_file) || !(f = fopen(s->cfg.uri_file, "w"))) {
+  snprintf(tmp, sizeof tmp, "%s.%ld.tmp", s->cfg.uri_file, (long)getpid());
+  if (mkdirs_for(s->cfg.uri_file) || !(f = fopen(tmp, "w"))) {
     fprintf(stderr, "Failed to write vmservice-out-file at %s\n", s->cfg.uri_file);
     return;
   }
-  fputs(s->ws_uri, f); /* no trailing newline, like writeAsStringSync */
-  fclose(f);
+  ok = fputs(s->ws_uri, f) >= 0; /* no trailing newline, like writeAsStringSync */
+  ok = (fclose(f) == 0) && ok;
+  if (!ok || rename(tmp, s->cfg.uri_file)) {
+    unlink(tmp);
+    fprintf(stderr, "Failed to write vmservice-out-file at %s\n", s->cfg.uri_file);
+  }
 }
 
 /* ---- stdin commands ------------------------------------------------------------ */
 
 static json_t *stats_json(sim_t *s) {
-  return json_pack(
+  json_t *j = json_pack(
       "{s:I, s:I, s:I, s:I, s:I, s:I, s:s, s:s, s:I, s:i, s:O, s:s, s:b, s:b, s:I, "
       "s:I, s:f}",
       "framesDrawn", (json_int_t)s->gen.frames_drawn, "recordsWritten",
@@ -340,6 +350,20 @@ static json_t *stats_json(sim_t *s) {
       sim_scenario_name(s->gen.scenario), "paused", s->vm.paused, "watcher",
       s->vm.watcher, "heldCalls", (json_int_t)sim_vm_held_calls(s), "lastFrameNumber",
       (json_int_t)s->gen.frame_number, "fps", s->gen.fps);
+  if (j && s->model) {
+    json_object_set_new(j, "collecting", json_boolean(wm_collecting(s->model)));
+    json_object_set_new(j, "firstSeq", json_integer((json_int_t)wm_first_seq(s->model)));
+    json_object_set_new(j, "pending", json_integer((json_int_t)wm_pending(s->model)));
+    json_object_set_new(j, "droppedAttributions",
+                        json_integer((json_int_t)wm_dropped_attributions(s->model)));
+  }
+  if (j)
+    json_object_set_new(
+        j, "tracking",
+        json_pack("{s:b, s:b, s:b}", "widgets", s->vm.bool_ext[SIM_EXT_PROFILE_WIDGETS],
+                  "layouts", s->vm.bool_ext[SIM_EXT_PROFILE_LAYOUTS], "paints",
+                  s->vm.bool_ext[SIM_EXT_PROFILE_PAINTS]));
+  return j;
 }
 
 static int answer(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -452,6 +476,7 @@ static int run_command(sim_t *s, char *line) {
     if (!arg || parse_long(arg, 0, 3600000, &v))
       return answer("error timings-delay wants milliseconds 0..3600000");
     s->gen.timings_delay_ms = (int)v;
+    sim_gen_flush(s);
     answer("ok timings-delay %ld", v);
   } else if (!strcmp(cmd, "drop")) {
     size_t n = s->srv.n_conns;
@@ -584,7 +609,7 @@ int main(int argc, char **argv) {
 
   memset(&mcfg, 0, sizeof mcfg);
   mcfg.ring_capacity = s->cfg.ring;
-  mcfg.watcher_version = "sim-" TELESCOPE_VERSION;
+  /* watcher_version: the model's default, the Dart package's version. */
   mcfg.refresh_rate = s->cfg.fps;
   s->model = wm_new(&mcfg, s->run_id);
   if (!s->model) {
@@ -614,12 +639,12 @@ int main(int argc, char **argv) {
     snprintf(s->ws_uri, sizeof s->ws_uri, "ws://%s:%d/%s/ws", s->cfg.host, s->srv.port,
              s->token);
   }
+  write_uri_file(s); /* before the banner: whoever sees the banner finds the file */
   printf("A Dart VM Service on telescope-sim is available at: %s\n", s->http_uri);
   printf("The Flutter DevTools debugger and profiler on telescope-sim is available "
          "at: http://127.0.0.1:9100?uri=%s\n",
          s->http_uri);
   fflush(stdout);
-  write_uri_file(s);
   start_stdin(s);
 
   uv_run(s->loop, UV_RUN_DEFAULT);

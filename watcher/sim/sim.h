@@ -128,7 +128,7 @@ typedef struct sim {
     int have_post;             /* POST_FRAME of the last frame: next drain */
     int64_t post_start_us, post_dur_us;
     wm_timing_t *pend;
-    uint64_t *pend_due_ms;
+    uint64_t *pend_due_ms;     /* when each pending timing's frame was drawn */
     size_t n_pend, cap_pend;
     int first_reported;
     uint64_t frames_drawn, records_written, jank_injected, jank_frames;

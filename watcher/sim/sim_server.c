@@ -260,6 +260,10 @@ static int callback_vmservice(struct lws *wsi, enum lws_callback_reasons reason,
       c->rx_len = 0;
       if (!c->close_code)
         sim_vm_handle_message(s, c, (const char *)c->rx, n, binary);
+      if (c->close_code && !c->out_head) {
+        lws_close_reason(wsi, (enum lws_close_status)c->close_code, NULL, 0);
+        return -1;
+      }
     }
     return 0;
   }

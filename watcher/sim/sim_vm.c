@@ -275,9 +275,13 @@ static void send_method_not_found(const sim_t *s, sim_call_t *k) {
     snprintf(msg, sizeof msg, "Unknown method \"%s\".", k->method);
     send_error(s, k, RPC_METHOD_NOT_FOUND, msg, NULL);
     break;
-  case SIM_MODE_WEB:
-    snprintf(msg, sizeof msg, "Unknown service method: %s", k->method);
-    send_error(s, k, RPC_METHOD_NOT_FOUND, msg, NULL);
+  case SIM_MODE_WEB: /* DWDS checks its extension registry first */
+    if (!strncmp(k->method, "ext.", 4)) {
+      snprintf(msg, sizeof msg, "Unknown service method: %s", k->method);
+      send_error(s, k, RPC_METHOD_NOT_FOUND, msg, NULL);
+    } else {
+      send_error(s, k, RPC_METHOD_NOT_FOUND, NULL, NULL);
+    }
     break;
   }
 }
@@ -337,7 +341,7 @@ static void broadcast(sim_t *s, const char *stream, json_t *event) {
   }
   if (s->cfg.mode == SIM_MODE_DDS && !strcmp(stream, "Extension")) {
     /* DDS replays the Extension stream's history to new listeners. */
-    if (json_array_size(s->vm.ext_history) >= 100)
+    if (json_array_size(s->vm.ext_history) >= 1000)
       json_array_remove(s->vm.ext_history, 0);
     json_array_append(s->vm.ext_history, msg);
   }
@@ -345,10 +349,18 @@ static void broadcast(sim_t *s, const char *stream, json_t *event) {
   json_decref(event);
 }
 
+void sim_vm_post_event(sim_t *s, const char *extension_kind, json_t *data) {
+  json_t *ev = event_new(s, "Extension", current_ref(s));
+  json_object_set_new(ev, "extensionKind", json_string(extension_kind));
+  json_object_set_new(ev, "extensionData", data);
+  broadcast(s, "Extension", ev);
+}
+
 static void new_isolate(sim_t *s) {
   if (s->cfg.mode == SIM_MODE_WEB) {
-    /* DWDS ids come from a global counter shared with other objects. */
-    s->vm.web_counter += 1 + (unsigned)(sim_rand_next(&s->rng) % 3);
+    /* DWDS ids come from a global counter shared with other objects: the
+     * first isolate is "1", a restarted one jumps further. */
+    s->vm.web_counter += s->vm.web_counter ? 2 + (unsigned)(sim_rand_next(&s->rng) % 3) : 1;
     snprintf(s->vm.isolate_number, sizeof s->vm.isolate_number, "%u",
              s->vm.web_counter);
     snprintf(s->vm.isolate_id, sizeof s->vm.isolate_id, "%u", s->vm.web_counter);
@@ -534,15 +546,10 @@ static void flutter_ext_reply(sim_t *s, sim_call_t *k, size_t i) {
     int *state = &s->vm.bool_ext[flutter_exts[i].bool_index];
     json_t *v = json_object_get(k->params, "enabled");
     if (v) {
-      json_t *ev;
       *state = json_is_string(v) && !strcmp(json_string_value(v), "true");
-      ev = event_new(s, "Extension", current_ref(s));
-      json_object_set_new(ev, "extensionKind",
-                          json_string("Flutter.ServiceExtensionStateChanged"));
-      json_object_set_new(ev, "extensionData",
-                          json_pack("{s:s, s:s}", "extension", k->method, "value",
-                                    *state ? "true" : "false"));
-      broadcast(s, "Extension", ev);
+      sim_vm_post_event(s, "Flutter.ServiceExtensionStateChanged",
+                        json_pack("{s:s, s:s}", "extension", k->method, "value",
+                                  *state ? "true" : "false"));
     }
     r = json_pack("{s:s, s:s, s:s}", "enabled", *state ? "true" : "false", "type",
                   "_extensionType", "method", k->method);
@@ -1017,6 +1024,7 @@ void sim_vm_restart(sim_t *s) {
   broadcast(s, "Isolate", event_new(s, "IsolateExit", isolate_ref(s, old_id, old_num)));
   new_isolate(s);
   memset(s->vm.bool_ext, 0, sizeof s->vm.bool_ext); /* Dart statics reset */
+  s->gen.have_post = 0; /* the new isolate's timeline buffer starts empty */
   if (s->model) {
     sim_new_run_id(s);
     wm_restart(s->model, s->run_id);

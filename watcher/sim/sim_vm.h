@@ -37,6 +37,10 @@ void sim_vm_reload(sim_t *s);
 void sim_vm_set_watcher(sim_t *s, int on);
 void sim_vm_set_hang(sim_t *s, int on);
 
+/* Posts an Extension-stream event from the app (dart:developer postEvent);
+ * steals data. */
+void sim_vm_post_event(sim_t *s, const char *extension_kind, json_t *data);
+
 /* Calls held (paused isolate, slow or hung extension). */
 size_t sim_vm_held_calls(const sim_t *s);
 
