@@ -35,7 +35,7 @@ static void fx_open(fixture_t *f, const char *uri, const char *uri_file, int tim
   ck_assert_int_eq(uv_loop_init(&f->loop), 0);
   vm_app_options_t opt = {.uri = uri,
                           .uri_file = uri_file,
-                          .call_timeout_ms = timeout_ms,
+                          .call_timeout_ms = timeout_ms * test_slow(),
                           .on_event = on_event,
                           .event_arg = &f->ev};
   f->app = vm_app_new(&f->loop, &opt);
@@ -235,7 +235,8 @@ START_TEST(paused_isolate_answers_at_once) {
   uint64_t t0 = uv_now(&f.loop);
   frames_call(&f, &g, "status");
   ck_assert_int_eq(g.diag, DIAG_ISOLATE_PAUSED);
-  ck_assert_msg(g.at_ms - t0 < 1000, "took %llu ms", (unsigned long long)(g.at_ms - t0));
+  ck_assert_msg(g.at_ms - t0 < 1000u * (unsigned)test_slow(), "took %llu ms",
+                (unsigned long long)(g.at_ms - t0));
   /* refresh (status) still answers, and reports the pause */
   got_reset(&g);
   vm_app_refresh(f.app, got_cb, &g);
@@ -256,7 +257,8 @@ START_TEST(paused_isolate_answers_at_once) {
   sim_cmd(&s, "pause");
   ck_assert(run_until(&f.loop, &g.n, 1, 5000));
   ck_assert_int_eq(g.diag, DIAG_ISOLATE_PAUSED);
-  ck_assert_msg(g.at_ms - t0 < 2000, "took %llu ms", (unsigned long long)(g.at_ms - t0));
+  ck_assert_msg(g.at_ms - t0 < 2000u * (unsigned)test_slow(), "took %llu ms",
+                (unsigned long long)(g.at_ms - t0));
   sim_cmd(&s, "ext-delay 0");
   sim_cmd(&s, "resume");
   ck_assert(run_until(&f.loop, &f.ev.count[VM_APP_EV_RESUMED], 2, 3000));
@@ -344,8 +346,8 @@ START_TEST(killed_app_fails_pending_then_reconnects_via_uri_file) {
   for (int i = 0; i < 3; i++) {
     ck_assert(run_until(&f.loop, &p[i].n, 1, 3000));
     ck_assert_int_eq(p[i].diag, DIAG_NOT_CONNECTED);
-    ck_assert_msg(p[i].at_ms - t0 < 1500, "pending call %d failed after %llu ms", i,
-                  (unsigned long long)(p[i].at_ms - t0));
+    ck_assert_msg(p[i].at_ms - t0 < 1500u * (unsigned)test_slow(),
+                  "pending call %d failed after %llu ms", i, (unsigned long long)(p[i].at_ms - t0));
     got_reset(&p[i]);
   }
   ck_assert_int_ge(f.ev.count[VM_APP_EV_DISCONNECTED], 1);
@@ -438,7 +440,7 @@ START_TEST(huge_and_malformed_replies) {
   uint64_t t0 = uv_now(&f.loop);
   frames_call(&f, &g, "status");
   ck_assert_int_eq(g.rpc, RPC_PARSE_ERROR);
-  ck_assert_msg(g.at_ms - t0 < 2000, "malformed reply took %llu ms",
+  ck_assert_msg(g.at_ms - t0 < 2000u * (unsigned)test_slow(), "malformed reply took %llu ms",
                 (unsigned long long)(g.at_ms - t0));
   sim_cmd(&s, "reply normal");
   frames_call(&f, &g, "status");
