@@ -301,16 +301,18 @@ START_TEST(hot_restart_and_reload_are_followed) {
 
   /* a restart while we are not listening closely: the old id answers
    * Collected, and the call is re-routed to the new isolate */
-  sim_cmd(&s, "ext-delay 300");
+  sim_cmd(&s, "ext-delay 5000"); /* held in the app until the restart */
   got_reset(&g);
   vm_app_call_extension(f.app, "ext.telescope.frames", json_pack("{s:s}", "action", "status"),
                         got_cb, &g);
-  run_until(&f.loop, &g.n, 1, 100);
+  run_until(&f.loop, &g.n, 1, 100); /* let it reach the app */
+  ck_assert_int_eq(g.n, 0);
   sim_cmd(&s, "restart");
-  ck_assert(run_until(&f.loop, &g.n, 1, 5000));
-  assert_ok(&g);
-  ck_assert_str_ne(conn_str(&f, "isolateId", b, sizeof b), id2);
   sim_cmd(&s, "ext-delay 0");
+  ck_assert(run_until(&f.loop, &g.n, 1, 4000));
+  assert_ok(&g);
+  ck_assert(run_until(&f.loop, &f.ev.count[VM_APP_EV_RESTARTED], 2, 3000));
+  ck_assert_str_ne(conn_str(&f, "isolateId", b, sizeof b), id2);
   got_reset(&g);
   fx_close(&f);
   assert_methods_allowlisted(&s, "getIsolate");
