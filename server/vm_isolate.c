@@ -645,6 +645,8 @@ static void on_client_event(void *arg, const char *stream, json_t *event) {
     app->watcher = WATCHER_UNKNOWN;
     set_pause(app, NULL);
     if (app->sync == SYNC_READY) app->sync = SYNC_NONE;
+    /* a sync under way may already hold the dead isolate: look again after it */
+    if (app->sync == SYNC_RUNNING) app->sync_again = 1;
   } else if (strcmp(kind, "IsolateRunnable") == 0 || strcmp(kind, "IsolateStart") == 0) {
     if (!app->isolate_id[0] || app->watcher != WATCHER_PRESENT) {
       if (app->sync == SYNC_READY) app->sync = SYNC_NONE;
