@@ -63,6 +63,34 @@ START_TEST(refused_port_is_not_connected) {
 }
 END_TEST
 
+/* A dead app is not dialled in a loop: each use after a failure waits out a
+ * growing backoff (50 ms doubling to 1 s) before dialling again. Without it
+ * a refused loopback dial answers in about a millisecond. */
+START_TEST(reconnect_backs_off) {
+  uv_loop_t loop;
+  uv_loop_init(&loop);
+  char uri[128];
+  snprintf(uri, sizeof uri, "http://127.0.0.1:%d/T=/", dead_port());
+  vm_app_options_t opt = {.uri = uri, .call_timeout_ms = 3000};
+  vm_app_t *app = vm_app_new(&loop, &opt);
+  got_t g = {.loop = &loop};
+  uv_update_time(&loop);
+  uint64_t end = uv_now(&loop) + 800;
+  int calls = 0;
+  while (uv_now(&loop) < end) {
+    got_reset(&g);
+    vm_app_refresh(app, got_cb, &g);
+    ck_assert(run_until(&loop, &g.n, 1, 3000));
+    ck_assert_int_eq(g.diag, DIAG_NOT_CONNECTED);
+    calls++;
+  }
+  /* 0 + 50 + 100 + 200 + 400 ms: about five dials fit in 800 ms */
+  ck_assert_msg(calls >= 3 && calls <= 7, "%d dials in 800 ms", calls);
+  got_reset(&g);
+  close_app_and_loop(app, &loop);
+}
+END_TEST
+
 START_TEST(remote_host_refused_before_any_dial) {
   uv_loop_t loop;
   uv_loop_init(&loop);
@@ -190,6 +218,7 @@ int main(void) {
   TCase *tc = tcase_create("loop");
   tcase_set_timeout(tc, 20);
   tcase_add_test(tc, refused_port_is_not_connected);
+  tcase_add_test(tc, reconnect_backs_off);
   tcase_add_test(tc, remote_host_refused_before_any_dial);
   tcase_add_test(tc, no_uri_and_malformed_uri);
   tcase_add_test(tc, only_allowlisted_extensions);
