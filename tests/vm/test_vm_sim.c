@@ -497,6 +497,17 @@ START_TEST(raw_vm_mode_and_drop) {
   got_t g = {.loop = &f.loop};
   frames_call(&f, &g, "status");
   assert_ok(&g);
+  /* Flutter's own switches: a JSON true reaches the app as "true" */
+  static const char *flutter_ext[] = {"ext.flutter.profileWidgetBuilds",
+                                      "ext.flutter.profileRenderObjectLayouts",
+                                      "ext.flutter.profileRenderObjectPaints"};
+  for (int i = 0; i < 3; i++) {
+    got_reset(&g);
+    vm_app_call_extension(f.app, flutter_ext[i], json_pack("{s:b}", "enabled", 1), got_cb, &g);
+    ck_assert(run_until(&f.loop, &g.n, 1, 3000));
+    assert_ok(&g);
+    ck_assert_str_eq(json_string_value(json_object_get(g.result, "enabled")), "true");
+  }
   /* an app-level error passes through as rpc_code, not as a diagnosis */
   sim_cmd(&s, "ext-error on");
   frames_call(&f, &g, "status");
