@@ -136,6 +136,28 @@ static json_t *stringify_params(json_t *params) {
   return out;
 }
 
+static int error_mentions(json_t *error, const char *word) {
+  const char *m = json_string_value(json_object_get(error, "message"));
+  const char *d = json_string_value(json_object_get(json_object_get(error, "data"), "details"));
+  return (m && strstr(m, word)) || (d && strstr(d, word));
+}
+
+/* DWDS wraps several distinct failures of an extension call as -32603
+ * (vmservice.md 6): its WebSocket-mode 10 s timeout (a hidden tab), "No
+ * clients available" (no page connected), and, in some versions, an
+ * unregistered extension ("Unexpected null value"). Tell them apart by text;
+ * anything else stays the app's own error. */
+static diag_code_t web_internal_error_diag(json_t *error, int is_watcher) {
+  if (error_mentions(error, "Timeout") || error_mentions(error, "timed out"))
+    return DIAG_UNRESPONSIVE;
+  if (error_mentions(error, "No clients available")) return DIAG_NOT_CONNECTED;
+  if (is_watcher &&
+      (error_mentions(error, "null") || error_mentions(error, "Unknown") ||
+       error_mentions(error, "not registered") || error_mentions(error, "ext.telescope.frames")))
+    return DIAG_WATCHER_MISSING;
+  return DIAG_NONE;
+}
+
 /* ---- calls ---- */
 
 static void on_call_closed(uv_handle_t *h);
@@ -436,14 +458,21 @@ static void on_ext_reply(void *arg, const vm_client_reply_t *r) {
     return;
   }
   if (r->error || !r->result) {
-    int missing = r->rpc_code == RPC_METHOD_NOT_FOUND ||
-                  (app->runtime == RUNTIME_WEB && r->rpc_code == RPC_INTERNAL_ERROR && r->error);
-    if (is_watcher && missing) {
+    diag_code_t d = DIAG_NONE;
+    if (r->rpc_code == RPC_METHOD_NOT_FOUND)
+      d = is_watcher ? DIAG_WATCHER_MISSING : DIAG_NONE;
+    else if (app->runtime == RUNTIME_WEB && r->rpc_code == RPC_INTERNAL_ERROR && r->error)
+      d = web_internal_error_diag(r->error, is_watcher);
+    if (d == DIAG_WATCHER_MISSING) {
       app->watcher = WATCHER_MISSING_;
       snprintf(call->detail, sizeof call->detail,
                "isolate %s does not serve %s (the app answered %d)", app->isolate_id,
                VM_APP_WATCHER_EXTENSION, r->rpc_code);
       call_finish(call, DIAG_WATCHER_MISSING, r->rpc_code, call->detail, NULL);
+      return;
+    }
+    if (d != DIAG_NONE) {
+      call_finish(call, d, r->rpc_code, r->detail, NULL);
       return;
     }
     call_finish(call, DIAG_NONE, r->rpc_code, r->detail, NULL);

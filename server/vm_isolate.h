@@ -26,7 +26,10 @@ typedef struct vm_call vm_call_t;
  *   NOT_CONNECTED        no URI, refused, closed (also: method not allowed)
  *   CONNECTION_REJECTED  HTTP 403 / not a VM service / non-loopback host
  *   WATCHER_MISSING      no isolate serves ext.telescope.frames (-32601, or
- *                        -32603 on web, for that method)
+ *                        on web a -32603 "Unexpected null value"/"Unknown
+ *                        service method"; a web -32603 that names a timeout
+ *                        is UNRESPONSIVE, "No clients available" is
+ *                        NOT_CONNECTED; rpc_code keeps the app's code)
  *   ISOLATE_PAUSED       the isolate is paused: nothing was sent, or the call
  *                        in flight was abandoned when the pause event came
  *   UNRESPONSIVE         no answer within the call timeout

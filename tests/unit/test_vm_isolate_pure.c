@@ -64,12 +64,42 @@ START_TEST(params_become_strings) {
 }
 END_TEST
 
+START_TEST(web_internal_errors_told_apart) {
+  static const struct {
+    const char *error;
+    int is_watcher;
+    diag_code_t want;
+  } cases[] = {
+      {"{\"code\":-32603,\"message\":\"Unexpected DWDS error for callServiceExtension: "
+       "TimeoutException after 0:00:10.000000\"}",
+       1, DIAG_UNRESPONSIVE},
+      {"{\"code\":-32603,\"message\":\"Unexpected DWDS error for callServiceExtension: Bad "
+       "state: No clients available for service extension\"}",
+       1, DIAG_NOT_CONNECTED},
+      {"{\"code\":-32603,\"message\":\"Unexpected null value\"}", 1, DIAG_WATCHER_MISSING},
+      {"{\"code\":-32603,\"message\":\"Internal error\",\"data\":{\"details\":\"Unknown "
+       "service method: ext.telescope.frames\"}}",
+       1, DIAG_WATCHER_MISSING},
+      /* a profile switch failing is not the watcher missing */
+      {"{\"code\":-32603,\"message\":\"Unexpected null value\"}", 0, DIAG_NONE},
+      {"{\"code\":-32603,\"message\":\"Bad state: something else\"}", 1, DIAG_NONE},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    json_t *e = json_loads(cases[i].error, 0, NULL);
+    ck_assert_ptr_nonnull(e);
+    ck_assert_msg(web_internal_error_diag(e, cases[i].is_watcher) == cases[i].want, "case %zu", i);
+    json_decref(e);
+  }
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("vm_isolate_pure");
   TCase *tc = tcase_create("pure");
   tcase_add_test(tc, pause_kinds);
   tcase_add_test(tc, extension_presence);
   tcase_add_test(tc, params_become_strings);
+  tcase_add_test(tc, web_internal_errors_told_apart);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);
