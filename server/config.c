@@ -28,6 +28,8 @@ static const char usage_text[] =
     "  TELESCOPE_VM_SERVICE_URI       as --vm-service-uri\n"
     "  TELESCOPE_VM_SERVICE_URI_FILE  as --vm-service-uri-file\n"
     "  TELESCOPE_LOG_LEVEL            as --log-level\n"
+    "  TELESCOPE_EOF_GRACE_MS         after stdin closes, calls in flight may finish\n"
+    "                                 for this many ms (default 150, 0 to 60000)\n"
     "\n"
     "Exit status: 0 on stdin EOF, SIGTERM or SIGINT; 2 on a bad command line;\n"
     "1 on a fatal runtime error.\n";
@@ -55,6 +57,7 @@ config_result_t config_parse(config_t *cfg, int argc, char **argv, FILE *out, FI
   cfg->log_level = LOG_WARN;
   cfg->call_timeout_ms = CONFIG_DEFAULT_CALL_TIMEOUT_MS;
   cfg->max_line_bytes = CONFIG_DEFAULT_MAX_LINE_BYTES;
+  cfg->eof_grace_ms = CONFIG_DEFAULT_EOF_GRACE_MS;
 
   const char *env;
   if ((env = getenv("TELESCOPE_LOG_LEVEL")) && *env) {
@@ -67,6 +70,14 @@ config_result_t config_parse(config_t *cfg, int argc, char **argv, FILE *out, FI
       return CONFIG_USAGE;
     }
     cfg->log_level = (log_level_t)l;
+  }
+  if ((env = getenv("TELESCOPE_EOF_GRACE_MS")) && *env) {
+    unsigned long long g;
+    if (parse_uint(env, 0, 60000, &g)) {
+      fprintf(err, "telescope-mcp: TELESCOPE_EOF_GRACE_MS: must be an integer from 0 to 60000, got '%s'\n", env);
+      return CONFIG_USAGE;
+    }
+    cfg->eof_grace_ms = (unsigned)g;
   }
   if ((env = getenv("TELESCOPE_VM_SERVICE_URI")) && *env && set_str(&cfg->vm_service_uri, env))
     goto oom;

@@ -16,10 +16,12 @@ typedef struct {
   unsigned call_timeout_ms;  /* --call-timeout-ms, default 3000 */
   int allow_remote;          /* --allow-remote: accept non-loopback VM-service hosts */
   size_t max_line_bytes;     /* --max-line-bytes, default 4 MiB */
+  unsigned eof_grace_ms;     /* TELESCOPE_EOF_GRACE_MS: calls in flight may finish this long after stdin EOF */
 } config_t;
 
 #define CONFIG_DEFAULT_CALL_TIMEOUT_MS 3000u
 #define CONFIG_DEFAULT_MAX_LINE_BYTES ((size_t)4 << 20)
+#define CONFIG_DEFAULT_EOF_GRACE_MS 150u
 
 typedef enum {
   CONFIG_RUN = 0,  /* go on and serve */

@@ -32,9 +32,9 @@ typedef struct {
 } app_t;
 
 /* After stdin EOF, calls in flight (e.g. a status whose connection attempt
- * is under way) may still finish within this many ms; then they are
- * cancelled. Keeps the exit well within the 200 ms the spec asks. */
-#define EOF_GRACE_MS 120
+ * is under way) may still finish within cfg.eof_grace_ms (150 by default,
+ * so `telescope-mcp < session.jsonl` gets its answers); then they are
+ * cancelled. */
 /* A closed fd 0-2 would be reused by libuv for its own descriptors, which it
  * then refuses to close (an assertion aborts). stdin and stdout are the
  * transport, so without them there is nothing to do: fatal. A closed stderr
@@ -109,7 +109,7 @@ static void on_eof(void *arg) {
     app_stop(app, "stdin closed");
     return;
   }
-  app->grace_until = uv_now(&app->loop) + EOF_GRACE_MS;
+  app->grace_until = uv_now(&app->loop) + app->cfg.eof_grace_ms;
   uv_timer_init(&app->loop, &app->grace);
   app->grace.data = app;
   uv_timer_start(&app->grace, grace_tick, 5, 5);
