@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <netdb.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -301,6 +302,26 @@ static uint64_t random_seed(void) {
   return v ^ (uint64_t)sim_wall_ms() ^ ((uint64_t)getpid() << 32);
 }
 
+/* lws binds to an address, not a name: resolve --host to its numeric form
+ * (IPv4 preferred), which is also what the printed URIs carry. */
+static int resolve_host(const char *host, char *out, size_t n) {
+  struct addrinfo hints, *res = NULL, *ai, *pick = NULL;
+  int rc;
+
+  memset(&hints, 0, sizeof hints);
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  rc = getaddrinfo(host, NULL, &hints, &res);
+  if (rc) return -1;
+  for (ai = res; ai; ai = ai->ai_next)
+    if (!pick || (ai->ai_family == AF_INET && pick->ai_family != AF_INET)) pick = ai;
+  rc = pick ? getnameinfo(pick->ai_addr, pick->ai_addrlen, out, (socklen_t)n, NULL, 0,
+                          NI_NUMERICHOST)
+            : -1;
+  freeaddrinfo(res);
+  return rc ? -1 : 0;
+}
+
 static int mkdirs_for(const char *path) {
   char tmp[4096];
   char *p;
@@ -583,6 +604,7 @@ static void on_signal(uv_signal_t *h, int signum) {
 
 int main(int argc, char **argv) {
   sim_t *s = &sim;
+  char host_num[64], uri_host[72];
   wm_config_t mcfg;
   int rc;
 
@@ -591,6 +613,13 @@ int main(int argc, char **argv) {
   signal(SIGPIPE, SIG_IGN);
   s->rng = s->cfg.seeded ? s->cfg.seed : random_seed();
   if (!s->cfg.seeded) s->cfg.seed = sim_rand_next(&s->rng);
+  if (resolve_host(s->cfg.host, host_num, sizeof host_num)) {
+    fprintf(stderr, "telescope-sim: cannot resolve --host %s\n", s->cfg.host);
+    return 2;
+  }
+  s->cfg.host = host_num;
+  /* An IPv6 address goes in brackets inside a URI. */
+  snprintf(uri_host, sizeof uri_host, strchr(host_num, ':') ? "[%s]" : "%s", host_num);
   s->loop = uv_default_loop();
   make_token(s);
   sim_new_run_id(s);
@@ -614,13 +643,11 @@ int main(int argc, char **argv) {
 
   if (s->cfg.mode == SIM_MODE_WEB) {
     /* DWDS prints no trailing slash and serves the socket on /<token>. */
-    snprintf(s->http_uri, sizeof s->http_uri, "http://%s:%d/%s", s->cfg.host, s->srv.port,
-             s->token);
-    snprintf(s->ws_uri, sizeof s->ws_uri, "ws://%s:%d/%s", s->cfg.host, s->srv.port, s->token);
+    snprintf(s->http_uri, sizeof s->http_uri, "http://%s:%d/%s", uri_host, s->srv.port, s->token);
+    snprintf(s->ws_uri, sizeof s->ws_uri, "ws://%s:%d/%s", uri_host, s->srv.port, s->token);
   } else {
-    snprintf(s->http_uri, sizeof s->http_uri, "http://%s:%d/%s/", s->cfg.host, s->srv.port,
-             s->token);
-    snprintf(s->ws_uri, sizeof s->ws_uri, "ws://%s:%d/%s/ws", s->cfg.host, s->srv.port, s->token);
+    snprintf(s->http_uri, sizeof s->http_uri, "http://%s:%d/%s/", uri_host, s->srv.port, s->token);
+    snprintf(s->ws_uri, sizeof s->ws_uri, "ws://%s:%d/%s/ws", uri_host, s->srv.port, s->token);
   }
   write_uri_file(s); /* before the banner: whoever sees the banner finds the file */
   printf("A Dart VM Service on telescope-sim is available at: %s\n", s->http_uri);

@@ -304,6 +304,10 @@ int sim_server_init(sim_t *s) {
     return -1;
   }
   s->srv.port = lws_get_vhost_listen_port(s->srv.vhost);
+  if (s->srv.port <= 0) { /* lws may make a vhost that listens nowhere */
+    fprintf(stderr, "telescope-sim: cannot listen on %s:%d\n", s->cfg.host, s->cfg.port);
+    return -1;
+  }
   return 0;
 }
 
