@@ -99,6 +99,20 @@ await run({
     }
   },
 
+  async '--host takes a name: it binds and prints the address; an unknown name exits 2'() {
+    const sim = await Sim.start(['--host', 'localhost']);
+    try {
+      assert.match(sim.httpUri, /^http:\/\/127\.0\.0\.1:\d+\//);
+      const c = await Client.connect(sim.wsUri);
+      assert.equal((await c.call('getVersion')).type, 'Version');
+      c.close();
+    } finally { await sim.stop(); }
+    const { spawnSync } = await import('node:child_process');
+    const bad = spawnSync(process.env.TELESCOPE_SIM, ['--host', 'no-such-host.invalid'], { input: '' });
+    assert.equal(bad.status, 2);
+    assert.match(bad.stderr.toString(), /cannot resolve --host/);
+  },
+
   async 'stdin EOF does not stop the sim; SIGTERM exits 0'() {
     const sim = await Sim.start([]);
     sim.proc.stdin.end();
