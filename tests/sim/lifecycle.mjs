@@ -32,9 +32,14 @@ await run({
       assert.equal(r.result.protocol, 1);
       await c.waitEvent('Resume');
       assert.equal((await c.call('getIsolate', { isolateId: iso })).pauseEvent.kind, 'Resume');
-      // The resume RPC works too.
-      await c.call('pause', { isolateId: iso });
+      // The resume RPC works too, for any Pause* kind.
+      await sim.cmdOk('pause PauseBreakpoint');
+      assert.equal((await c.call('getIsolate', { isolateId: iso })).pauseEvent.kind, 'PauseBreakpoint');
       await c.call('resume', { isolateId: iso });
+      assert.equal((await c.call('getIsolate', { isolateId: iso })).pauseEvent.kind, 'Resume');
+      const notPaused = await c.send('resume', { isolateId: iso });
+      assert.equal(notPaused.error.code, 106);
+      assert.match(await sim.cmd('pause Sleeping'), /^error/);
       c.close();
     } finally { await sim.stop(); }
   },

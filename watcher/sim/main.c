@@ -88,7 +88,9 @@ static const char usage_text[] =
     "  fps N                 change the frame rate\n"
     "  inject N              the next N drawn frames are janky (SlowWidget,\n"
     "                        build > 2x budget)\n"
-    "  pause | resume        pause the isolate (Debug PauseInterrupted; extension\n"
+    "  pause [KIND] | resume pause the isolate (a Debug event of KIND, default\n"
+    "                        PauseInterrupted; also PauseBreakpoint, PauseException,\n"
+    "                        PauseStart, PausePostRequest, PauseExit; extension\n"
     "                        replies are held) / resume it (Resume)\n"
     "  restart               hot restart: IsolateExit, new isolate id,\n"
     "                        IsolateStart/IsolateRunnable, ServiceExtensionAdded,\n"
@@ -444,8 +446,11 @@ static int run_command(sim_t *s, char *line) {
     sim_gen_inject(s, (int)v);
     answer("ok inject %ld", v);
   } else if (!strcmp(cmd, "pause")) {
-    sim_vm_pause(s);
-    answer("ok paused %s", s->vm.isolate_id);
+    if (sim_vm_pause(s, arg))
+      return answer(
+          "error pause wants PauseInterrupted|PauseBreakpoint|PauseException|"
+          "PauseStart|PausePostRequest|PauseExit");
+    answer("ok paused %s %s", s->vm.isolate_id, s->vm.pause_kind);
   } else if (!strcmp(cmd, "resume")) {
     sim_vm_resume(s);
     sim_gen_flush(s);

@@ -813,7 +813,7 @@ static void do_resume(sim_t *s, sim_call_t *k) {
 static void do_pause(sim_t *s, sim_call_t *k) {
   if (!check_isolate(s, k)) return;
   send_result(k, json_pack("{s:s}", "type", "Success"));
-  sim_vm_pause(s);
+  sim_vm_pause(s, NULL);
 }
 
 #define SIM_METHODS(X)                                   \
@@ -946,15 +946,24 @@ void sim_vm_conn_closed(sim_t *s, sim_conn_t *c) {
 
 /* ---- scripted app events ------------------------------------------------- */
 
-void sim_vm_pause(sim_t *s) {
+int sim_vm_pause(sim_t *s, const char *kind) {
+  static const char *const kinds[] = {"PauseInterrupted", "PauseBreakpoint",  "PauseException",
+                                      "PauseStart",       "PausePostRequest", "PauseExit"};
+  size_t i;
   json_t *ev;
-  if (s->vm.paused) return;
+
+  if (!kind) kind = kinds[0];
+  for (i = 0; i < sizeof kinds / sizeof *kinds; i++)
+    if (!strcmp(kind, kinds[i])) break;
+  if (i == sizeof kinds / sizeof *kinds) return -1;
+  if (s->vm.paused) return 0;
   s->vm.paused = 1;
-  s->vm.pause_kind = "PauseInterrupted";
+  s->vm.pause_kind = kinds[i]; /* static storage: getIsolate reports it */
   s->vm.pause_ms = sim_wall_ms();
-  ev = event_new(s, "PauseInterrupted", current_ref(s));
+  ev = event_new(s, kinds[i], current_ref(s));
   json_object_set_new(ev, "timestamp", json_integer(s->vm.pause_ms));
   broadcast(s, "Debug", ev);
+  return 0;
 }
 
 void sim_vm_resume(sim_t *s) {
