@@ -126,6 +126,9 @@ await run({
       assert.equal(r.type, 'Response');
       const p = JSON.parse(await sim.cmdOk('params'));
       assert.deepEqual(p.handed, { action: 'read', limit: '3' }, 'DWDS drops isolateId');
+      await c.call('ext.telescope.frames', { action: 'status', m: { a: 1 }, b: true });
+      assert.deepEqual(JSON.parse(await sim.cmdOk('params')).handed,
+        { action: 'status', m: '{"a":1}', b: 'true' }, 'DWDS jsonEncodes non-strings');
       r = await c.call('ext.flutter.profileWidgetBuilds', {});
       assert.equal(r.type, 'Response');
       assert.equal(r.enabled, 'false');

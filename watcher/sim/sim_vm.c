@@ -1,5 +1,6 @@
 #include "sim_vm.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -105,31 +106,59 @@ static void sb_puts(sb_t *b, const char *s) {
   sb_add(b, s, strlen(s));
 }
 
-/* Dart's double.toString(): shortest round-trip digits, always a '.' or an
- * exponent ("10.0", "1.5", "1e+21", "1e-7"). */
+/* Dart's double.toString(), as in JavaScript: the shortest digits that read
+ * back to the same double; fixed notation for exponents -6..20 (always with
+ * a point: "10.0"), else "1.5e+21" / "1e-7". */
 static void dart_double(sb_t *b, double d) {
-  char tmp[48], out[48];
-  int prec;
-  const char *e;
+  char tmp[64], digits[32], out[64];
+  const char *p;
+  int prec, exp, nd = 0, i, o = 0;
 
-  for (prec = 1; prec <= 17; prec++) {
-    snprintf(tmp, sizeof tmp, "%.*g", prec, d);
-    if (strtod(tmp, NULL) == d) break;
-  }
-  e = strchr(tmp, 'e');
-  if (e) {
-    /* C pads the exponent ("1e-07"); Dart does not. */
-    size_t m = (size_t)(e - tmp) + 2;
-    const char *digits = e + 2;
-    memcpy(out, tmp, m);
-    while (*digits == '0' && digits[1]) digits++;
-    snprintf(out + m, sizeof out - m, "%s", digits);
-    sb_puts(b, out);
+  if (isnan(d)) {
+    sb_puts(b, "NaN");
     return;
   }
-  sb_puts(b, tmp);
-  if (!strpbrk(tmp, ".ni")) /* not inf/nan, no point yet */
-    sb_puts(b, ".0");
+  if (isinf(d)) {
+    sb_puts(b, d < 0 ? "-Infinity" : "Infinity");
+    return;
+  }
+  if (d == 0) {
+    sb_puts(b, signbit(d) ? "-0.0" : "0.0");
+    return;
+  }
+  for (prec = 0; prec < 17; prec++) {
+    snprintf(tmp, sizeof tmp, "%.*e", prec, d);
+    if (strtod(tmp, NULL) == d) break;
+  }
+  p = tmp;
+  if (*p == '-') out[o++] = *p++;
+  for (; *p && *p != 'e'; p++)
+    if (*p >= '0' && *p <= '9' && nd < (int)sizeof digits) digits[nd++] = *p;
+  exp = atoi(p + 1);
+  while (nd > 1 && digits[nd - 1] == '0') nd--;
+  if (exp >= 21 || exp <= -7) {
+    out[o++] = digits[0];
+    if (nd > 1) {
+      out[o++] = '.';
+      for (i = 1; i < nd; i++) out[o++] = digits[i];
+    }
+    snprintf(out + o, sizeof out - (size_t)o, "e%c%d", exp < 0 ? '-' : '+', exp < 0 ? -exp : exp);
+  } else if (exp >= 0) {
+    for (i = 0; i <= exp; i++) out[o++] = i < nd ? digits[i] : '0';
+    out[o++] = '.';
+    if (nd > exp + 1)
+      for (i = exp + 1; i < nd; i++) out[o++] = digits[i];
+    else
+      out[o++] = '0';
+    out[o] = '\0';
+  } else {
+    out[o++] = '0';
+    out[o++] = '.';
+    for (i = 0; i < -exp - 1; i++) out[o++] = '0';
+    for (i = 0; i < nd; i++) out[o++] = digits[i];
+    out[o] = '\0';
+  }
+  sb_puts(b, out);
 }
 
 /* The VM hands extension handlers Map<String,String> built with toString()
