@@ -8,6 +8,11 @@ import assert from 'node:assert/strict';
 
 export const SIM = process.env.TELESCOPE_SIM;
 if (!SIM) throw new Error('TELESCOPE_SIM must name the telescope-sim binary');
+if (typeof WebSocket === 'undefined') {
+  // Node < 20.10 has no built-in client: skipped (ctest SKIP_RETURN_CODE 77).
+  console.log(`skip: node ${process.version} has no WebSocket client (needs 20.10+ with --experimental-websocket)`);
+  process.exit(77);
+}
 
 export async function waitFor(what, fn, timeoutMs = 3000, stepMs = 10) {
   const deadline = Date.now() + timeoutMs;
