@@ -616,6 +616,10 @@ int main(int argc, char **argv) {
   rc = parse_args(argc, argv, &s->cfg);
   if (rc >= 0) return rc;
   signal(SIGPIPE, SIG_IGN);
+  /* `telescope-sim &` from an interactive shell: reading the terminal from
+   * the background would stop the whole app; the read fails instead and the
+   * sim goes on without stdin commands. */
+  signal(SIGTTIN, SIG_IGN);
   s->rng = s->cfg.seeded ? s->cfg.seed : random_seed();
   if (!s->cfg.seeded) s->cfg.seed = sim_rand_next(&s->rng);
   if (resolve_host(s->cfg.host, host_num, sizeof host_num)) {
