@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Sim, Client, run, upgradeRequest, httpGet } from './lib.mjs';
+import { Sim, Client, run, upgradeRequest, httpGet, waitFor } from './lib.mjs';
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'tsim-'));
 
@@ -122,5 +122,10 @@ await run({
     assert.equal((await c.call('getVersion')).major, 4);
     c.close();
     assert.deepEqual(await sim.stop(), { code: 0, signal: null });
+    // --exit-on-eof ties the sim to whoever holds its stdin.
+    const child = await Sim.start(['--exit-on-eof']);
+    child.proc.stdin.end();
+    await waitFor('exit on EOF', () => child.exited);
+    assert.deepEqual(await child.stop(), { code: 0, signal: null });
   },
 });

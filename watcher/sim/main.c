@@ -79,6 +79,8 @@ static const char usage_text[] =
     "  --timings-batch-ms N   FrameTiming batch interval (default 100)\n"
     "  --method-log PATH      append every VM-service method received, one a line\n"
     "  --no-watcher           start without ext.telescope.frames registered\n"
+    "  --exit-on-eof          stop when stdin reaches EOF (a parent process that\n"
+    "                         holds the pipe ties the sim to its own lifetime)\n"
     "  --verbose              log connections and lws notices on stderr\n"
     "  --help, --version\n"
     "\n"
@@ -108,7 +110,8 @@ static const char usage_text[] =
     "  methods               the methods received, in order (JSON array)\n"
     "  params                the last ext.telescope.frames params, raw and as\n"
     "                        the handler saw them (JSON)\n"
-    "  quit                  stop (so do SIGTERM and SIGINT; stdin EOF does not)\n"
+    "  quit                  stop (so do SIGTERM and SIGINT; stdin EOF does not,\n"
+    "                        unless --exit-on-eof)\n"
     "\n"
     "On start it prints the two lines `flutter run` prints: the VM Service URI\n"
     "and the DevTools URL.\n";
@@ -162,6 +165,7 @@ static int parse_args(int argc, char **argv, sim_config_t *cfg) {
     O_BATCH,
     O_METHOD_LOG,
     O_NO_WATCHER,
+    O_EXIT_ON_EOF,
     O_VERBOSE,
     O_HELP,
     O_VERSION
@@ -178,6 +182,7 @@ static int parse_args(int argc, char **argv, sim_config_t *cfg) {
                                        {"timings-batch-ms", required_argument, NULL, O_BATCH},
                                        {"method-log", required_argument, NULL, O_METHOD_LOG},
                                        {"no-watcher", no_argument, NULL, O_NO_WATCHER},
+                                       {"exit-on-eof", no_argument, NULL, O_EXIT_ON_EOF},
                                        {"verbose", no_argument, NULL, O_VERBOSE},
                                        {"help", no_argument, NULL, O_HELP},
                                        {"version", no_argument, NULL, O_VERSION},
@@ -252,6 +257,9 @@ static int parse_args(int argc, char **argv, sim_config_t *cfg) {
         break;
       case O_NO_WATCHER:
         cfg->no_watcher = 1;
+        break;
+      case O_EXIT_ON_EOF:
+        cfg->exit_on_eof = 1;
         break;
       case O_VERBOSE:
         cfg->verbose = 1;
@@ -553,12 +561,14 @@ static void on_stdin_read(uv_stream_t *st, ssize_t n, const uv_buf_t *buf) {
   if (n > 0) {
     feed_stdin(&sim, buf->base, (size_t)n);
   } else if (n < 0) {
-    /* EOF does not stop the simulator: tests may close its stdin. */
+    /* EOF does not stop the simulator (tests may close its stdin), unless
+     * a parent asked for its lifetime with --exit-on-eof. */
     uv_read_stop(st);
     if (stdin_active) {
       stdin_active = 0;
       uv_close((uv_handle_t *)st, NULL);
     }
+    if (sim.cfg.exit_on_eof) shutdown_sim(&sim);
   }
 }
 
@@ -577,6 +587,7 @@ static void start_stdin(sim_t *s) {
     char buf[8192];
     ssize_t n;
     while (!s->stopping && (n = read(0, buf, sizeof buf)) > 0) feed_stdin(s, buf, (size_t)n);
+    if (s->cfg.exit_on_eof) shutdown_sim(s);
     return;
   }
   if (rc) return;

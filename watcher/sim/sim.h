@@ -47,6 +47,7 @@ typedef struct {
   int timings_batch_ms;
   const char *method_log;
   int no_watcher;
+  int exit_on_eof; /* stdin EOF stops the sim (a parent's lifetime) */
   int verbose;
 } sim_config_t;
 
