@@ -138,6 +138,18 @@ await run({
       e = await c.send('ext.telescope.frames', { action: 'status' });
       assert.equal(e.error.code, -32601);
       assert.equal(e.error.message, 'Unknown service method: ext.telescope.frames');
+      await sim.cmdOk('web-unregistered 32603');
+      e = await c.send('ext.telescope.frames', { action: 'status' });
+      assert.deepEqual(e.error, { code: -32603, message: 'Unexpected null value' });
+      await sim.cmdOk('watcher on');
+      // DWDS WebSocket mode: a call the page does not answer times out as -32603.
+      await sim.cmdOk('web-timeout 150');
+      await sim.cmdOk('ext-hang on');
+      e = await c.send('ext.telescope.frames', { action: 'status' });
+      assert.equal(e.error.code, -32603);
+      assert.match(e.error.message, /TimeoutException after 0:00:00\.150000/);
+      await sim.cmdOk('ext-hang off');
+      assert.equal((await sim.stats()).heldCalls, 0);
       e = await c.send('streamListen', { streamId: 'Profiler' });
       assert.equal(e.error.code, -32602);
       await c.call('streamListen', { streamId: 'Isolate' });

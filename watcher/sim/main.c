@@ -105,6 +105,10 @@ static const char usage_text[] =
     "  reply normal|malformed|huge MB|wrongtypes\n"
     "                        shape of ext.telescope.frames replies\n"
     "  timings-delay MS      hold FrameTimings back MS (frames_pending)\n"
+    "  web-timeout MS        web: extension calls unanswered after MS get -32603\n"
+    "                        TimeoutException (DWDS WebSocket mode; 0: never)\n"
+    "  web-unregistered 32601|32603\n"
+    "                        web: an unregistered extension's error code\n"
     "  drop                  close every connection abruptly\n"
     "  stats                 counters as one JSON object\n"
     "  methods               the methods received, in order (JSON array)\n"
@@ -501,6 +505,17 @@ static int run_command(sim_t *s, char *line) {
     } else
       return answer("error reply wants normal|malformed|huge MB|wrongtypes");
     answer("ok reply %s%s%s", arg, arg2 ? " " : "", arg2 ? arg2 : "");
+  } else if (!strcmp(cmd, "web-timeout")) {
+    if (!arg || parse_long(arg, 0, 3600000, &v))
+      return answer("error web-timeout wants milliseconds 0..3600000");
+    s->vm.web_timeout_ms = (int)v;
+    answer("ok web-timeout %ld%s", v, s->cfg.mode == SIM_MODE_WEB ? "" : " (applies in web mode)");
+  } else if (!strcmp(cmd, "web-unregistered")) {
+    if (!arg || (strcmp(arg, "32601") && strcmp(arg, "32603")))
+      return answer("error web-unregistered wants 32601|32603");
+    s->vm.web_unregistered = arg[4] == '1' ? -32601 : -32603;
+    answer("ok web-unregistered -%s%s", arg,
+           s->cfg.mode == SIM_MODE_WEB ? "" : " (applies in web mode)");
   } else if (!strcmp(cmd, "timings-delay")) {
     if (!arg || parse_long(arg, 0, 3600000, &v))
       return answer("error timings-delay wants milliseconds 0..3600000");

@@ -102,6 +102,8 @@ typedef struct sim {
     int ext_delay_ms;
     int ext_hang;
     int ext_error;
+    int web_timeout_ms;   /* web: DWDS WebSocket-mode timeout (0: none) */
+    int web_unregistered; /* web: -32601 or -32603 for an unknown ext */
     sim_reply_t reply;
     size_t huge_mb;
     sim_call_t *calls_head, *calls_tail;

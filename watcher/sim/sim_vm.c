@@ -14,6 +14,7 @@
   X(INVALID_REQUEST, -32600, "Invalid Request")                  \
   X(METHOD_NOT_FOUND, -32601, "Method not found")                \
   X(INVALID_PARAMS, -32602, "Invalid params")                    \
+  X(INTERNAL_ERROR, -32603, "Internal error")                    \
   X(SERVER_ERROR, -32000, "Server error")                        \
   X(STREAM_ALREADY_SUBSCRIBED, 103, "Stream already subscribed") \
   X(STREAM_NOT_SUBSCRIBED, 104, "Stream not subscribed")         \
@@ -51,6 +52,7 @@ struct sim_call {
   json_t *params;     /* as the handler sees them (ext: stringified) */
   char isolate_id[48];
   uint64_t due_ms;
+  uint64_t deadline_ms; /* web: DWDS gives up on the call then (0: never) */
   int hang;
 };
 
@@ -293,7 +295,9 @@ static void send_method_not_found(const sim_t *s, sim_call_t *k) {
       send_error(s, k, RPC_METHOD_NOT_FOUND, msg, NULL);
       break;
     case SIM_MODE_WEB: /* DWDS checks its extension registry first */
-      if (!strncmp(k->method, "ext.", 4)) {
+      if (!strncmp(k->method, "ext.", 4) && s->vm.web_unregistered == RPC_INTERNAL_ERROR) {
+        send_error(s, k, RPC_INTERNAL_ERROR, "Unexpected null value", NULL); /* flutter#186896 */
+      } else if (!strncmp(k->method, "ext.", 4)) {
         snprintf(msg, sizeof msg, "Unknown service method: %s", k->method);
         send_error(s, k, RPC_METHOD_NOT_FOUND, msg, NULL);
       } else {
@@ -415,6 +419,19 @@ static void run_call(sim_t *s, sim_call_t *k);
 
 static void on_call_timer(uv_timer_t *t);
 
+/* DWDS's WebSocket mode relays extension calls to the page with a timeout;
+ * a TimeoutException becomes -32603. */
+static void send_web_timeout(const sim_t *s, sim_call_t *k) {
+  char msg[160];
+  uint64_t ms = (uint64_t)s->vm.web_timeout_ms;
+  snprintf(msg, sizeof msg,
+           "Unexpected DWDS error for callServiceExtension: TimeoutException after "
+           "%llu:%02llu:%02llu.%03llu000: Future not completed",
+           (unsigned long long)(ms / 3600000), (unsigned long long)(ms / 60000 % 60),
+           (unsigned long long)(ms / 1000 % 60), (unsigned long long)(ms % 1000));
+  send_error(s, k, RPC_INTERNAL_ERROR, msg, NULL);
+}
+
 /* Answers every held call that may go now, in arrival order; replies may
  * therefore leave out of order. Re-arms the timer for the next delayed one. */
 static void pump(sim_t *s) {
@@ -432,7 +449,15 @@ static void pump(sim_t *s) {
         wait = 1;
         if (!next || k->due_ms < next) next = k->due_ms;
       }
+      if (wait && k->deadline_ms && k->deadline_ms <= now) {
+        *pp = k->next;
+        k->next = NULL;
+        send_web_timeout(s, k);
+        call_free(k);
+        continue;
+      }
       if (wait) {
+        if (k->deadline_ms && (!next || k->deadline_ms < next)) next = k->deadline_ms;
         s->vm.calls_tail = k;
         pp = &k->next;
         continue;
@@ -651,6 +676,9 @@ static int do_extension(sim_t *s, sim_call_t *k) {
   snprintf(k->isolate_id, sizeof k->isolate_id, "%s", s->vm.isolate_id);
   k->due_ms = frames && s->vm.ext_delay_ms > 0 ? uv_now(s->loop) + (uint64_t)s->vm.ext_delay_ms : 0;
   k->hang = frames && s->vm.ext_hang;
+  k->deadline_ms = s->cfg.mode == SIM_MODE_WEB && s->vm.web_timeout_ms > 0
+                       ? uv_now(s->loop) + (uint64_t)s->vm.web_timeout_ms
+                       : 0;
   hold(s, k);
   pump(s);
   return 1;
@@ -1050,6 +1078,7 @@ int sim_vm_init(sim_t *s) {
 
   snprintf(s->vm.group_id, sizeof s->vm.group_id, "isolateGroups/%llu", (unsigned long long)g);
   s->vm.pause_kind = "Resume";
+  s->vm.web_unregistered = RPC_METHOD_NOT_FOUND;
   s->vm.watcher = !s->cfg.no_watcher;
   s->vm.method_counts = json_object();
   s->vm.method_list = json_array();
