@@ -114,7 +114,7 @@ await run({
   },
 
   async 'stdin EOF does not stop the sim; SIGTERM exits 0'() {
-    const sim = await Sim.start([]);
+    const sim = await Sim.start([], { keepOnEof: true });
     sim.proc.stdin.end();
     await new Promise((r) => setTimeout(r, 100));
     assert.equal(sim.exited, null);
@@ -123,7 +123,7 @@ await run({
     c.close();
     assert.deepEqual(await sim.stop(), { code: 0, signal: null });
     // --exit-on-eof ties the sim to whoever holds its stdin.
-    const child = await Sim.start(['--exit-on-eof']);
+    const child = await Sim.start(['--exit-on-eof'], { keepOnEof: true });
     child.proc.stdin.end();
     await waitFor('exit on EOF', () => child.exited);
     assert.deepEqual(await child.stop(), { code: 0, signal: null });

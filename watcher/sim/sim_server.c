@@ -285,6 +285,9 @@ int sim_server_init(sim_t *s) {
   info.foreign_loops = loops;
   info.user = s;
   info.port = CONTEXT_PORT_NO_LISTEN;
+  /* lws drains a partly sent message from its buffer at most this much per
+   * writable event; at the 4 KiB default a 64 MiB reply took seconds. */
+  info.pt_serv_buf_size = 1 << 20;
   s->srv.ctx = lws_create_context(&info);
   if (!s->srv.ctx) {
     fprintf(stderr,
