@@ -62,6 +62,10 @@ await run({
       assert.equal(r.body, 'forbidden origin');
       r = await upgradeRequest(sim.port, '/abcdefghijk=/ws', { Origin: 'http://localhost:9100' });
       assert.equal(r.status, 101);
+      // The raw VM selects implicit-redirect when a subprotocol is offered.
+      r = await upgradeRequest(sim.port, '/abcdefghijk=/ws', { 'Sec-WebSocket-Protocol': 'implicit-redirect' });
+      assert.equal(r.status, 101);
+      assert.equal(r.headers['sec-websocket-protocol'], 'implicit-redirect');
       r = await upgradeRequest(sim.port, '/abcdefghijk=/other');
       assert.equal(r.status, 404);
       r = await upgradeRequest(sim.port, '/zzz/ws');

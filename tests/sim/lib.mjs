@@ -160,7 +160,7 @@ export function upgradeRequest(port, path, extraHeaders = {}) {
         'Sec-WebSocket-Key': crypto.randomBytes(16).toString('base64'), ...extraHeaders,
       },
     });
-    req.on('upgrade', (res, socket) => { socket.destroy(); resolve({ status: res.statusCode, body: '' }); });
+    req.on('upgrade', (res, socket) => { socket.destroy(); resolve({ status: res.statusCode, body: '', headers: res.headers }); });
     req.on('response', (res) => {
       let body = '';
       res.on('data', (d) => { body += d; });
