@@ -96,7 +96,8 @@ await run({
     const help = spawnSync(process.env.TELESCOPE_SIM, ['--help']);
     assert.equal(help.status, 0);
     for (const w of ['--host', '--port', '--token', '--mode', '--fps', '--scenario', '--seed',
-      '--uri-file', '--ring', '--timings-batch-ms', '--method-log', '--no-watcher', 'scenario ',
+      '--uri-file', '--ring', '--timings-batch-ms', '--method-log', '--no-watcher', '--start-paused',
+      '--exit-on-eof', 'scenario ', 'web-timeout', 'web-unregistered', 'params',
       'fps N', 'inject N', 'pause', 'resume', 'restart', 'reload', 'watcher off|on', 'ext-delay',
       'ext-hang', 'ext-error', 'reply normal', 'timings-delay', 'drop', 'stats', 'methods', 'quit']) {
       assert.ok(help.stdout.toString().includes(w), `--help mentions ${w}`);

@@ -44,6 +44,20 @@ await run({
     } finally { await sim.stop(); }
   },
 
+  async '--start-paused: PauseStart until resume, no frames before'() {
+    const sim = await Sim.start(['--start-paused']);
+    try {
+      const c = await Client.connect(sim.wsUri);
+      const iso = await isolateOf(c);
+      assert.equal((await c.call('getIsolate', { isolateId: iso })).pauseEvent.kind, 'PauseStart');
+      await settle(80);
+      assert.equal((await sim.stats()).framesDrawn, 0);
+      await c.call('resume', { isolateId: iso });
+      await waitFor('frames after resume', async () => (await sim.stats()).framesDrawn > 0);
+      c.close();
+    } finally { await sim.stop(); }
+  },
+
   async 'hot restart: IsolateExit, IsolateStart/Runnable with a new id, ServiceExtensionAdded, old id Collected, new runId'() {
     const sim = await Sim.start(['--seed', '9']);
     try {

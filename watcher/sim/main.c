@@ -79,6 +79,8 @@ static const char usage_text[] =
     "  --timings-batch-ms N   FrameTiming batch interval (default 100)\n"
     "  --method-log PATH      append every VM-service method received, one a line\n"
     "  --no-watcher           start without ext.telescope.frames registered\n"
+    "  --start-paused         the isolate starts paused (PauseStart), like\n"
+    "                         flutter run --start-paused; `resume` lets it run\n"
     "  --exit-on-eof          stop when stdin reaches EOF (a parent process that\n"
     "                         holds the pipe ties the sim to its own lifetime)\n"
     "  --verbose              log connections and lws notices on stderr\n"
@@ -170,6 +172,7 @@ static int parse_args(int argc, char **argv, sim_config_t *cfg) {
     O_METHOD_LOG,
     O_NO_WATCHER,
     O_EXIT_ON_EOF,
+    O_START_PAUSED,
     O_VERBOSE,
     O_HELP,
     O_VERSION
@@ -187,6 +190,7 @@ static int parse_args(int argc, char **argv, sim_config_t *cfg) {
                                        {"method-log", required_argument, NULL, O_METHOD_LOG},
                                        {"no-watcher", no_argument, NULL, O_NO_WATCHER},
                                        {"exit-on-eof", no_argument, NULL, O_EXIT_ON_EOF},
+                                       {"start-paused", no_argument, NULL, O_START_PAUSED},
                                        {"verbose", no_argument, NULL, O_VERBOSE},
                                        {"help", no_argument, NULL, O_HELP},
                                        {"version", no_argument, NULL, O_VERSION},
@@ -264,6 +268,9 @@ static int parse_args(int argc, char **argv, sim_config_t *cfg) {
         break;
       case O_EXIT_ON_EOF:
         cfg->exit_on_eof = 1;
+        break;
+      case O_START_PAUSED:
+        cfg->start_paused = 1;
         break;
       case O_VERBOSE:
         cfg->verbose = 1;
@@ -671,6 +678,7 @@ int main(int argc, char **argv) {
   if (sim_server_init(s)) goto fail_server;
   if (sim_vm_init(s)) goto fail_vm;
   if (sim_gen_init(s)) goto fail_gen;
+  if (s->cfg.start_paused) sim_vm_pause(s, "PauseStart");
   uv_signal_init(s->loop, &sig_int);
   uv_signal_init(s->loop, &sig_term);
   uv_signal_start(&sig_int, on_signal, SIGINT);

@@ -47,7 +47,8 @@ typedef struct {
   int timings_batch_ms;
   const char *method_log;
   int no_watcher;
-  int exit_on_eof; /* stdin EOF stops the sim (a parent's lifetime) */
+  int exit_on_eof;  /* stdin EOF stops the sim (a parent's lifetime) */
+  int start_paused; /* the isolate starts at PauseStart (flutter run --start-paused) */
   int verbose;
 } sim_config_t;
 
