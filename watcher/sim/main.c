@@ -686,11 +686,14 @@ int main(int argc, char **argv) {
 
   if (s->cfg.mode == SIM_MODE_WEB) {
     /* DWDS prints no trailing slash and serves the socket on /<token>. */
-    snprintf(s->http_uri, sizeof s->http_uri, "http://%s:%d/%s", uri_host, s->srv.port, s->token);
-    snprintf(s->ws_uri, sizeof s->ws_uri, "ws://%s:%d/%s", uri_host, s->srv.port, s->token);
+    snprintf(s->http_uri, sizeof s->http_uri, "http://%.71s:%d/%.63s", uri_host, s->srv.port,
+             s->token);
+    snprintf(s->ws_uri, sizeof s->ws_uri, "ws://%.71s:%d/%.63s", uri_host, s->srv.port, s->token);
   } else {
-    snprintf(s->http_uri, sizeof s->http_uri, "http://%s:%d/%s/", uri_host, s->srv.port, s->token);
-    snprintf(s->ws_uri, sizeof s->ws_uri, "ws://%s:%d/%s/ws", uri_host, s->srv.port, s->token);
+    snprintf(s->http_uri, sizeof s->http_uri, "http://%.71s:%d/%.63s/", uri_host, s->srv.port,
+             s->token);
+    snprintf(s->ws_uri, sizeof s->ws_uri, "ws://%.71s:%d/%.63s/ws", uri_host, s->srv.port,
+             s->token);
   }
   write_uri_file(s); /* before the banner: whoever sees the banner finds the file */
   printf("A Dart VM Service on telescope-sim is available at: %s\n", s->http_uri);
