@@ -162,6 +162,30 @@ START_TEST(every_uri_form_connects) {
 }
 END_TEST
 
+START_TEST(ipv6_loopback) {
+  const char *args[] = {"--host", "::1", NULL};
+  sim_proc_t s;
+  sim_start(&s, args);
+  char forms[2][600];
+  snprintf(forms[0], sizeof forms[0], "http://[::1]:%d/%s/", s.port, s.token);
+  snprintf(forms[1], sizeof forms[1], "%s", s.http_uri); /* as the sim prints it */
+  for (int i = 0; i < 2; i++) {
+    fixture_t f;
+    fx_open(&f, forms[i], NULL, 3000);
+    got_t g = {.loop = &f.loop};
+    frames_call(&f, &g, "status");
+    assert_ok(&g);
+    connected_and_sane(&f, &s, "native");
+    char b[256];
+    conn_str(&f, "vmServiceUri", b, sizeof b);
+    ck_assert_ptr_nonnull(strstr(b, "ws://[::1]:"));
+    got_reset(&g);
+    fx_close(&f);
+  }
+  sim_stop(&s);
+}
+END_TEST
+
 START_TEST(wrong_token_is_rejected) {
   sim_proc_t s;
   sim_start(&s, NULL);
@@ -538,6 +562,7 @@ int main(void) {
   TCase *tc = tcase_create("sim");
   tcase_set_timeout(tc, 40);
   tcase_add_test(tc, every_uri_form_connects);
+  tcase_add_test(tc, ipv6_loopback);
   tcase_add_test(tc, wrong_token_is_rejected);
   tcase_add_test(tc, watcher_missing_then_registered);
   tcase_add_test(tc, paused_isolate_answers_at_once);
