@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <netdb.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -30,7 +31,9 @@ static size_t stdin_len;
 static int stdin_overflow;
 static uv_signal_t sig_int, sig_term;
 
-int64_t sim_now_us(void) { return (int64_t)(uv_hrtime() / 1000); }
+int64_t sim_now_us(void) {
+  return (int64_t)(uv_hrtime() / 1000);
+}
 
 int64_t sim_wall_ms(void) {
   struct timeval tv;
@@ -45,8 +48,7 @@ void sim_new_run_id(sim_t *s) {
 
 void sim_log(sim_t *s, const char *fmt, ...) {
   va_list ap;
-  if (!s->cfg.verbose)
-    return;
+  if (!s->cfg.verbose) return;
   va_start(ap, fmt);
   fputs("telescope-sim: ", stderr);
   vfprintf(stderr, fmt, ap);
@@ -77,6 +79,8 @@ static const char usage_text[] =
     "  --timings-batch-ms N   FrameTiming batch interval (default 100)\n"
     "  --method-log PATH      append every VM-service method received, one a line\n"
     "  --no-watcher           start without ext.telescope.frames registered\n"
+    "  --exit-on-eof          stop when stdin reaches EOF (a parent process that\n"
+    "                         holds the pipe ties the sim to its own lifetime)\n"
     "  --verbose              log connections and lws notices on stderr\n"
     "  --help, --version\n"
     "\n"
@@ -86,7 +90,9 @@ static const char usage_text[] =
     "  fps N                 change the frame rate\n"
     "  inject N              the next N drawn frames are janky (SlowWidget,\n"
     "                        build > 2x budget)\n"
-    "  pause | resume        pause the isolate (Debug PauseInterrupted; extension\n"
+    "  pause [KIND] | resume pause the isolate (a Debug event of KIND, default\n"
+    "                        PauseInterrupted; also PauseBreakpoint, PauseException,\n"
+    "                        PauseStart, PausePostRequest, PauseExit; extension\n"
     "                        replies are held) / resume it (Resume)\n"
     "  restart               hot restart: IsolateExit, new isolate id,\n"
     "                        IsolateStart/IsolateRunnable, ServiceExtensionAdded,\n"
@@ -99,12 +105,17 @@ static const char usage_text[] =
     "  reply normal|malformed|huge MB|wrongtypes\n"
     "                        shape of ext.telescope.frames replies\n"
     "  timings-delay MS      hold FrameTimings back MS (frames_pending)\n"
+    "  web-timeout MS        web: extension calls unanswered after MS get -32603\n"
+    "                        TimeoutException (DWDS WebSocket mode; 0: never)\n"
+    "  web-unregistered 32601|32603\n"
+    "                        web: an unregistered extension's error code\n"
     "  drop                  close every connection abruptly\n"
     "  stats                 counters as one JSON object\n"
     "  methods               the methods received, in order (JSON array)\n"
     "  params                the last ext.telescope.frames params, raw and as\n"
     "                        the handler saw them (JSON)\n"
-    "  quit                  stop (so do SIGTERM and SIGINT; stdin EOF does not)\n"
+    "  quit                  stop (so do SIGTERM and SIGINT; stdin EOF does not,\n"
+    "                        unless --exit-on-eof)\n"
     "\n"
     "On start it prints the two lines `flutter run` prints: the VM Service URI\n"
     "and the DevTools URL.\n";
@@ -114,8 +125,7 @@ static int parse_long(const char *s, long lo, long hi, long *out) {
   long v;
   errno = 0;
   v = strtol(s, &end, 10);
-  if (errno || end == s || *end || v < lo || v > hi)
-    return -1;
+  if (errno || end == s || *end || v < lo || v > hi) return -1;
   *out = v;
   return 0;
 }
@@ -123,18 +133,16 @@ static int parse_long(const char *s, long lo, long hi, long *out) {
 static int parse_fps(const char *s, double *out) {
   char *end;
   double v = strtod(s, &end);
-  if (end == s || *end || !(v >= 0.1 && v <= 1000))
-    return -1;
+  if (end == s || *end || !(v >= 0.1 && v <= 1000)) return -1;
   *out = v;
   return 0;
 }
 
 static int token_ok(const char *t) {
-  if (!*t || strlen(t) > 48)
-    return 0;
+  if (!*t || strlen(t) > 48) return 0;
   for (; *t; t++)
-    if (!((*t >= 'A' && *t <= 'Z') || (*t >= 'a' && *t <= 'z') ||
-          (*t >= '0' && *t <= '9') || *t == '-' || *t == '_' || *t == '='))
+    if (!((*t >= 'A' && *t <= 'Z') || (*t >= 'a' && *t <= 'z') || (*t >= '0' && *t <= '9') ||
+          *t == '-' || *t == '_' || *t == '='))
       return 0;
   return 1;
 }
@@ -148,25 +156,41 @@ static int bad_usage(const char *fmt, const char *arg) {
 
 /* Fills cfg; returns -1 to go on, else the exit code. */
 static int parse_args(int argc, char **argv, sim_config_t *cfg) {
-  enum { O_HOST = 256, O_PORT, O_TOKEN, O_MODE, O_FPS, O_SCENARIO, O_SEED, O_URI_FILE,
-         O_RING, O_BATCH, O_METHOD_LOG, O_NO_WATCHER, O_VERBOSE, O_HELP, O_VERSION };
-  static const struct option opts[] = {
-      {"host", required_argument, NULL, O_HOST},
-      {"port", required_argument, NULL, O_PORT},
-      {"token", required_argument, NULL, O_TOKEN},
-      {"mode", required_argument, NULL, O_MODE},
-      {"fps", required_argument, NULL, O_FPS},
-      {"scenario", required_argument, NULL, O_SCENARIO},
-      {"seed", required_argument, NULL, O_SEED},
-      {"uri-file", required_argument, NULL, O_URI_FILE},
-      {"ring", required_argument, NULL, O_RING},
-      {"timings-batch-ms", required_argument, NULL, O_BATCH},
-      {"method-log", required_argument, NULL, O_METHOD_LOG},
-      {"no-watcher", no_argument, NULL, O_NO_WATCHER},
-      {"verbose", no_argument, NULL, O_VERBOSE},
-      {"help", no_argument, NULL, O_HELP},
-      {"version", no_argument, NULL, O_VERSION},
-      {NULL, 0, NULL, 0}};
+  enum {
+    O_HOST = 256,
+    O_PORT,
+    O_TOKEN,
+    O_MODE,
+    O_FPS,
+    O_SCENARIO,
+    O_SEED,
+    O_URI_FILE,
+    O_RING,
+    O_BATCH,
+    O_METHOD_LOG,
+    O_NO_WATCHER,
+    O_EXIT_ON_EOF,
+    O_VERBOSE,
+    O_HELP,
+    O_VERSION
+  };
+  static const struct option opts[] = {{"host", required_argument, NULL, O_HOST},
+                                       {"port", required_argument, NULL, O_PORT},
+                                       {"token", required_argument, NULL, O_TOKEN},
+                                       {"mode", required_argument, NULL, O_MODE},
+                                       {"fps", required_argument, NULL, O_FPS},
+                                       {"scenario", required_argument, NULL, O_SCENARIO},
+                                       {"seed", required_argument, NULL, O_SEED},
+                                       {"uri-file", required_argument, NULL, O_URI_FILE},
+                                       {"ring", required_argument, NULL, O_RING},
+                                       {"timings-batch-ms", required_argument, NULL, O_BATCH},
+                                       {"method-log", required_argument, NULL, O_METHOD_LOG},
+                                       {"no-watcher", no_argument, NULL, O_NO_WATCHER},
+                                       {"exit-on-eof", no_argument, NULL, O_EXIT_ON_EOF},
+                                       {"verbose", no_argument, NULL, O_VERBOSE},
+                                       {"help", no_argument, NULL, O_HELP},
+                                       {"version", no_argument, NULL, O_VERSION},
+                                       {NULL, 0, NULL, 0}};
   int c;
   long v;
 
@@ -178,90 +202,90 @@ static int parse_args(int argc, char **argv, sim_config_t *cfg) {
   opterr = 0;
   while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
     switch (c) {
-    case O_HOST:
-      cfg->host = optarg;
-      break;
-    case O_PORT:
-      if (parse_long(optarg, 0, 65535, &v))
-        return bad_usage("--port wants 0..65535, got '%s'", optarg);
-      cfg->port = (int)v;
-      break;
-    case O_TOKEN:
-      if (!token_ok(optarg))
-        return bad_usage("--token wants 1-48 base64url characters, got '%s'", optarg);
-      cfg->token = optarg;
-      break;
-    case O_MODE:
-      if (!strcmp(optarg, "dds"))
-        cfg->mode = SIM_MODE_DDS;
-      else if (!strcmp(optarg, "vm"))
-        cfg->mode = SIM_MODE_VM;
-      else if (!strcmp(optarg, "web"))
-        cfg->mode = SIM_MODE_WEB;
-      else
-        return bad_usage("--mode wants dds, vm or web, got '%s'", optarg);
-      break;
-    case O_FPS:
-      if (parse_fps(optarg, &cfg->fps))
-        return bad_usage("--fps wants a number in 0.1..1000, got '%s'", optarg);
-      break;
-    case O_SCENARIO:
-      if ((c = sim_scenario_parse(optarg)) < 0)
-        return bad_usage("--scenario wants steady, janky, idle or stalled, got '%s'",
-                         optarg);
-      cfg->scenario = (sim_scenario_t)c;
-      break;
-    case O_SEED: {
-      char *end;
-      errno = 0;
-      cfg->seed = strtoull(optarg, &end, 10);
-      if (errno || end == optarg || *end)
-        return bad_usage("--seed wants a non-negative integer, got '%s'", optarg);
-      cfg->seeded = 1;
-      break;
-    }
-    case O_URI_FILE:
-      cfg->uri_file = optarg;
-      break;
-    case O_RING:
-      if (parse_long(optarg, 1, 10000000, &v))
-        return bad_usage("--ring wants 1..10000000, got '%s'", optarg);
-      cfg->ring = (size_t)v;
-      break;
-    case O_BATCH:
-      if (parse_long(optarg, 1, 60000, &v))
-        return bad_usage("--timings-batch-ms wants 1..60000, got '%s'", optarg);
-      cfg->timings_batch_ms = (int)v;
-      break;
-    case O_METHOD_LOG:
-      cfg->method_log = optarg;
-      break;
-    case O_NO_WATCHER:
-      cfg->no_watcher = 1;
-      break;
-    case O_VERBOSE:
-      cfg->verbose = 1;
-      break;
-    case O_HELP:
-      fputs(usage_text, stdout);
-      return 0;
-    case O_VERSION:
-      printf("telescope-sim %s\n", TELESCOPE_VERSION);
-      return 0;
-    default:
-      return bad_usage("unknown or incomplete option '%s'", argv[optind - 1]);
+      case O_HOST:
+        cfg->host = optarg;
+        break;
+      case O_PORT:
+        if (parse_long(optarg, 0, 65535, &v))
+          return bad_usage("--port wants 0..65535, got '%s'", optarg);
+        cfg->port = (int)v;
+        break;
+      case O_TOKEN:
+        if (!token_ok(optarg))
+          return bad_usage("--token wants 1-48 base64url characters, got '%s'", optarg);
+        cfg->token = optarg;
+        break;
+      case O_MODE:
+        if (!strcmp(optarg, "dds"))
+          cfg->mode = SIM_MODE_DDS;
+        else if (!strcmp(optarg, "vm"))
+          cfg->mode = SIM_MODE_VM;
+        else if (!strcmp(optarg, "web"))
+          cfg->mode = SIM_MODE_WEB;
+        else
+          return bad_usage("--mode wants dds, vm or web, got '%s'", optarg);
+        break;
+      case O_FPS:
+        if (parse_fps(optarg, &cfg->fps))
+          return bad_usage("--fps wants a number in 0.1..1000, got '%s'", optarg);
+        break;
+      case O_SCENARIO:
+        if ((c = sim_scenario_parse(optarg)) < 0)
+          return bad_usage("--scenario wants steady, janky, idle or stalled, got '%s'", optarg);
+        cfg->scenario = (sim_scenario_t)c;
+        break;
+      case O_SEED: {
+        char *end;
+        errno = 0;
+        cfg->seed = strtoull(optarg, &end, 10);
+        if (errno || end == optarg || *end)
+          return bad_usage("--seed wants a non-negative integer, got '%s'", optarg);
+        cfg->seeded = 1;
+        break;
+      }
+      case O_URI_FILE:
+        cfg->uri_file = optarg;
+        break;
+      case O_RING:
+        if (parse_long(optarg, 1, 10000000, &v))
+          return bad_usage("--ring wants 1..10000000, got '%s'", optarg);
+        cfg->ring = (size_t)v;
+        break;
+      case O_BATCH:
+        if (parse_long(optarg, 1, 60000, &v))
+          return bad_usage("--timings-batch-ms wants 1..60000, got '%s'", optarg);
+        cfg->timings_batch_ms = (int)v;
+        break;
+      case O_METHOD_LOG:
+        cfg->method_log = optarg;
+        break;
+      case O_NO_WATCHER:
+        cfg->no_watcher = 1;
+        break;
+      case O_EXIT_ON_EOF:
+        cfg->exit_on_eof = 1;
+        break;
+      case O_VERBOSE:
+        cfg->verbose = 1;
+        break;
+      case O_HELP:
+        fputs(usage_text, stdout);
+        return 0;
+      case O_VERSION:
+        printf("telescope-sim %s\n", TELESCOPE_VERSION);
+        return 0;
+      default:
+        return bad_usage("unknown or incomplete option '%s'", argv[optind - 1]);
     }
   }
-  if (optind < argc)
-    return bad_usage("unexpected argument '%s'", argv[optind]);
+  if (optind < argc) return bad_usage("unexpected argument '%s'", argv[optind]);
   return -1;
 }
 
 /* ---- start-up helpers -------------------------------------------------------- */
 
 static void make_token(sim_t *s) {
-  static const char b64[] =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+  static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
   unsigned char bytes[9] = {0};
   uint64_t r = sim_rand_next(&s->rng);
   int i;
@@ -270,12 +294,10 @@ static void make_token(sim_t *s) {
     snprintf(s->token, sizeof s->token, "%s", s->cfg.token);
     return;
   }
-  for (i = 0; i < 8; i++)
-    bytes[i] = (unsigned char)(r >> (8 * i));
+  for (i = 0; i < 8; i++) bytes[i] = (unsigned char)(r >> (8 * i));
   /* 8 bytes -> 12 characters, the last one '=' (base64Url in Dart). */
   for (i = 0; i < 3; i++) {
-    unsigned v = (unsigned)bytes[3 * i] << 16 | (unsigned)bytes[3 * i + 1] << 8 |
-                 bytes[3 * i + 2];
+    unsigned v = (unsigned)bytes[3 * i] << 16 | (unsigned)bytes[3 * i + 1] << 8 | bytes[3 * i + 2];
     s->token[4 * i] = b64[(v >> 18) & 63];
     s->token[4 * i + 1] = b64[(v >> 12) & 63];
     s->token[4 * i + 2] = b64[(v >> 6) & 63];
@@ -288,24 +310,41 @@ static uint64_t random_seed(void) {
   uint64_t v = 0;
   int fd = open("/dev/urandom", O_RDONLY);
   if (fd >= 0) {
-    if (read(fd, &v, sizeof v) != (ssize_t)sizeof v)
-      v = 0;
+    if (read(fd, &v, sizeof v) != (ssize_t)sizeof v) v = 0;
     close(fd);
   }
   return v ^ (uint64_t)sim_wall_ms() ^ ((uint64_t)getpid() << 32);
 }
 
+/* lws binds to an address, not a name: resolve --host to its numeric form
+ * (IPv4 preferred), which is also what the printed URIs carry. */
+static int resolve_host(const char *host, char *out, size_t n) {
+  struct addrinfo hints, *res = NULL, *ai, *pick = NULL;
+  int rc;
+
+  memset(&hints, 0, sizeof hints);
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  rc = getaddrinfo(host, NULL, &hints, &res);
+  if (rc) return -1;
+  for (ai = res; ai; ai = ai->ai_next)
+    if (!pick || (ai->ai_family == AF_INET && pick->ai_family != AF_INET)) pick = ai;
+  rc = pick ? getnameinfo(pick->ai_addr, pick->ai_addrlen, out, (socklen_t)n, NULL, 0,
+                          NI_NUMERICHOST)
+            : -1;
+  freeaddrinfo(res);
+  return rc ? -1 : 0;
+}
+
 static int mkdirs_for(const char *path) {
   char tmp[4096];
   char *p;
-  if (strlen(path) >= sizeof tmp)
-    return -1;
+  if (strlen(path) >= sizeof tmp) return -1;
   strcpy(tmp, path);
   for (p = tmp + 1; *p; p++)
     if (*p == '/') {
       *p = '\0';
-      if (mkdir(tmp, 0755) && errno != EEXIST)
-        return -1;
+      if (mkdir(tmp, 0755) && errno != EEXIST) return -1;
       *p = '/';
     }
   return 0;
@@ -318,8 +357,7 @@ static void write_uri_file(sim_t *s) {
   FILE *f;
   int ok;
 
-  if (!s->cfg.uri_file)
-    return;
+  if (!s->cfg.uri_file) return;
   snprintf(tmp, sizeof tmp, "%s.%ld.tmp", s->cfg.uri_file, (long)getpid());
   if (mkdirs_for(s->cfg.uri_file) || !(f = fopen(tmp, "w"))) {
     fprintf(stderr, "Failed to write vmservice-out-file at %s\n", s->cfg.uri_file);
@@ -341,14 +379,12 @@ static json_t *stats_json(sim_t *s) {
       "s:I, s:f}",
       "framesDrawn", (json_int_t)s->gen.frames_drawn, "recordsWritten",
       (json_int_t)s->gen.records_written, "jankInjected", (json_int_t)s->gen.jank_injected,
-      "jankFrames", (json_int_t)s->gen.jank_frames, "timingsPending",
-      (json_int_t)s->gen.n_pend, "liveness",
-      (json_int_t)(s->model ? wm_liveness(s->model) : 0), "runId", s->run_id,
-      "isolateId", s->vm.isolate_id, "lastSeq",
-      (json_int_t)(s->model ? wm_last_seq(s->model) : 0), "connections",
-      (int)s->srv.n_conns, "methods", s->vm.method_counts, "scenario",
-      sim_scenario_name(s->gen.scenario), "paused", s->vm.paused, "watcher",
-      s->vm.watcher, "heldCalls", (json_int_t)sim_vm_held_calls(s), "lastFrameNumber",
+      "jankFrames", (json_int_t)s->gen.jank_frames, "timingsPending", (json_int_t)s->gen.n_pend,
+      "liveness", (json_int_t)(s->model ? wm_liveness(s->model) : 0), "runId", s->run_id,
+      "isolateId", s->vm.isolate_id, "lastSeq", (json_int_t)(s->model ? wm_last_seq(s->model) : 0),
+      "connections", (int)s->srv.n_conns, "methods", s->vm.method_counts, "scenario",
+      sim_scenario_name(s->gen.scenario), "paused", s->vm.paused, "watcher", s->vm.watcher,
+      "heldCalls", (json_int_t)sim_vm_held_calls(s), "lastFrameNumber",
       (json_int_t)s->gen.frame_number, "fps", s->gen.fps);
   if (j && s->model) {
     json_object_set_new(j, "collecting", json_boolean(wm_collecting(s->model)));
@@ -360,8 +396,8 @@ static json_t *stats_json(sim_t *s) {
   if (j)
     json_object_set_new(
         j, "tracking",
-        json_pack("{s:b, s:b, s:b}", "widgets", s->vm.bool_ext[SIM_EXT_PROFILE_WIDGETS],
-                  "layouts", s->vm.bool_ext[SIM_EXT_PROFILE_LAYOUTS], "paints",
+        json_pack("{s:b, s:b, s:b}", "widgets", s->vm.bool_ext[SIM_EXT_PROFILE_WIDGETS], "layouts",
+                  s->vm.bool_ext[SIM_EXT_PROFILE_LAYOUTS], "paints",
                   s->vm.bool_ext[SIM_EXT_PROFILE_PAINTS]));
   return j;
 }
@@ -402,21 +438,18 @@ static int run_command(sim_t *s, char *line) {
   int on;
 
   cmd = strtok_r(line, " \t\r", &save);
-  if (!cmd)
-    return 0; /* blank line: nothing to answer */
+  if (!cmd) return 0; /* blank line: nothing to answer */
   arg = strtok_r(NULL, " \t\r", &save);
   arg2 = strtok_r(NULL, " \t\r", &save);
 
   if (!strcmp(cmd, "scenario")) {
     int sc = arg ? sim_scenario_parse(arg) : -1;
-    if (sc < 0)
-      return answer("error scenario wants steady|janky|idle|stalled");
+    if (sc < 0) return answer("error scenario wants steady|janky|idle|stalled");
     sim_gen_set_scenario(s, (sim_scenario_t)sc);
     answer("ok scenario %s", arg);
   } else if (!strcmp(cmd, "fps")) {
     double fps;
-    if (!arg || parse_fps(arg, &fps))
-      return answer("error fps wants a number in 0.1..1000");
+    if (!arg || parse_fps(arg, &fps)) return answer("error fps wants a number in 0.1..1000");
     sim_gen_set_fps(s, fps);
     answer("ok fps %g", fps);
   } else if (!strcmp(cmd, "inject")) {
@@ -425,8 +458,11 @@ static int run_command(sim_t *s, char *line) {
     sim_gen_inject(s, (int)v);
     answer("ok inject %ld", v);
   } else if (!strcmp(cmd, "pause")) {
-    sim_vm_pause(s);
-    answer("ok paused %s", s->vm.isolate_id);
+    if (sim_vm_pause(s, arg))
+      return answer(
+          "error pause wants PauseInterrupted|PauseBreakpoint|PauseException|"
+          "PauseStart|PausePostRequest|PauseExit");
+    answer("ok paused %s %s", s->vm.isolate_id, s->vm.pause_kind);
   } else if (!strcmp(cmd, "resume")) {
     sim_vm_resume(s);
     sim_gen_flush(s);
@@ -438,8 +474,7 @@ static int run_command(sim_t *s, char *line) {
     sim_vm_reload(s);
     answer("ok reloaded %s", s->vm.isolate_id);
   } else if (!strcmp(cmd, "watcher")) {
-    if (on_off(arg, &on))
-      return answer("error watcher wants on|off");
+    if (on_off(arg, &on)) return answer("error watcher wants on|off");
     sim_vm_set_watcher(s, on);
     answer("ok watcher %s", arg);
   } else if (!strcmp(cmd, "ext-delay")) {
@@ -448,13 +483,11 @@ static int run_command(sim_t *s, char *line) {
     s->vm.ext_delay_ms = (int)v;
     answer("ok ext-delay %ld", v);
   } else if (!strcmp(cmd, "ext-hang")) {
-    if (on_off(arg, &on))
-      return answer("error ext-hang wants on|off");
+    if (on_off(arg, &on)) return answer("error ext-hang wants on|off");
     sim_vm_set_hang(s, on);
     answer("ok ext-hang %s", arg);
   } else if (!strcmp(cmd, "ext-error")) {
-    if (on_off(arg, &on))
-      return answer("error ext-error wants on|off");
+    if (on_off(arg, &on)) return answer("error ext-error wants on|off");
     s->vm.ext_error = on;
     answer("ok ext-error %s", arg);
   } else if (!strcmp(cmd, "reply")) {
@@ -472,6 +505,17 @@ static int run_command(sim_t *s, char *line) {
     } else
       return answer("error reply wants normal|malformed|huge MB|wrongtypes");
     answer("ok reply %s%s%s", arg, arg2 ? " " : "", arg2 ? arg2 : "");
+  } else if (!strcmp(cmd, "web-timeout")) {
+    if (!arg || parse_long(arg, 0, 3600000, &v))
+      return answer("error web-timeout wants milliseconds 0..3600000");
+    s->vm.web_timeout_ms = (int)v;
+    answer("ok web-timeout %ld%s", v, s->cfg.mode == SIM_MODE_WEB ? "" : " (applies in web mode)");
+  } else if (!strcmp(cmd, "web-unregistered")) {
+    if (!arg || (strcmp(arg, "32601") && strcmp(arg, "32603")))
+      return answer("error web-unregistered wants 32601|32603");
+    s->vm.web_unregistered = arg[4] == '1' ? -32601 : -32603;
+    answer("ok web-unregistered -%s%s", arg,
+           s->cfg.mode == SIM_MODE_WEB ? "" : " (applies in web mode)");
   } else if (!strcmp(cmd, "timings-delay")) {
     if (!arg || parse_long(arg, 0, 3600000, &v))
       return answer("error timings-delay wants milliseconds 0..3600000");
@@ -488,10 +532,8 @@ static int run_command(sim_t *s, char *line) {
     answer_json(json_incref(s->vm.method_list));
   } else if (!strcmp(cmd, "params")) {
     answer_json(json_pack("{s:O, s:O}", "raw",
-                          s->vm.last_raw_params ? s->vm.last_raw_params : json_null(),
-                          "handed",
-                          s->vm.last_handed_params ? s->vm.last_handed_params
-                                                   : json_null()));
+                          s->vm.last_raw_params ? s->vm.last_raw_params : json_null(), "handed",
+                          s->vm.last_handed_params ? s->vm.last_handed_params : json_null()));
   } else if (!strcmp(cmd, "quit")) {
     answer("ok quit");
     shutdown_sim(s);
@@ -534,12 +576,14 @@ static void on_stdin_read(uv_stream_t *st, ssize_t n, const uv_buf_t *buf) {
   if (n > 0) {
     feed_stdin(&sim, buf->base, (size_t)n);
   } else if (n < 0) {
-    /* EOF does not stop the simulator: tests may close its stdin. */
+    /* EOF does not stop the simulator (tests may close its stdin), unless
+     * a parent asked for its lifetime with --exit-on-eof. */
     uv_read_stop(st);
     if (stdin_active) {
       stdin_active = 0;
       uv_close((uv_handle_t *)st, NULL);
     }
+    if (sim.cfg.exit_on_eof) shutdown_sim(&sim);
   }
 }
 
@@ -557,12 +601,11 @@ static void start_stdin(sim_t *s) {
     /* A regular file (uv_pipe_open would fail on it): read it through now. */
     char buf[8192];
     ssize_t n;
-    while (!s->stopping && (n = read(0, buf, sizeof buf)) > 0)
-      feed_stdin(s, buf, (size_t)n);
+    while (!s->stopping && (n = read(0, buf, sizeof buf)) > 0) feed_stdin(s, buf, (size_t)n);
+    if (s->cfg.exit_on_eof) shutdown_sim(s);
     return;
   }
-  if (rc)
-    return;
+  if (rc) return;
   stdin_active = 1;
   uv_read_start((uv_stream_t *)&stdin_handle, on_stdin_alloc, on_stdin_read);
 }
@@ -570,8 +613,7 @@ static void start_stdin(sim_t *s) {
 /* ---- shutdown ---------------------------------------------------------------- */
 
 static void shutdown_sim(sim_t *s) {
-  if (s->stopping)
-    return;
+  if (s->stopping) return;
   s->stopping = 1;
   if (stdin_active) {
     stdin_active = 0;
@@ -593,16 +635,26 @@ static void on_signal(uv_signal_t *h, int signum) {
 
 int main(int argc, char **argv) {
   sim_t *s = &sim;
+  char host_num[64], uri_host[72];
   wm_config_t mcfg;
   int rc;
 
   rc = parse_args(argc, argv, &s->cfg);
-  if (rc >= 0)
-    return rc;
+  if (rc >= 0) return rc;
   signal(SIGPIPE, SIG_IGN);
+  /* `telescope-sim &` from an interactive shell: reading the terminal from
+   * the background would stop the whole app; the read fails instead and the
+   * sim goes on without stdin commands. */
+  signal(SIGTTIN, SIG_IGN);
   s->rng = s->cfg.seeded ? s->cfg.seed : random_seed();
-  if (!s->cfg.seeded)
-    s->cfg.seed = sim_rand_next(&s->rng);
+  if (!s->cfg.seeded) s->cfg.seed = sim_rand_next(&s->rng);
+  if (resolve_host(s->cfg.host, host_num, sizeof host_num)) {
+    fprintf(stderr, "telescope-sim: cannot resolve --host %s\n", s->cfg.host);
+    return 2;
+  }
+  s->cfg.host = host_num;
+  /* An IPv6 address goes in brackets inside a URI. */
+  snprintf(uri_host, sizeof uri_host, strchr(host_num, ':') ? "[%s]" : "%s", host_num);
   s->loop = uv_default_loop();
   make_token(s);
   sim_new_run_id(s);
@@ -616,12 +668,9 @@ int main(int argc, char **argv) {
     fprintf(stderr, "telescope-sim: cannot create the watcher model\n");
     return 1;
   }
-  if (sim_server_init(s))
-    goto fail_server;
-  if (sim_vm_init(s))
-    goto fail_vm;
-  if (sim_gen_init(s))
-    goto fail_gen;
+  if (sim_server_init(s)) goto fail_server;
+  if (sim_vm_init(s)) goto fail_vm;
+  if (sim_gen_init(s)) goto fail_gen;
   uv_signal_init(s->loop, &sig_int);
   uv_signal_init(s->loop, &sig_term);
   uv_signal_start(&sig_int, on_signal, SIGINT);
@@ -629,29 +678,24 @@ int main(int argc, char **argv) {
 
   if (s->cfg.mode == SIM_MODE_WEB) {
     /* DWDS prints no trailing slash and serves the socket on /<token>. */
-    snprintf(s->http_uri, sizeof s->http_uri, "http://%s:%d/%s", s->cfg.host,
-             s->srv.port, s->token);
-    snprintf(s->ws_uri, sizeof s->ws_uri, "ws://%s:%d/%s", s->cfg.host, s->srv.port,
-             s->token);
+    snprintf(s->http_uri, sizeof s->http_uri, "http://%s:%d/%s", uri_host, s->srv.port, s->token);
+    snprintf(s->ws_uri, sizeof s->ws_uri, "ws://%s:%d/%s", uri_host, s->srv.port, s->token);
   } else {
-    snprintf(s->http_uri, sizeof s->http_uri, "http://%s:%d/%s/", s->cfg.host,
-             s->srv.port, s->token);
-    snprintf(s->ws_uri, sizeof s->ws_uri, "ws://%s:%d/%s/ws", s->cfg.host, s->srv.port,
-             s->token);
+    snprintf(s->http_uri, sizeof s->http_uri, "http://%s:%d/%s/", uri_host, s->srv.port, s->token);
+    snprintf(s->ws_uri, sizeof s->ws_uri, "ws://%s:%d/%s/ws", uri_host, s->srv.port, s->token);
   }
   write_uri_file(s); /* before the banner: whoever sees the banner finds the file */
   printf("A Dart VM Service on telescope-sim is available at: %s\n", s->http_uri);
-  printf("The Flutter DevTools debugger and profiler on telescope-sim is available "
-         "at: http://127.0.0.1:9100?uri=%s\n",
-         s->http_uri);
+  printf(
+      "The Flutter DevTools debugger and profiler on telescope-sim is available "
+      "at: http://127.0.0.1:9100?uri=%s\n",
+      s->http_uri);
   fflush(stdout);
   start_stdin(s);
 
   uv_run(s->loop, UV_RUN_DEFAULT);
   rc = uv_loop_close(s->loop);
-  if (rc)
-    fprintf(stderr, "telescope-sim: loop closed with handles open: %s\n",
-            uv_strerror(rc));
+  if (rc) fprintf(stderr, "telescope-sim: loop closed with handles open: %s\n", uv_strerror(rc));
   wm_free(s->model);
   return 0;
 

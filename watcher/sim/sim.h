@@ -28,25 +28,26 @@ typedef enum {
 
 typedef enum {
   SIM_REPLY_NORMAL = 0,
-  SIM_REPLY_MALFORMED,  /* an invalid JSON text frame instead of the reply */
-  SIM_REPLY_HUGE,       /* the reply padded to huge_mb MiB */
-  SIM_REPLY_WRONGTYPES  /* numbers as strings, booleans as strings */
+  SIM_REPLY_MALFORMED, /* an invalid JSON text frame instead of the reply */
+  SIM_REPLY_HUGE,      /* the reply padded to huge_mb MiB */
+  SIM_REPLY_WRONGTYPES /* numbers as strings, booleans as strings */
 } sim_reply_t;
 
 typedef struct {
-  const char *host;       /* listen address (loopback by default) */
-  int port;               /* 0: ephemeral */
-  const char *token;      /* NULL: 8 random bytes, base64url */
+  const char *host;  /* listen address (loopback by default) */
+  int port;          /* 0: ephemeral */
+  const char *token; /* NULL: 8 random bytes, base64url */
   sim_mode_t mode;
   double fps;
   sim_scenario_t scenario;
   uint64_t seed;
-  int seeded;             /* --seed given: everything random is reproducible */
+  int seeded; /* --seed given: everything random is reproducible */
   const char *uri_file;
-  size_t ring;            /* 0: the model's default */
+  size_t ring; /* 0: the model's default */
   int timings_batch_ms;
   const char *method_log;
   int no_watcher;
+  int exit_on_eof; /* stdin EOF stops the sim (a parent's lifetime) */
   int verbose;
 } sim_config_t;
 
@@ -59,19 +60,19 @@ struct sim_conn {
   sim_conn_t *next;
   struct lws *wsi;
   uint64_t serial;
-  json_t *streams;        /* object: streamId -> true */
+  json_t *streams; /* object: streamId -> true */
   struct sim_msg *out_head, *out_tail;
   size_t out_bytes;
-  unsigned char *rx;      /* the message being reassembled */
+  unsigned char *rx; /* the message being reassembled */
   size_t rx_len, rx_cap;
-  int close_code;         /* > 0: close with this code once out is drained */
-  int dropping;           /* abrupt close requested */
+  int close_code; /* > 0: close with this code once out is drained */
+  int dropping;   /* abrupt close requested */
 };
 
 typedef struct sim {
   sim_config_t cfg;
   uv_loop_t *loop;
-  uint64_t rng;           /* ids, tokens, run ids (seeded with --seed) */
+  uint64_t rng; /* ids, tokens, run ids (seeded with --seed) */
   char token[64];
   char http_uri[256];
   char ws_uri[256];
@@ -93,24 +94,26 @@ typedef struct sim {
     int64_t isolate_start_ms;
     unsigned web_counter;
     int paused;
-    const char *pause_kind;    /* "Resume" or a Pause* kind */
+    const char *pause_kind; /* "Resume" or a Pause* kind */
     int64_t pause_ms;
-    int watcher;               /* ext.telescope.frames registered */
-    int watcher_installed;     /* the model has ever been fed */
-    int bool_ext[8];           /* state of Flutter's boolean extensions */
+    int watcher;           /* ext.telescope.frames registered */
+    int watcher_installed; /* the model has ever been fed */
+    int bool_ext[8];       /* state of Flutter's boolean extensions */
     int ext_delay_ms;
     int ext_hang;
     int ext_error;
+    int web_timeout_ms;   /* web: DWDS WebSocket-mode timeout (0: none) */
+    int web_unregistered; /* web: -32601 or -32603 for an unknown ext */
     sim_reply_t reply;
     size_t huge_mb;
     sim_call_t *calls_head, *calls_tail;
     uv_timer_t call_timer;
-    json_t *method_counts;     /* object: method -> count */
-    json_t *method_list;       /* array of methods in order received */
+    json_t *method_counts; /* object: method -> count */
+    json_t *method_list;   /* array of methods in order received */
     FILE *method_log;
-    json_t *last_raw_params;   /* last ext.telescope.frames params as sent */
-    json_t *last_handed_params;/* ... and as the handler saw them */
-    json_t *ext_history;       /* DDS replays Extension events to new listeners */
+    json_t *last_raw_params;    /* last ext.telescope.frames params as sent */
+    json_t *last_handed_params; /* ... and as the handler saw them */
+    json_t *ext_history;        /* DDS replays Extension events to new listeners */
   } vm;
 
   struct {
@@ -119,16 +122,16 @@ typedef struct sim {
     double next_tick_ms;
     sim_scenario_t scenario;
     double fps;
-    uint64_t frame_index;      /* frames drawn so far: seeds each frame */
+    uint64_t frame_index; /* frames drawn so far: seeds each frame */
     int64_t frame_number;
     int inject_left;
     int timings_delay_ms;
-    int probe_requested;       /* ext.ui.window.scheduleFrame */
-    int64_t busy_until_us;     /* the UI thread is still in the last frame */
-    int have_post;             /* POST_FRAME of the last frame: next drain */
+    int probe_requested;   /* ext.ui.window.scheduleFrame */
+    int64_t busy_until_us; /* the UI thread is still in the last frame */
+    int have_post;         /* POST_FRAME of the last frame: next drain */
     int64_t post_start_us, post_dur_us;
     wm_timing_t *pend;
-    uint64_t *pend_due_ms;     /* when each pending timing's frame was drawn */
+    uint64_t *pend_due_ms; /* when each pending timing's frame was drawn */
     size_t n_pend, cap_pend;
     int first_reported;
     uint64_t frames_drawn, records_written, jank_injected, jank_frames;

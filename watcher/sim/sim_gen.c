@@ -17,8 +17,7 @@ static const char *const scenario_names[] = {"steady", "janky", "idle", "stalled
 int sim_scenario_parse(const char *name) {
   int i;
   for (i = 0; i < 4; i++)
-    if (!strcmp(name, scenario_names[i]))
-      return i;
+    if (!strcmp(name, scenario_names[i])) return i;
   return -1;
 }
 
@@ -33,8 +32,7 @@ typedef struct {
 
 /* Blocks are appended when they finish: callers push children first. */
 static void push(evbuf_t *b, const char *name, int64_t start, int64_t end) {
-  if (b->n < MAX_EVENTS)
-    b->ev[b->n++] = (wm_event_t){name, start, end - start};
+  if (b->n < MAX_EVENTS) b->ev[b->n++] = (wm_event_t){name, start, end - start};
 }
 
 /* A frame's random draws, all made up front and in a fixed order, so the
@@ -82,27 +80,25 @@ static void draw_numbers(const sim_t *s, draws_t *d) {
 
 /* RenderFlex ⊃ RenderParagraph×n inside LAYOUT or PAINT when tracked;
  * returns the end time. Untracked, the same work takes the same time. */
-static int64_t render_objects(evbuf_t *b, int tracked, int64_t t, int64_t flex,
-                              const int64_t *para, int n) {
+static int64_t render_objects(evbuf_t *b, int tracked, int64_t t, int64_t flex, const int64_t *para,
+                              int n) {
   int64_t c = t + 5;
   int i;
   for (i = 0; i < n; i++) {
-    if (tracked)
-      push(b, "RenderParagraph", c, c + para[i]);
+    if (tracked) push(b, "RenderParagraph", c, c + para[i]);
     c += para[i] + 3;
   }
   c += flex;
-  if (tracked)
-    push(b, "RenderFlex", t, c);
+  if (tracked) push(b, "RenderFlex", t, c);
   return c;
 }
 
 /* Builds one frame starting at vsync: fills b (finish order) and *timing;
  * returns the time the framework's work ended (FINALIZE TREE). */
-static int64_t build_frame(sim_t *s, const draws_t *d, int jank_us, int64_t vsync,
-                           evbuf_t *b, wm_timing_t *timing) {
-  int widgets = s->vm.bool_ext[SIM_EXT_PROFILE_WIDGETS] ||
-                s->vm.bool_ext[SIM_EXT_PROFILE_USER_WIDGETS];
+static int64_t build_frame(sim_t *s, const draws_t *d, int jank_us, int64_t vsync, evbuf_t *b,
+                           wm_timing_t *timing) {
+  int widgets =
+      s->vm.bool_ext[SIM_EXT_PROFILE_WIDGETS] || s->vm.bool_ext[SIM_EXT_PROFILE_USER_WIDGETS];
   int layouts = s->vm.bool_ext[SIM_EXT_PROFILE_LAYOUTS];
   int paints = s->vm.bool_ext[SIM_EXT_PROFILE_PAINTS];
   int64_t build_start = vsync + d->overhead, t, c, c2, inner, end;
@@ -111,8 +107,7 @@ static int64_t build_frame(sim_t *s, const draws_t *d, int jank_us, int64_t vsyn
   /* The previous frame's POST_FRAME block closed after that frame's drain,
    * so it lands in this frame's buffer (the persistent-callback drain). */
   if (s->gen.have_post)
-    push(b, "POST_FRAME", s->gen.post_start_us,
-         s->gen.post_start_us + s->gen.post_dur_us);
+    push(b, "POST_FRAME", s->gen.post_start_us, s->gen.post_start_us + s->gen.post_dur_us);
 
   /* BUILD ⊃ FeedList ⊃ ProductCard ⊃ Text (when widget builds are tracked),
    * and SlowWidget (a custom FlutterTimeline block) in janky frames. */
@@ -129,8 +124,7 @@ static int64_t build_frame(sim_t *s, const draws_t *d, int jank_us, int64_t vsyn
     push(b, "FeedList", c, c2 + 15);
     c = c2 + 15;
   } else {
-    for (i = 0; i < d->n_cards; i++)
-      c += d->card[i] + 5;
+    for (i = 0; i < d->n_cards; i++) c += d->card[i] + 5;
     c += 35;
   }
   if (jank_us > 0) {
@@ -143,8 +137,8 @@ static int64_t build_frame(sim_t *s, const draws_t *d, int jank_us, int64_t vsyn
   /* LAYOUT (root) ⊃ LAYOUT: the RenderView lives in a child PipelineOwner. */
   t = c + 10;
   inner = t + 8;
-  c = render_objects(b, layouts, inner + 10, d->flex_layout, d->para_layout,
-                     d->n_cards) + d->layout_self;
+  c = render_objects(b, layouts, inner + 10, d->flex_layout, d->para_layout, d->n_cards) +
+      d->layout_self;
   push(b, "LAYOUT", inner, c);
   c += 8;
   push(b, "LAYOUT (root)", t, c);
@@ -156,8 +150,7 @@ static int64_t build_frame(sim_t *s, const draws_t *d, int jank_us, int64_t vsyn
 
   t = c + 5;
   inner = t + 8;
-  c = render_objects(b, paints, inner + 10, d->flex_paint, d->para_paint,
-                     d->n_cards) + 40;
+  c = render_objects(b, paints, inner + 10, d->flex_paint, d->para_paint, d->n_cards) + 40;
   push(b, "PAINT", inner, c);
   c += 8;
   push(b, "PAINT (root)", t, c);
@@ -192,12 +185,10 @@ static void push_timing(sim_t *s, const wm_timing_t *timing) {
     size_t cap = s->gen.cap_pend ? s->gen.cap_pend * 2 : 64;
     wm_timing_t *p = realloc(s->gen.pend, cap * sizeof *p);
     uint64_t *q;
-    if (!p)
-      return;
+    if (!p) return;
     s->gen.pend = p;
     q = realloc(s->gen.pend_due_ms, cap * sizeof *q);
-    if (!q)
-      return;
+    if (!q) return;
     s->gen.pend_due_ms = q;
     s->gen.cap_pend = cap;
   }
@@ -222,8 +213,7 @@ void sim_gen_flush(sim_t *s) {
   if (s->vm.paused) /* the timings callback is Dart code: not while paused */
     return;
   /* The delay in force now applies, so lowering it releases held timings. */
-  while (n < s->gen.n_pend && s->gen.pend_due_ms[n] + delay <= now)
-    n++;
+  while (n < s->gen.n_pend && s->gen.pend_due_ms[n] + delay <= now) n++;
   if (n) {
     size_t i;
     s->gen.first_reported = 1;
@@ -233,12 +223,12 @@ void sim_gen_flush(sim_t *s) {
       const wm_timing_t *t = &s->gen.pend[i];
       sim_vm_post_event(
           s, "Flutter.Frame",
-          json_pack("{s:I, s:I, s:I, s:I, s:I, s:I}", "number",
-                    (json_int_t)t->frame_number, "startTime", (json_int_t)t->build_start_us,
-                    "elapsed", (json_int_t)(t->raster_finish_us - t->vsync_start_us),
-                    "build", (json_int_t)(t->build_finish_us - t->build_start_us), "raster",
-                    (json_int_t)(t->raster_finish_us - t->raster_start_us),
-                    "vsyncOverhead", (json_int_t)(t->build_start_us - t->vsync_start_us)));
+          json_pack("{s:I, s:I, s:I, s:I, s:I, s:I}", "number", (json_int_t)t->frame_number,
+                    "startTime", (json_int_t)t->build_start_us, "elapsed",
+                    (json_int_t)(t->raster_finish_us - t->vsync_start_us), "build",
+                    (json_int_t)(t->build_finish_us - t->build_start_us), "raster",
+                    (json_int_t)(t->raster_finish_us - t->raster_start_us), "vsyncOverhead",
+                    (json_int_t)(t->build_start_us - t->vsync_start_us)));
     }
     if (s->model && s->vm.watcher) {
       wm_timings(s->model, s->gen.pend, n);
@@ -250,8 +240,7 @@ void sim_gen_flush(sim_t *s) {
             (s->gen.n_pend - n) * sizeof *s->gen.pend_due_ms);
     s->gen.n_pend -= n;
   }
-  if (!s->gen.n_pend)
-    uv_timer_stop(&s->gen.flush_timer);
+  if (!s->gen.n_pend) uv_timer_stop(&s->gen.flush_timer);
 }
 
 static void on_flush(uv_timer_t *t) {
@@ -274,8 +263,7 @@ static void draw_frame(sim_t *s) {
   } else if (s->gen.scenario == SIM_SCENARIO_JANKY && d.jank_roll < 120) {
     jank_us = (int)(budget * d.slow_factor);
   }
-  if (jank_us)
-    s->gen.jank_frames++;
+  if (jank_us) s->gen.jank_frames++;
   b.n = 0;
   s->gen.frame_number++;
   end = build_frame(s, &d, jank_us, now, &b, &timing);
@@ -308,30 +296,28 @@ static void on_tick(uv_timer_t *t) {
   sim_t *s = (sim_t *)((char *)t - offsetof(sim_t, gen.frame_timer));
   int probe = 0, want = 0;
 
-  if (s->model && s->vm.watcher && wm_take_probe(s->model))
-    probe = 1;
+  if (s->model && s->vm.watcher && wm_take_probe(s->model)) probe = 1;
   if (s->gen.probe_requested) {
     s->gen.probe_requested = 0;
     probe = 1;
   }
   switch (s->gen.scenario) {
-  case SIM_SCENARIO_STEADY:
-  case SIM_SCENARIO_JANKY:
-    want = 1;
-    break;
-  case SIM_SCENARIO_IDLE:
-    want = probe;
-    break;
-  case SIM_SCENARIO_STALLED: /* a probe is swallowed: no vsync arrives */
-    want = 0;
-    break;
+    case SIM_SCENARIO_STEADY:
+    case SIM_SCENARIO_JANKY:
+      want = 1;
+      break;
+    case SIM_SCENARIO_IDLE:
+      want = probe;
+      break;
+    case SIM_SCENARIO_STALLED: /* a probe is swallowed: no vsync arrives */
+      want = 0;
+      break;
   }
   if (want && !s->vm.paused && sim_now_us() >= s->gen.busy_until_us)
     draw_frame(s);
   else if (want && probe)
     s->gen.probe_requested = 1; /* keep the request for the next vsync */
-  if (s->gen.pend && s->gen.n_pend &&
-      !uv_is_active((uv_handle_t *)&s->gen.flush_timer)) {
+  if (s->gen.pend && s->gen.n_pend && !uv_is_active((uv_handle_t *)&s->gen.flush_timer)) {
     uint64_t ms = (uint64_t)(s->cfg.timings_batch_ms > 0 ? s->cfg.timings_batch_ms : 1);
     uv_timer_start(&s->gen.flush_timer, on_flush, ms, ms);
   }
@@ -354,13 +340,14 @@ void sim_gen_set_fps(sim_t *s, double fps) {
   schedule_tick(s);
 }
 
-void sim_gen_inject(sim_t *s, int n) { s->gen.inject_left += n; }
+void sim_gen_inject(sim_t *s, int n) {
+  s->gen.inject_left += n;
+}
 
 int sim_gen_init(sim_t *s) {
   s->gen.fps = s->cfg.fps;
   s->gen.frame_number = 0;
-  if (uv_timer_init(s->loop, &s->gen.frame_timer) ||
-      uv_timer_init(s->loop, &s->gen.flush_timer))
+  if (uv_timer_init(s->loop, &s->gen.frame_timer) || uv_timer_init(s->loop, &s->gen.flush_timer))
     return -1;
   sim_gen_set_scenario(s, s->cfg.scenario);
   s->gen.next_tick_ms = (double)uv_now(s->loop);

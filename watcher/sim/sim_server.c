@@ -30,29 +30,23 @@ static const char *auth_body(const sim_t *s) {
 
 /* Writes a complete small HTTP response: status, text body, optional
  * Location. Returns 0 or -1. */
-static int send_http(struct lws *wsi, unsigned status, const char *body,
-                     const char *location) {
+static int send_http(struct lws *wsi, unsigned status, const char *body, const char *location) {
   unsigned char buf[LWS_PRE + 2048];
   unsigned char *start = buf + LWS_PRE, *p = start, *end = buf + sizeof buf - 1;
   size_t blen = strlen(body);
 
-  if (lws_add_http_common_headers(wsi, status, "text/plain; charset=utf-8",
-                                  blen, &p, end))
+  if (lws_add_http_common_headers(wsi, status, "text/plain; charset=utf-8", blen, &p, end))
     return -1;
   if (location &&
-      lws_add_http_header_by_token(wsi, WSI_TOKEN_HTTP_LOCATION,
-                                   (const unsigned char *)location,
+      lws_add_http_header_by_token(wsi, WSI_TOKEN_HTTP_LOCATION, (const unsigned char *)location,
                                    (int)strlen(location), &p, end))
     return -1;
-  if (lws_finalize_write_http_header(wsi, start, &p, end))
-    return -1;
+  if (lws_finalize_write_http_header(wsi, start, &p, end)) return -1;
   if (blen) {
     unsigned char body_buf[LWS_PRE + 512];
-    if (blen > sizeof body_buf - LWS_PRE)
-      blen = sizeof body_buf - LWS_PRE;
+    if (blen > sizeof body_buf - LWS_PRE) blen = sizeof body_buf - LWS_PRE;
     memcpy(body_buf + LWS_PRE, body, blen);
-    if (lws_write(wsi, body_buf + LWS_PRE, blen, LWS_WRITE_HTTP_FINAL) < 0)
-      return -1;
+    if (lws_write(wsi, body_buf + LWS_PRE, blen, LWS_WRITE_HTTP_FINAL) < 0) return -1;
   }
   return 0;
 }
@@ -63,23 +57,20 @@ static int origin_allowed(const sim_t *s, const char *origin) {
   char host[256];
   size_t n;
 
-  if (!*origin)
-    return 1;
+  if (!*origin) return 1;
   h = h ? h + 3 : origin;
   if (*h == '[') {
     const char *e = strchr(h, ']');
-    if (!e)
-      return 0;
+    if (!e) return 0;
     n = (size_t)(e - h + 1);
   } else {
     n = strcspn(h, ":/");
   }
-  if (n >= sizeof host)
-    return 0;
+  if (n >= sizeof host) return 0;
   memcpy(host, h, n);
   host[n] = '\0';
-  if (!strcasecmp(host, "localhost") || !strcmp(host, "127.0.0.1") ||
-      !strcmp(host, "[::1]") || !strcmp(host, s->cfg.host))
+  if (!strcasecmp(host, "localhost") || !strcmp(host, "127.0.0.1") || !strcmp(host, "[::1]") ||
+      !strcmp(host, s->cfg.host))
     return 1;
   return 0;
 }
@@ -87,9 +78,8 @@ static int origin_allowed(const sim_t *s, const char *origin) {
 /* Decides what a request gets, in the order the real servers check:
  * (vm) Origin, method, token, path. Returns 0 to go ahead (an upgrade), or
  * an HTTP status with *body and maybe *location set. */
-static unsigned check_request(sim_t *s, struct lws *wsi, int upgrade,
-                              const char **body, char *location,
-                              size_t loc_size) {
+static unsigned check_request(sim_t *s, struct lws *wsi, int upgrade, const char **body,
+                              char *location, size_t loc_size) {
   char uri[1024], origin[512];
   size_t tlen = strlen(s->token);
   const char *rest;
@@ -126,8 +116,9 @@ static unsigned check_request(sim_t *s, struct lws *wsi, int upgrade,
     return 302;
   }
   if (rest[0] == '\0' || !strcmp(rest, "/")) {
-    *body = "telescope-sim: a simulated Dart VM service; connect a WebSocket "
-            "to the ws URI\n";
+    *body =
+        "telescope-sim: a simulated Dart VM service; connect a WebSocket "
+        "to the ws URI\n";
     return 200;
   }
   *body = "not found";
@@ -136,8 +127,7 @@ static unsigned check_request(sim_t *s, struct lws *wsi, int upgrade,
 
 static sim_conn_t *conn_new(sim_t *s, struct lws *wsi) {
   sim_conn_t *c = calloc(1, sizeof *c);
-  if (!c)
-    return NULL;
+  if (!c) return NULL;
   c->wsi = wsi;
   c->serial = ++s->srv.next_serial;
   c->streams = json_object();
@@ -167,16 +157,13 @@ static void conn_free(sim_t *s, sim_conn_t *c) {
 }
 
 static int rx_append(sim_conn_t *c, const void *in, size_t len) {
-  if (c->rx_len + len > SIM_RX_MAX)
-    return -1;
+  if (c->rx_len + len > SIM_RX_MAX) return -1;
   if (c->rx_len + len + 1 > c->rx_cap) {
     size_t cap = c->rx_cap ? c->rx_cap : 4096;
     unsigned char *p;
-    while (cap < c->rx_len + len + 1)
-      cap *= 2;
+    while (cap < c->rx_len + len + 1) cap *= 2;
     p = realloc(c->rx, cap);
-    if (!p)
-      return -1;
+    if (!p) return -1;
     c->rx = p;
     c->rx_cap = cap;
   }
@@ -189,20 +176,16 @@ static int rx_append(sim_conn_t *c, const void *in, size_t len) {
 static int on_writeable(sim_conn_t *c) {
   struct sim_msg *m = c->out_head;
 
-  if (c->dropping)
-    return -1;
+  if (c->dropping) return -1;
   if (m) {
     int n;
     c->out_head = m->next;
-    if (!c->out_head)
-      c->out_tail = NULL;
+    if (!c->out_head) c->out_tail = NULL;
     c->out_bytes -= m->len;
     n = lws_write(c->wsi, m->buf + LWS_PRE, m->len, LWS_WRITE_TEXT);
     free(m);
-    if (n < 0)
-      return -1;
-    if (c->out_head || c->close_code)
-      lws_callback_on_writable(c->wsi);
+    if (n < 0) return -1;
+    if (c->out_head || c->close_code) lws_callback_on_writable(c->wsi);
     return 0;
   }
   if (c->close_code) {
@@ -212,8 +195,8 @@ static int on_writeable(sim_conn_t *c) {
   return 0;
 }
 
-static int callback_vmservice(struct lws *wsi, enum lws_callback_reasons reason,
-                              void *user, void *in, size_t len) {
+static int callback_vmservice(struct lws *wsi, enum lws_callback_reasons reason, void *user,
+                              void *in, size_t len) {
   struct lws_context *ctx = lws_get_context(wsi);
   sim_t *s = ctx ? lws_context_user(ctx) : NULL;
   struct pss *pss = user;
@@ -222,68 +205,60 @@ static int callback_vmservice(struct lws *wsi, enum lws_callback_reasons reason,
   unsigned status;
 
   switch (reason) {
-  case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE:
-    status = check_request(s, wsi, 1, &body, location, sizeof location);
-    if (!status)
-      return 0;
-    sim_log(s, "upgrade refused: HTTP %u %s", status, body);
-    if (send_http(wsi, status, body, NULL))
-      return -1;
-    return 1;
+    case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE:
+      status = check_request(s, wsi, 1, &body, location, sizeof location);
+      if (!status) return 0;
+      sim_log(s, "upgrade refused: HTTP %u %s", status, body);
+      if (send_http(wsi, status, body, NULL)) return -1;
+      return 1;
 
-  case LWS_CALLBACK_HTTP:
-    status = check_request(s, wsi, 0, &body, location, sizeof location);
-    if (send_http(wsi, status, body, status == 302 ? location : NULL))
-      return -1;
-    if (lws_http_transaction_completed(wsi))
-      return -1;
-    return 0;
-
-  case LWS_CALLBACK_ESTABLISHED:
-    pss->conn = conn_new(s, wsi);
-    if (!pss->conn)
-      return -1;
-    sim_log(s, "connection %llu open", (unsigned long long)pss->conn->serial);
-    return 0;
-
-  case LWS_CALLBACK_RECEIVE: {
-    sim_conn_t *c = pss->conn;
-    if (!c || c->dropping)
+    case LWS_CALLBACK_HTTP:
+      status = check_request(s, wsi, 0, &body, location, sizeof location);
+      if (send_http(wsi, status, body, status == 302 ? location : NULL)) return -1;
+      if (lws_http_transaction_completed(wsi)) return -1;
       return 0;
-    if (rx_append(c, in, len)) {
-      sim_server_close_conn(c, LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE);
+
+    case LWS_CALLBACK_ESTABLISHED:
+      pss->conn = conn_new(s, wsi);
+      if (!pss->conn) return -1;
+      sim_log(s, "connection %llu open", (unsigned long long)pss->conn->serial);
       return 0;
-    }
-    if (lws_is_final_fragment(wsi) && !lws_remaining_packet_payload(wsi)) {
-      int binary = lws_frame_is_binary(wsi);
-      size_t n = c->rx_len;
-      c->rx_len = 0;
-      if (!c->close_code)
-        sim_vm_handle_message(s, c, (const char *)c->rx, n, binary);
-      if (c->close_code && !c->out_head) {
-        lws_close_reason(wsi, (enum lws_close_status)c->close_code, NULL, 0);
-        return -1;
+
+    case LWS_CALLBACK_RECEIVE: {
+      sim_conn_t *c = pss->conn;
+      if (!c || c->dropping) return 0;
+      if (rx_append(c, in, len)) {
+        sim_server_close_conn(c, LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE);
+        return 0;
       }
-    }
-    return 0;
-  }
-
-  case LWS_CALLBACK_SERVER_WRITEABLE:
-    if (!pss->conn)
+      if (lws_is_final_fragment(wsi) && !lws_remaining_packet_payload(wsi)) {
+        int binary = lws_frame_is_binary(wsi);
+        size_t n = c->rx_len;
+        c->rx_len = 0;
+        if (!c->close_code) sim_vm_handle_message(s, c, (const char *)c->rx, n, binary);
+        if (c->close_code && !c->out_head) {
+          lws_close_reason(wsi, (enum lws_close_status)c->close_code, NULL, 0);
+          return -1;
+        }
+      }
       return 0;
-    return on_writeable(pss->conn);
-
-  case LWS_CALLBACK_CLOSED:
-    if (pss->conn) {
-      sim_log(s, "connection %llu closed", (unsigned long long)pss->conn->serial);
-      sim_vm_conn_closed(s, pss->conn);
-      conn_free(s, pss->conn);
-      pss->conn = NULL;
     }
-    return 0;
 
-  default:
-    break;
+    case LWS_CALLBACK_SERVER_WRITEABLE:
+      if (!pss->conn) return 0;
+      return on_writeable(pss->conn);
+
+    case LWS_CALLBACK_CLOSED:
+      if (pss->conn) {
+        sim_log(s, "connection %llu closed", (unsigned long long)pss->conn->serial);
+        sim_vm_conn_closed(s, pss->conn);
+        conn_free(s, pss->conn);
+        pss->conn = NULL;
+      }
+      return 0;
+
+    default:
+      break;
   }
   return lws_callback_http_dummy(wsi, reason, user, in, len);
 }
@@ -303,18 +278,21 @@ int sim_server_init(sim_t *s) {
   struct lws_context_creation_info info;
   void *loops[1];
 
-  lws_set_log_level(s->cfg.verbose ? (LLL_ERR | LLL_WARN | LLL_NOTICE) : LLL_ERR,
-                    lws_log_to_sim);
+  lws_set_log_level(s->cfg.verbose ? (LLL_ERR | LLL_WARN | LLL_NOTICE) : LLL_ERR, lws_log_to_sim);
   memset(&info, 0, sizeof info);
   loops[0] = s->loop;
   info.options = LWS_SERVER_OPTION_LIBUV | LWS_SERVER_OPTION_EXPLICIT_VHOSTS;
   info.foreign_loops = loops;
   info.user = s;
   info.port = CONTEXT_PORT_NO_LISTEN;
+  /* lws drains a partly sent message from its buffer at most this much per
+   * writable event; at the 4 KiB default a 64 MiB reply took seconds. */
+  info.pt_serv_buf_size = 1 << 20;
   s->srv.ctx = lws_create_context(&info);
   if (!s->srv.ctx) {
-    fprintf(stderr, "telescope-sim: cannot create the WebSocket context "
-                    "(is libwebsockets-evlib-uv installed?)\n");
+    fprintf(stderr,
+            "telescope-sim: cannot create the WebSocket context "
+            "(is libwebsockets-evlib-uv installed?)\n");
     return -1;
   }
   memset(&info, 0, sizeof info);
@@ -325,11 +303,14 @@ int sim_server_init(sim_t *s) {
   info.options = LWS_SERVER_OPTION_LIBUV;
   s->srv.vhost = lws_create_vhost(s->srv.ctx, &info);
   if (!s->srv.vhost) {
-    fprintf(stderr, "telescope-sim: cannot listen on %s:%d\n", s->cfg.host,
-            s->cfg.port);
+    fprintf(stderr, "telescope-sim: cannot listen on %s:%d\n", s->cfg.host, s->cfg.port);
     return -1;
   }
   s->srv.port = lws_get_vhost_listen_port(s->srv.vhost);
+  if (s->srv.port <= 0) { /* lws may make a vhost that listens nowhere */
+    fprintf(stderr, "telescope-sim: cannot listen on %s:%d\n", s->cfg.host, s->cfg.port);
+    return -1;
+  }
   return 0;
 }
 
@@ -343,11 +324,9 @@ void sim_server_close(sim_t *s) {
 void sim_server_send(sim_conn_t *c, const char *text, size_t len) {
   struct sim_msg *m;
 
-  if (c->close_code || c->dropping)
-    return;
+  if (c->close_code || c->dropping) return;
   m = malloc(sizeof *m + LWS_PRE + len);
-  if (!m)
-    return;
+  if (!m) return;
   m->next = NULL;
   m->len = len;
   memcpy(m->buf + LWS_PRE, text, len);
@@ -363,19 +342,16 @@ void sim_server_send(sim_conn_t *c, const char *text, size_t len) {
 void sim_server_send_json(sim_conn_t *c, json_t *msg) {
   char *text;
 
-  if (!msg)
-    return;
+  if (!msg) return;
   text = json_dumps(msg, JSON_COMPACT);
   json_decref(msg);
-  if (!text)
-    return;
+  if (!text) return;
   sim_server_send(c, text, strlen(text));
   free(text);
 }
 
 void sim_server_close_conn(sim_conn_t *c, int code) {
-  if (c->close_code)
-    return;
+  if (c->close_code) return;
   c->close_code = code;
   lws_callback_on_writable(c->wsi);
 }
@@ -387,8 +363,7 @@ void sim_server_drop_all(sim_t *s) {
     int fd = (int)lws_get_socket_fd(c->wsi);
     c->dropping = 1;
     /* No close frame: the peer sees the TCP stream end, as when an app dies. */
-    if (fd >= 0)
-      shutdown(fd, SHUT_RDWR);
+    if (fd >= 0) shutdown(fd, SHUT_RDWR);
     lws_set_timeout(c->wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
   }
 }

@@ -1,5 +1,6 @@
 #include "sim_vm.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -13,6 +14,7 @@
   X(INVALID_REQUEST, -32600, "Invalid Request")                  \
   X(METHOD_NOT_FOUND, -32601, "Method not found")                \
   X(INVALID_PARAMS, -32602, "Invalid params")                    \
+  X(INTERNAL_ERROR, -32603, "Internal error")                    \
   X(SERVER_ERROR, -32000, "Server error")                        \
   X(STREAM_ALREADY_SUBSCRIBED, 103, "Stream already subscribed") \
   X(STREAM_NOT_SUBSCRIBED, 104, "Stream not subscribed")         \
@@ -43,13 +45,14 @@ enum { CLOSE_PARSE_ERROR = 4000, CLOSE_BINARY = 4001, CLOSE_NOT_OBJECT = 4002 };
 struct sim_call {
   sim_call_t *next;
   sim_conn_t *conn;
-  json_t *request;   /* the whole request as received (DDS error data) */
-  json_t *id;        /* borrowed from request; NULL for a notification */
-  int reply;         /* 0: a notification, nothing is sent */
-  const char *method;/* borrowed from request */
-  json_t *params;    /* as the handler sees them (ext: stringified) */
+  json_t *request;    /* the whole request as received (DDS error data) */
+  json_t *id;         /* borrowed from request; NULL for a notification */
+  int reply;          /* 0: a notification, nothing is sent */
+  const char *method; /* borrowed from request */
+  json_t *params;     /* as the handler sees them (ext: stringified) */
   char isolate_id[48];
   uint64_t due_ms;
+  uint64_t deadline_ms; /* web: DWDS gives up on the call then (0: never) */
   int hang;
 };
 
@@ -90,11 +93,9 @@ static void sb_add(sb_t *b, const char *s, size_t n) {
   if (b->len + n + 1 > b->cap) {
     size_t cap = b->cap ? b->cap : 64;
     char *p;
-    while (cap < b->len + n + 1)
-      cap *= 2;
+    while (cap < b->len + n + 1) cap *= 2;
     p = realloc(b->p, cap);
-    if (!p)
-      return;
+    if (!p) return;
     b->p = p;
     b->cap = cap;
   }
@@ -103,35 +104,63 @@ static void sb_add(sb_t *b, const char *s, size_t n) {
   b->p[b->len] = '\0';
 }
 
-static void sb_puts(sb_t *b, const char *s) { sb_add(b, s, strlen(s)); }
+static void sb_puts(sb_t *b, const char *s) {
+  sb_add(b, s, strlen(s));
+}
 
-/* Dart's double.toString(): shortest round-trip digits, always a '.' or an
- * exponent ("10.0", "1.5", "1e+21", "1e-7"). */
+/* Dart's double.toString(), as in JavaScript: the shortest digits that read
+ * back to the same double; fixed notation for exponents -6..20 (always with
+ * a point: "10.0"), else "1.5e+21" / "1e-7". */
 static void dart_double(sb_t *b, double d) {
-  char tmp[48], out[48];
-  int prec;
-  const char *e;
+  char tmp[64], digits[32], out[64];
+  const char *p;
+  int prec, exp, nd = 0, i, o = 0;
 
-  for (prec = 1; prec <= 17; prec++) {
-    snprintf(tmp, sizeof tmp, "%.*g", prec, d);
-    if (strtod(tmp, NULL) == d)
-      break;
-  }
-  e = strchr(tmp, 'e');
-  if (e) {
-    /* C pads the exponent ("1e-07"); Dart does not. */
-    size_t m = (size_t)(e - tmp) + 2;
-    const char *digits = e + 2;
-    memcpy(out, tmp, m);
-    while (*digits == '0' && digits[1])
-      digits++;
-    snprintf(out + m, sizeof out - m, "%s", digits);
-    sb_puts(b, out);
+  if (isnan(d)) {
+    sb_puts(b, "NaN");
     return;
   }
-  sb_puts(b, tmp);
-  if (!strpbrk(tmp, ".ni")) /* not inf/nan, no point yet */
-    sb_puts(b, ".0");
+  if (isinf(d)) {
+    sb_puts(b, d < 0 ? "-Infinity" : "Infinity");
+    return;
+  }
+  if (d == 0) {
+    sb_puts(b, signbit(d) ? "-0.0" : "0.0");
+    return;
+  }
+  for (prec = 0; prec < 17; prec++) {
+    snprintf(tmp, sizeof tmp, "%.*e", prec, d);
+    if (strtod(tmp, NULL) == d) break;
+  }
+  p = tmp;
+  if (*p == '-') out[o++] = *p++;
+  for (; *p && *p != 'e'; p++)
+    if (*p >= '0' && *p <= '9' && nd < (int)sizeof digits) digits[nd++] = *p;
+  exp = atoi(p + 1);
+  while (nd > 1 && digits[nd - 1] == '0') nd--;
+  if (exp >= 21 || exp <= -7) {
+    out[o++] = digits[0];
+    if (nd > 1) {
+      out[o++] = '.';
+      for (i = 1; i < nd; i++) out[o++] = digits[i];
+    }
+    snprintf(out + o, sizeof out - (size_t)o, "e%c%d", exp < 0 ? '-' : '+', exp < 0 ? -exp : exp);
+  } else if (exp >= 0) {
+    for (i = 0; i <= exp; i++) out[o++] = i < nd ? digits[i] : '0';
+    out[o++] = '.';
+    if (nd > exp + 1)
+      for (i = exp + 1; i < nd; i++) out[o++] = digits[i];
+    else
+      out[o++] = '0';
+    out[o] = '\0';
+  } else {
+    out[o++] = '0';
+    out[o++] = '.';
+    for (i = 0; i < -exp - 1; i++) out[o++] = '0';
+    for (i = 0; i < nd; i++) out[o++] = digits[i];
+    out[o] = '\0';
+  }
+  sb_puts(b, out);
 }
 
 /* The VM hands extension handlers Map<String,String> built with toString()
@@ -144,46 +173,44 @@ static void dart_string(sb_t *b, json_t *v) {
   int first = 1;
 
   switch (json_typeof(v)) {
-  case JSON_STRING:
-    sb_add(b, json_string_value(v), json_string_length(v));
-    break;
-  case JSON_INTEGER:
-    snprintf(num, sizeof num, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
-    sb_puts(b, num);
-    break;
-  case JSON_REAL:
-    dart_double(b, json_real_value(v));
-    break;
-  case JSON_TRUE:
-    sb_puts(b, "true");
-    break;
-  case JSON_FALSE:
-    sb_puts(b, "false");
-    break;
-  case JSON_NULL:
-    sb_puts(b, "null");
-    break;
-  case JSON_ARRAY:
-    sb_puts(b, "[");
-    json_array_foreach(v, i, x) {
-      if (i)
-        sb_puts(b, ", ");
-      dart_string(b, x);
-    }
-    sb_puts(b, "]");
-    break;
-  case JSON_OBJECT:
-    sb_puts(b, "{");
-    json_object_foreach(v, k, x) {
-      if (!first)
-        sb_puts(b, ", ");
-      first = 0;
-      sb_puts(b, k);
-      sb_puts(b, ": ");
-      dart_string(b, x);
-    }
-    sb_puts(b, "}");
-    break;
+    case JSON_STRING:
+      sb_add(b, json_string_value(v), json_string_length(v));
+      break;
+    case JSON_INTEGER:
+      snprintf(num, sizeof num, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+      sb_puts(b, num);
+      break;
+    case JSON_REAL:
+      dart_double(b, json_real_value(v));
+      break;
+    case JSON_TRUE:
+      sb_puts(b, "true");
+      break;
+    case JSON_FALSE:
+      sb_puts(b, "false");
+      break;
+    case JSON_NULL:
+      sb_puts(b, "null");
+      break;
+    case JSON_ARRAY:
+      sb_puts(b, "[");
+      json_array_foreach(v, i, x) {
+        if (i) sb_puts(b, ", ");
+        dart_string(b, x);
+      }
+      sb_puts(b, "]");
+      break;
+    case JSON_OBJECT:
+      sb_puts(b, "{");
+      json_object_foreach(v, k, x) {
+        if (!first) sb_puts(b, ", ");
+        first = 0;
+        sb_puts(b, k);
+        sb_puts(b, ": ");
+        dart_string(b, x);
+      }
+      sb_puts(b, "}");
+      break;
   }
 }
 
@@ -194,8 +221,7 @@ static json_t *handed_params(const sim_t *s, json_t *params) {
   const char *k;
 
   json_object_foreach(params, k, v) {
-    if (s->cfg.mode == SIM_MODE_WEB && !strcmp(k, "isolateId"))
-      continue;
+    if (s->cfg.mode == SIM_MODE_WEB && !strcmp(k, "isolateId")) continue;
     if (json_is_string(v)) {
       json_object_set(out, k, v);
     } else if (s->cfg.mode == SIM_MODE_WEB) {
@@ -219,14 +245,13 @@ static void send_result(sim_call_t *k, json_t *result) {
     json_decref(result);
     return;
   }
-  sim_server_send_json(k->conn, json_pack("{s:s, s:o, s:O}", "jsonrpc", "2.0",
-                                          "result", result, "id", k->id));
+  sim_server_send_json(
+      k->conn, json_pack("{s:s, s:o, s:O}", "jsonrpc", "2.0", "result", result, "id", k->id));
 }
 
 /* Error reply; steals data (may be NULL). Via DDS every error carries the
  * whole original request in data.request (json_rpc_2). */
-static void send_error(const sim_t *s, sim_call_t *k, int code,
-                       const char *message, json_t *data) {
+static void send_error(const sim_t *s, sim_call_t *k, int code, const char *message, json_t *data) {
   json_t *err;
 
   if (!k->reply || !k->conn) {
@@ -234,18 +259,14 @@ static void send_error(const sim_t *s, sim_call_t *k, int code,
     return;
   }
   if (s->cfg.mode == SIM_MODE_DDS && k->request) {
-    if (!data)
-      data = json_object();
+    if (!data) data = json_object();
     if (json_is_object(data) && !json_object_get(data, "request"))
       json_object_set(data, "request", k->request);
   }
-  err = json_pack("{s:i, s:s}", "code", code, "message",
-                  message ? message : rpc_message(code));
-  if (data)
-    json_object_set_new(err, "data", data);
-  sim_server_send_json(k->conn,
-                       json_pack("{s:s, s:o, s:O}", "jsonrpc", "2.0", "error", err,
-                                 "id", k->id ? k->id : json_null()));
+  err = json_pack("{s:i, s:s}", "code", code, "message", message ? message : rpc_message(code));
+  if (data) json_object_set_new(err, "data", data);
+  sim_server_send_json(k->conn, json_pack("{s:s, s:o, s:O}", "jsonrpc", "2.0", "error", err, "id",
+                                          k->id ? k->id : json_null()));
 }
 
 /* The raw VM's C++ errors carry data.request {method, params as strings}. */
@@ -253,11 +274,9 @@ static json_t *vm_error_data(const sim_t *s, sim_call_t *k, const char *details)
   json_t *data = json_object();
   if (s->cfg.mode == SIM_MODE_VM) {
     json_t *p = handed_params(s, k->params);
-    json_object_set_new(data, "request",
-                        json_pack("{s:s, s:o}", "method", k->method, "params", p));
+    json_object_set_new(data, "request", json_pack("{s:s, s:o}", "method", k->method, "params", p));
   }
-  if (details)
-    json_object_set_new(data, "details", json_string(details));
+  if (details) json_object_set_new(data, "details", json_string(details));
   if (s->cfg.mode == SIM_MODE_WEB && !details) {
     json_decref(data);
     return NULL;
@@ -268,21 +287,23 @@ static json_t *vm_error_data(const sim_t *s, sim_call_t *k, const char *details)
 static void send_method_not_found(const sim_t *s, sim_call_t *k) {
   char msg[256];
   switch (s->cfg.mode) {
-  case SIM_MODE_VM:
-    send_error(s, k, RPC_METHOD_NOT_FOUND, NULL, vm_error_data(s, k, NULL));
-    break;
-  case SIM_MODE_DDS: /* json_rpc_2's methodNotFound after the VM fallback */
-    snprintf(msg, sizeof msg, "Unknown method \"%s\".", k->method);
-    send_error(s, k, RPC_METHOD_NOT_FOUND, msg, NULL);
-    break;
-  case SIM_MODE_WEB: /* DWDS checks its extension registry first */
-    if (!strncmp(k->method, "ext.", 4)) {
-      snprintf(msg, sizeof msg, "Unknown service method: %s", k->method);
+    case SIM_MODE_VM:
+      send_error(s, k, RPC_METHOD_NOT_FOUND, NULL, vm_error_data(s, k, NULL));
+      break;
+    case SIM_MODE_DDS: /* json_rpc_2's methodNotFound after the VM fallback */
+      snprintf(msg, sizeof msg, "Unknown method \"%s\".", k->method);
       send_error(s, k, RPC_METHOD_NOT_FOUND, msg, NULL);
-    } else {
-      send_error(s, k, RPC_METHOD_NOT_FOUND, NULL, NULL);
-    }
-    break;
+      break;
+    case SIM_MODE_WEB: /* DWDS checks its extension registry first */
+      if (!strncmp(k->method, "ext.", 4) && s->vm.web_unregistered == RPC_INTERNAL_ERROR) {
+        send_error(s, k, RPC_INTERNAL_ERROR, "Unexpected null value", NULL); /* flutter#186896 */
+      } else if (!strncmp(k->method, "ext.", 4)) {
+        snprintf(msg, sizeof msg, "Unknown service method: %s", k->method);
+        send_error(s, k, RPC_METHOD_NOT_FOUND, msg, NULL);
+      } else {
+        send_error(s, k, RPC_METHOD_NOT_FOUND, NULL, NULL);
+      }
+      break;
   }
 }
 
@@ -291,8 +312,8 @@ static void send_invalid_params(const sim_t *s, sim_call_t *k, const char *detai
 }
 
 static json_t *sentinel_collected(void) {
-  return json_pack("{s:s, s:s, s:s}", "type", "Sentinel", "kind", "Collected",
-                   "valueAsString", "<collected>");
+  return json_pack("{s:s, s:s, s:s}", "type", "Sentinel", "kind", "Collected", "valueAsString",
+                   "<collected>");
 }
 
 /* A message we cannot attribute to a request: answer with id null. */
@@ -301,19 +322,17 @@ static void send_bare_error(sim_t *s, sim_conn_t *c, int code, const char *detai
   memset(&k, 0, sizeof k);
   k.conn = c;
   k.reply = 1;
-  send_error(s, &k, code, NULL,
-             details ? json_pack("{s:s}", "details", details) : NULL);
+  send_error(s, &k, code, NULL, details ? json_pack("{s:s}", "details", details) : NULL);
 }
 
 /* ---- isolate, events ---------------------------------------------------- */
 
 static json_t *isolate_ref(const sim_t *s, const char *id, const char *number) {
   if (s->cfg.mode == SIM_MODE_WEB)
-    return json_pack("{s:s, s:s, s:s, s:s, s:b}", "type", "@Isolate", "id", id,
-                     "name", "main()", "number", number, "isSystemIsolate", 0);
-  return json_pack("{s:s, s:s, s:s, s:s, s:b, s:s}", "type", "@Isolate", "id", id,
-                   "name", "main", "number", number, "isSystemIsolate", 0,
-                   "isolateGroupId", s->vm.group_id);
+    return json_pack("{s:s, s:s, s:s, s:s, s:b}", "type", "@Isolate", "id", id, "name", "main()",
+                     "number", number, "isSystemIsolate", 0);
+  return json_pack("{s:s, s:s, s:s, s:s, s:b, s:s}", "type", "@Isolate", "id", id, "name", "main",
+                   "number", number, "isSystemIsolate", 0, "isolateGroupId", s->vm.group_id);
 }
 
 static json_t *current_ref(const sim_t *s) {
@@ -321,28 +340,25 @@ static json_t *current_ref(const sim_t *s) {
 }
 
 static json_t *event_new(const sim_t *s, const char *kind, json_t *isolate) {
-  return json_pack("{s:s, s:s, s:o, s:I}", "type", "Event", "kind", kind,
-                   "isolate", isolate, "timestamp", (json_int_t)sim_wall_ms());
+  return json_pack("{s:s, s:s, s:o, s:I}", "type", "Event", "kind", kind, "isolate", isolate,
+                   "timestamp", (json_int_t)sim_wall_ms());
 }
 
 /* Sends event (stolen) to every connection listening on stream. */
 static void broadcast(sim_t *s, const char *stream, json_t *event) {
-  json_t *msg = json_pack("{s:s, s:s, s:{s:s, s:O}}", "jsonrpc", "2.0", "method",
-                          "streamNotify", "params", "streamId", stream, "event",
-                          event);
+  json_t *msg = json_pack("{s:s, s:s, s:{s:s, s:O}}", "jsonrpc", "2.0", "method", "streamNotify",
+                          "params", "streamId", stream, "event", event);
   char *text = json_dumps(msg, JSON_COMPACT);
   sim_conn_t *c;
 
   if (text) {
     for (c = s->srv.conns; c; c = c->next)
-      if (json_object_get(c->streams, stream))
-        sim_server_send(c, text, strlen(text));
+      if (json_object_get(c->streams, stream)) sim_server_send(c, text, strlen(text));
     free(text);
   }
   if (s->cfg.mode == SIM_MODE_DDS && !strcmp(stream, "Extension")) {
     /* DDS replays the Extension stream's history to new listeners. */
-    if (json_array_size(s->vm.ext_history) >= 1000)
-      json_array_remove(s->vm.ext_history, 0);
+    if (json_array_size(s->vm.ext_history) >= 1000) json_array_remove(s->vm.ext_history, 0);
     json_array_append(s->vm.ext_history, msg);
   }
   json_decref(msg);
@@ -361,15 +377,12 @@ static void new_isolate(sim_t *s) {
     /* DWDS ids come from a global counter shared with other objects: the
      * first isolate is "1", a restarted one jumps further. */
     s->vm.web_counter += s->vm.web_counter ? 2 + (unsigned)(sim_rand_next(&s->rng) % 3) : 1;
-    snprintf(s->vm.isolate_number, sizeof s->vm.isolate_number, "%u",
-             s->vm.web_counter);
+    snprintf(s->vm.isolate_number, sizeof s->vm.isolate_number, "%u", s->vm.web_counter);
     snprintf(s->vm.isolate_id, sizeof s->vm.isolate_id, "%u", s->vm.web_counter);
   } else {
     uint64_t n = 1000000000000000ull + sim_rand_next(&s->rng) % 8000000000000000ull;
-    snprintf(s->vm.isolate_number, sizeof s->vm.isolate_number, "%llu",
-             (unsigned long long)n);
-    snprintf(s->vm.isolate_id, sizeof s->vm.isolate_id, "isolates/%llu",
-             (unsigned long long)n);
+    snprintf(s->vm.isolate_number, sizeof s->vm.isolate_number, "%llu", (unsigned long long)n);
+    snprintf(s->vm.isolate_id, sizeof s->vm.isolate_id, "isolates/%llu", (unsigned long long)n);
   }
   s->vm.isolate_start_ms = sim_wall_ms();
 }
@@ -382,10 +395,8 @@ static json_t *extension_rpcs(const sim_t *s) {
   json_t *a = json_array();
   size_t i;
   for (i = 0; i < N_FLUTTER_EXTS; i++)
-    if (ext_available(s, i))
-      json_array_append_new(a, json_string(flutter_exts[i].name));
-  if (s->vm.watcher)
-    json_array_append_new(a, json_string(TELESCOPE_EXT));
+    if (ext_available(s, i)) json_array_append_new(a, json_string(flutter_exts[i].name));
+  if (s->vm.watcher) json_array_append_new(a, json_string(TELESCOPE_EXT));
   return a;
 }
 
@@ -398,8 +409,7 @@ static void announce_extension(sim_t *s, const char *name) {
 /* ---- held calls ---------------------------------------------------------- */
 
 static void call_free(sim_call_t *k) {
-  if (!k)
-    return;
+  if (!k) return;
   json_decref(k->request);
   json_decref(k->params);
   free(k);
@@ -408,6 +418,19 @@ static void call_free(sim_call_t *k) {
 static void run_call(sim_t *s, sim_call_t *k);
 
 static void on_call_timer(uv_timer_t *t);
+
+/* DWDS's WebSocket mode relays extension calls to the page with a timeout;
+ * a TimeoutException becomes -32603. */
+static void send_web_timeout(const sim_t *s, sim_call_t *k) {
+  char msg[160];
+  uint64_t ms = (uint64_t)s->vm.web_timeout_ms;
+  snprintf(msg, sizeof msg,
+           "Unexpected DWDS error for callServiceExtension: TimeoutException after "
+           "%llu:%02llu:%02llu.%03llu000: Future not completed",
+           (unsigned long long)(ms / 3600000), (unsigned long long)(ms / 60000 % 60),
+           (unsigned long long)(ms / 1000 % 60), (unsigned long long)(ms % 1000));
+  send_error(s, k, RPC_INTERNAL_ERROR, msg, NULL);
+}
 
 /* Answers every held call that may go now, in arrival order; replies may
  * therefore leave out of order. Re-arms the timer for the next delayed one. */
@@ -424,10 +447,17 @@ static void pump(sim_t *s) {
         wait = 1;
       else if (k->due_ms > now) {
         wait = 1;
-        if (!next || k->due_ms < next)
-          next = k->due_ms;
+        if (!next || k->due_ms < next) next = k->due_ms;
+      }
+      if (wait && k->deadline_ms && k->deadline_ms <= now) {
+        *pp = k->next;
+        k->next = NULL;
+        send_web_timeout(s, k);
+        call_free(k);
+        continue;
       }
       if (wait) {
+        if (k->deadline_ms && (!next || k->deadline_ms < next)) next = k->deadline_ms;
         s->vm.calls_tail = k;
         pp = &k->next;
         continue;
@@ -438,8 +468,7 @@ static void pump(sim_t *s) {
     run_call(s, k);
     call_free(k);
   }
-  if (next && !s->stopping)
-    uv_timer_start(&s->vm.call_timer, on_call_timer, next - now, 0);
+  if (next && !s->stopping) uv_timer_start(&s->vm.call_timer, on_call_timer, next - now, 0);
 }
 
 static void on_call_timer(uv_timer_t *t) {
@@ -459,8 +488,7 @@ static void hold(sim_t *s, sim_call_t *k) {
 size_t sim_vm_held_calls(const sim_t *s) {
   size_t n = 0;
   const sim_call_t *k;
-  for (k = s->vm.calls_head; k; k = k->next)
-    n++;
+  for (k = s->vm.calls_head; k; k = k->next) n++;
   return n;
 }
 
@@ -470,6 +498,39 @@ static void set_type_response(const sim_t *s, json_t *result) {
   /* DWDS returns extension results through Response.toJson(). */
   if (s->cfg.mode == SIM_MODE_WEB && json_is_object(result))
     json_object_set_new(result, "type", json_string("Response"));
+}
+
+/* The reply with a "padding" member of n bytes, spliced in as text: making
+ * jansson escape-check 64 MiB took a second, longer than a client timeout. */
+static void send_padded(sim_call_t *k, json_t *result, size_t n) {
+  static const char head[] = "{\"jsonrpc\":\"2.0\",\"result\":";
+  static const char pad[] = ",\"padding\":\"";
+  char *body, *id, *text, *p;
+  size_t blen, ilen, len;
+
+  if (!k->reply || !k->conn) return;
+  body = json_dumps(result, JSON_COMPACT);
+  id = json_dumps(k->id, JSON_COMPACT | JSON_ENCODE_ANY);
+  if (!body || !id) goto done;
+  blen = strlen(body) - 1; /* without the closing brace */
+  ilen = strlen(id);
+  len = sizeof head - 1 + blen + sizeof pad - 1 + n + 2 + 6 + ilen + 1;
+  text = malloc(len);
+  if (!text) goto done;
+  p = text;
+  memcpy(p, head, sizeof head - 1), p += sizeof head - 1;
+  memcpy(p, body, blen), p += blen;
+  memcpy(p, pad, sizeof pad - 1), p += sizeof pad - 1;
+  memset(p, 'x', n), p += n;
+  memcpy(p, "\"}", 2), p += 2;
+  memcpy(p, ",\"id\":", 6), p += 6;
+  memcpy(p, id, ilen), p += ilen;
+  *p++ = '}';
+  sim_server_send(k->conn, text, (size_t)(p - text));
+  free(text);
+done:
+  free(body);
+  free(id);
 }
 
 static void frames_reply(sim_t *s, sim_call_t *k) {
@@ -492,47 +553,40 @@ static void frames_reply(sim_t *s, sim_call_t *k) {
     return;
   }
   switch (s->vm.reply) {
-  case SIM_REPLY_NORMAL:
-    break;
-  case SIM_REPLY_WRONGTYPES: {
-    const char *keys[] = {"livenessCounter", "lastSeq", "firstSeq"};
-    size_t i;
-    for (i = 0; i < 3; i++) {
-      json_t *v = json_object_get(r, keys[i]);
-      if (json_is_integer(v)) {
-        char num[32];
-        snprintf(num, sizeof num, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
-        json_object_set_new(r, keys[i], json_string(num));
+    case SIM_REPLY_NORMAL:
+      break;
+    case SIM_REPLY_WRONGTYPES: {
+      const char *keys[] = {"livenessCounter", "lastSeq", "firstSeq"};
+      size_t i;
+      for (i = 0; i < 3; i++) {
+        json_t *v = json_object_get(r, keys[i]);
+        if (json_is_integer(v)) {
+          char num[32];
+          snprintf(num, sizeof num, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+          json_object_set_new(r, keys[i], json_string(num));
+        }
       }
+      json_object_set_new(r, "collecting", json_string("true"));
+      break;
     }
-    json_object_set_new(r, "collecting", json_string("true"));
-    break;
-  }
-  case SIM_REPLY_HUGE: {
-    size_t n = s->vm.huge_mb << 20;
-    char *pad = malloc(n + 1);
-    if (pad) {
-      memset(pad, 'x', n);
-      pad[n] = '\0';
-      json_object_set_new(r, "padding", json_stringn(pad, n));
-      free(pad);
-    }
-    break;
-  }
-  case SIM_REPLY_MALFORMED:
-    if (k->reply && k->conn) {
-      char *id = json_dumps(k->id, JSON_ENCODE_ANY | JSON_COMPACT);
-      char text[256];
-      int n = snprintf(text, sizeof text,
-                       "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"protocol\":1,"
-                       "\"records\":[{\"seq\":",
-                       id ? id : "null");
-      free(id);
-      if (n > 0 && (size_t)n < sizeof text)
-        sim_server_send(k->conn, text, (size_t)n);
-    }
-    json_decref(r);
-    return;
+    case SIM_REPLY_HUGE:
+      set_type_response(s, r);
+      send_padded(k, r, s->vm.huge_mb << 20);
+      json_decref(r);
+      return;
+    case SIM_REPLY_MALFORMED:
+      if (k->reply && k->conn) {
+        char *id = json_dumps(k->id, JSON_ENCODE_ANY | JSON_COMPACT);
+        char text[256];
+        int n = snprintf(text, sizeof text,
+                         "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"protocol\":1,"
+                         "\"records\":[{\"seq\":",
+                         id ? id : "null");
+        free(id);
+        if (n > 0 && (size_t)n < sizeof text) sim_server_send(k->conn, text, (size_t)n);
+      }
+      json_decref(r);
+      return;
   }
   set_type_response(s, r);
   send_result(k, r);
@@ -542,29 +596,29 @@ static void flutter_ext_reply(sim_t *s, sim_call_t *k, size_t i) {
   json_t *r;
 
   switch (flutter_exts[i].kind) {
-  case EXT_BOOL: {
-    int *state = &s->vm.bool_ext[flutter_exts[i].bool_index];
-    json_t *v = json_object_get(k->params, "enabled");
-    if (v) {
-      *state = json_is_string(v) && !strcmp(json_string_value(v), "true");
-      sim_vm_post_event(s, "Flutter.ServiceExtensionStateChanged",
-                        json_pack("{s:s, s:s}", "extension", k->method, "value",
-                                  *state ? "true" : "false"));
+    case EXT_BOOL: {
+      int *state = &s->vm.bool_ext[flutter_exts[i].bool_index];
+      json_t *v = json_object_get(k->params, "enabled");
+      if (v) {
+        *state = json_is_string(v) && !strcmp(json_string_value(v), "true");
+        sim_vm_post_event(
+            s, "Flutter.ServiceExtensionStateChanged",
+            json_pack("{s:s, s:s}", "extension", k->method, "value", *state ? "true" : "false"));
+      }
+      r = json_pack("{s:s, s:s, s:s}", "enabled", *state ? "true" : "false", "type",
+                    "_extensionType", "method", k->method);
+      break;
     }
-    r = json_pack("{s:s, s:s, s:s}", "enabled", *state ? "true" : "false", "type",
-                  "_extensionType", "method", k->method);
-    break;
-  }
-  case EXT_SCHEDULE_FRAME:
-    s->gen.probe_requested = 1;
-    r = json_pack("{s:s}", "type", "Success");
-    break;
-  case EXT_REASSEMBLE:
-    s->gen.probe_requested = 1;
-    /* fall through */
-  default:
-    r = json_pack("{s:s, s:s}", "type", "_extensionType", "method", k->method);
-    break;
+    case EXT_SCHEDULE_FRAME:
+      s->gen.probe_requested = 1;
+      r = json_pack("{s:s}", "type", "Success");
+      break;
+    case EXT_REASSEMBLE:
+      s->gen.probe_requested = 1;
+      /* fall through */
+    default:
+      r = json_pack("{s:s, s:s}", "type", "_extensionType", "method", k->method);
+      break;
   }
   set_type_response(s, r);
   send_result(k, r);
@@ -595,16 +649,12 @@ static void run_call(sim_t *s, sim_call_t *k) {
 
 static int isolate_id_valid(const char *id) {
   const char *p;
-  if (strncmp(id, "isolates/", 9) != 0)
-    return 0;
+  if (strncmp(id, "isolates/", 9) != 0) return 0;
   p = id + 9;
-  if (!strcmp(p, "root"))
-    return 1;
-  if (!*p)
-    return 0;
+  if (!strcmp(p, "root")) return 1;
+  if (!*p) return 0;
   for (; *p; p++)
-    if (*p < '0' || *p > '9')
-      return 0;
+    if (*p < '0' || *p > '9') return 0;
   return 1;
 }
 
@@ -651,10 +701,11 @@ static int do_extension(sim_t *s, sim_call_t *k) {
   json_decref(k->params);
   k->params = handed;
   snprintf(k->isolate_id, sizeof k->isolate_id, "%s", s->vm.isolate_id);
-  k->due_ms = frames && s->vm.ext_delay_ms > 0
-                  ? uv_now(s->loop) + (uint64_t)s->vm.ext_delay_ms
-                  : 0;
+  k->due_ms = frames && s->vm.ext_delay_ms > 0 ? uv_now(s->loop) + (uint64_t)s->vm.ext_delay_ms : 0;
   k->hang = frames && s->vm.ext_hang;
+  k->deadline_ms = s->cfg.mode == SIM_MODE_WEB && s->vm.web_timeout_ms > 0
+                       ? uv_now(s->loop) + (uint64_t)s->vm.web_timeout_ms
+                       : 0;
   hold(s, k);
   pump(s);
   return 1;
@@ -687,16 +738,14 @@ static int check_isolate(sim_t *s, sim_call_t *k) {
 
 static void do_get_version(sim_t *s, sim_call_t *k) {
   (void)s;
-  send_result(k, json_pack("{s:s, s:i, s:i}", "type", "Version", "major", 4,
-                           "minor", 16));
+  send_result(k, json_pack("{s:s, s:i, s:i}", "type", "Version", "major", 4, "minor", 16));
 }
 
 static void do_get_supported_protocols(sim_t *s, sim_call_t *k) {
-  json_t *p = json_pack("[{s:s, s:i, s:i}]", "protocolName", "VM Service", "major",
-                        4, "minor", 16);
+  json_t *p = json_pack("[{s:s, s:i, s:i}]", "protocolName", "VM Service", "major", 4, "minor", 16);
   if (s->cfg.mode == SIM_MODE_DDS)
-    json_array_append_new(p, json_pack("{s:s, s:i, s:i}", "protocolName", "DDS",
-                                       "major", 2, "minor", 0));
+    json_array_append_new(
+        p, json_pack("{s:s, s:i, s:i}", "protocolName", "DDS", "major", 2, "minor", 0));
   send_result(k, json_pack("{s:s, s:o}", "type", "ProtocolList", "protocols", p));
 }
 
@@ -704,26 +753,25 @@ static void do_get_vm(sim_t *s, sim_call_t *k) {
   json_t *vm;
 
   if (s->cfg.mode == SIM_MODE_WEB) {
-    vm = json_pack("{s:s, s:s, s:i, s:s, s:s, s:s, s:s, s:i, s:I, s:[o], s:[], "
-                   "s:[], s:[]}",
-                   "type", "VM", "name", "ChromeDebugProxy", "architectureBits", -1,
-                   "hostCPU", "DWDS", "operatingSystem", "linux", "targetCPU", "Web",
-                   "version", "3.8.0 (simulated by telescope-sim)", "pid", -1,
-                   "startTime", (json_int_t)s->vm.isolate_start_ms, "isolates",
-                   current_ref(s), "isolateGroups", "systemIsolates",
-                   "systemIsolateGroups");
+    vm = json_pack(
+        "{s:s, s:s, s:i, s:s, s:s, s:s, s:s, s:i, s:I, s:[o], s:[], "
+        "s:[], s:[]}",
+        "type", "VM", "name", "ChromeDebugProxy", "architectureBits", -1, "hostCPU", "DWDS",
+        "operatingSystem", "linux", "targetCPU", "Web", "version",
+        "3.8.0 (simulated by telescope-sim)", "pid", -1, "startTime",
+        (json_int_t)s->vm.isolate_start_ms, "isolates", current_ref(s), "isolateGroups",
+        "systemIsolates", "systemIsolateGroups");
   } else {
     const char *group_num = strchr(s->vm.group_id, '/') + 1;
     vm = json_pack(
         "{s:s, s:s, s:i, s:s, s:s, s:s, s:s, s:i, s:I, s:[o], "
         "s:[{s:s, s:s, s:s, s:s, s:b}], s:[], s:[]}",
-        "type", "VM", "name", "vm", "architectureBits", 64, "hostCPU",
-        "telescope-sim", "operatingSystem", "linux", "targetCPU", "x64", "version",
-        "3.8.0 (simulated by telescope-sim) on \"linux_x64\"", "pid", (int)getpid(),
-        "startTime", (json_int_t)s->vm.isolate_start_ms, "isolates", current_ref(s),
-        "isolateGroups", "type", "@IsolateGroup", "id", s->vm.group_id, "name",
-        "main.dart", "number", group_num, "isSystemIsolateGroup", 0,
-        "systemIsolates", "systemIsolateGroups");
+        "type", "VM", "name", "vm", "architectureBits", 64, "hostCPU", "telescope-sim",
+        "operatingSystem", "linux", "targetCPU", "x64", "version",
+        "3.8.0 (simulated by telescope-sim) on \"linux_x64\"", "pid", (int)getpid(), "startTime",
+        (json_int_t)s->vm.isolate_start_ms, "isolates", current_ref(s), "isolateGroups", "type",
+        "@IsolateGroup", "id", s->vm.group_id, "name", "main.dart", "number", group_num,
+        "isSystemIsolateGroup", 0, "systemIsolates", "systemIsolateGroups");
   }
   send_result(k, vm);
 }
@@ -731,8 +779,7 @@ static void do_get_vm(sim_t *s, sim_call_t *k) {
 static void do_get_isolate(sim_t *s, sim_call_t *k) {
   json_t *iso, *lib, *rpcs, *pause;
 
-  if (!check_isolate(s, k))
-    return;
+  if (!check_isolate(s, k)) return;
   iso = current_ref(s);
   json_object_set_new(iso, "type", json_string("Isolate"));
   json_object_set_new(iso, "startTime", json_integer(s->vm.isolate_start_ms));
@@ -740,11 +787,10 @@ static void do_get_isolate(sim_t *s, sim_call_t *k) {
   json_object_set_new(iso, "livePorts", json_integer(4));
   json_object_set_new(iso, "pauseOnExit", json_false());
   pause = event_new(s, s->vm.pause_kind, current_ref(s));
-  if (s->vm.paused)
-    json_object_set_new(pause, "timestamp", json_integer(s->vm.pause_ms));
+  if (s->vm.paused) json_object_set_new(pause, "timestamp", json_integer(s->vm.pause_ms));
   json_object_set_new(iso, "pauseEvent", pause);
-  lib = json_pack("{s:s, s:s, s:s, s:s}", "type", "@Library", "id", "libraries/@1",
-                  "name", "", "uri", "package:app/main.dart");
+  lib = json_pack("{s:s, s:s, s:s, s:s}", "type", "@Library", "id", "libraries/@1", "name", "",
+                  "uri", "package:app/main.dart");
   json_object_set(iso, "rootLib", lib);
   json_object_set_new(iso, "libraries", json_pack("[o]", lib));
   json_object_set_new(iso, "breakpoints", json_array());
@@ -760,17 +806,15 @@ static void do_get_isolate(sim_t *s, sim_call_t *k) {
 }
 
 static const char *const core_streams[] = {
-    "VM",      "Isolate", "Debug",        "Profiler", "GC",     "Extension",
-    "Timeline", "Logging", "Service",     "HeapSnapshot", "Stdout", "Stderr", "Timer"};
-static const char *const web_streams[] = {"Isolate", "Extension", "Debug",   "Logging",
-                                          "VM",      "GC",        "Timeline", "Service",
-                                          "Stdout",  "Stderr"};
+    "VM",      "Isolate", "Debug",        "Profiler", "GC",     "Extension", "Timeline",
+    "Logging", "Service", "HeapSnapshot", "Stdout",   "Stderr", "Timer"};
+static const char *const web_streams[] = {"Isolate", "Extension", "Debug",   "Logging", "VM",
+                                          "GC",      "Timeline",  "Service", "Stdout",  "Stderr"};
 
 static int in_list(const char *const *list, size_t n, const char *x) {
   size_t i;
   for (i = 0; i < n; i++)
-    if (!strcmp(list[i], x))
-      return 1;
+    if (!strcmp(list[i], x)) return 1;
   return 0;
 }
 
@@ -833,17 +877,15 @@ static void do_list_views(sim_t *s, sim_call_t *k) {
     return;
   }
   snprintf(name, sizeof name, "main.dart$main-%s", s->vm.isolate_number);
-  send_result(k, json_pack("{s:s, s:[{s:s, s:s, s:{s:s, s:b, s:s, s:s, s:I}}]}",
-                           "type", "FlutterViewList", "views", "type", "FlutterView",
-                           "id", "_flutterView/0x7f2a3c00d8a0", "isolate", "type",
-                           "@Isolate", "fixedId", 1, "id", s->vm.isolate_id, "name",
-                           name, "number",
-                           (json_int_t)strtoll(s->vm.isolate_number, NULL, 10)));
+  send_result(
+      k, json_pack("{s:s, s:[{s:s, s:s, s:{s:s, s:b, s:s, s:s, s:I}}]}", "type", "FlutterViewList",
+                   "views", "type", "FlutterView", "id", "_flutterView/0x7f2a3c00d8a0", "isolate",
+                   "type", "@Isolate", "fixedId", 1, "id", s->vm.isolate_id, "name", name, "number",
+                   (json_int_t)strtoll(s->vm.isolate_number, NULL, 10)));
 }
 
 static void do_resume(sim_t *s, sim_call_t *k) {
-  if (!check_isolate(s, k))
-    return;
+  if (!check_isolate(s, k)) return;
   if (!s->vm.paused) {
     send_error(s, k, RPC_ISOLATE_MUST_BE_PAUSED, NULL, NULL);
     return;
@@ -853,21 +895,20 @@ static void do_resume(sim_t *s, sim_call_t *k) {
 }
 
 static void do_pause(sim_t *s, sim_call_t *k) {
-  if (!check_isolate(s, k))
-    return;
+  if (!check_isolate(s, k)) return;
   send_result(k, json_pack("{s:s}", "type", "Success"));
-  sim_vm_pause(s);
+  sim_vm_pause(s, NULL);
 }
 
-#define SIM_METHODS(X)                                 \
-  X("getVersion", do_get_version)                      \
+#define SIM_METHODS(X)                                   \
+  X("getVersion", do_get_version)                        \
   X("getSupportedProtocols", do_get_supported_protocols) \
-  X("getVM", do_get_vm)                                \
-  X("getIsolate", do_get_isolate)                      \
-  X("streamListen", do_stream_listen)                  \
-  X("streamCancel", do_stream_cancel)                  \
-  X("_flutter.listViews", do_list_views)               \
-  X("resume", do_resume)                               \
+  X("getVM", do_get_vm)                                  \
+  X("getIsolate", do_get_isolate)                        \
+  X("streamListen", do_stream_listen)                    \
+  X("streamCancel", do_stream_cancel)                    \
+  X("_flutter.listViews", do_list_views)                 \
+  X("resume", do_resume)                                 \
   X("pause", do_pause)
 
 static const struct {
@@ -881,8 +922,7 @@ static const struct {
 
 static void record_method(sim_t *s, const char *method) {
   json_t *n = json_object_get(s->vm.method_counts, method);
-  json_object_set_new(s->vm.method_counts, method,
-                      json_integer(n ? json_integer_value(n) + 1 : 1));
+  json_object_set_new(s->vm.method_counts, method, json_integer(n ? json_integer_value(n) + 1 : 1));
   if (json_array_size(s->vm.method_list) < 100000)
     json_array_append_new(s->vm.method_list, json_string(method));
   if (s->vm.method_log) {
@@ -891,8 +931,7 @@ static void record_method(sim_t *s, const char *method) {
   }
 }
 
-void sim_vm_handle_message(sim_t *s, sim_conn_t *c, const char *text, size_t len,
-                           int binary) {
+void sim_vm_handle_message(sim_t *s, sim_conn_t *c, const char *text, size_t len, int binary) {
   json_error_t jerr;
   json_t *req, *id, *method, *params, *jv;
   sim_call_t *k;
@@ -961,8 +1000,7 @@ void sim_vm_handle_message(sim_t *s, sim_conn_t *c, const char *text, size_t len
   }
   k->params = params ? json_incref(params) : json_object();
   if (!strncmp(k->method, "ext.", 4)) {
-    if (do_extension(s, k))
-      return; /* held: pump() answers and frees it */
+    if (do_extension(s, k)) return; /* held: pump() answers and frees it */
     goto done;
   }
   for (i = 0; i < sizeof methods / sizeof methods[0]; i++)
@@ -992,21 +1030,28 @@ void sim_vm_conn_closed(sim_t *s, sim_conn_t *c) {
 
 /* ---- scripted app events ------------------------------------------------- */
 
-void sim_vm_pause(sim_t *s) {
+int sim_vm_pause(sim_t *s, const char *kind) {
+  static const char *const kinds[] = {"PauseInterrupted", "PauseBreakpoint",  "PauseException",
+                                      "PauseStart",       "PausePostRequest", "PauseExit"};
+  size_t i;
   json_t *ev;
-  if (s->vm.paused)
-    return;
+
+  if (!kind) kind = kinds[0];
+  for (i = 0; i < sizeof kinds / sizeof *kinds; i++)
+    if (!strcmp(kind, kinds[i])) break;
+  if (i == sizeof kinds / sizeof *kinds) return -1;
+  if (s->vm.paused) return 0;
   s->vm.paused = 1;
-  s->vm.pause_kind = "PauseInterrupted";
+  s->vm.pause_kind = kinds[i]; /* static storage: getIsolate reports it */
   s->vm.pause_ms = sim_wall_ms();
-  ev = event_new(s, "PauseInterrupted", current_ref(s));
+  ev = event_new(s, kinds[i], current_ref(s));
   json_object_set_new(ev, "timestamp", json_integer(s->vm.pause_ms));
   broadcast(s, "Debug", ev);
+  return 0;
 }
 
 void sim_vm_resume(sim_t *s) {
-  if (!s->vm.paused)
-    return;
+  if (!s->vm.paused) return;
   s->vm.paused = 0;
   s->vm.pause_kind = "Resume";
   broadcast(s, "Debug", event_new(s, "Resume", current_ref(s)));
@@ -1032,10 +1077,8 @@ void sim_vm_restart(sim_t *s) {
   broadcast(s, "Isolate", event_new(s, "IsolateStart", current_ref(s)));
   broadcast(s, "Isolate", event_new(s, "IsolateRunnable", current_ref(s)));
   for (i = 0; i < N_FLUTTER_EXTS; i++)
-    if (ext_available(s, i))
-      announce_extension(s, flutter_exts[i].name);
-  if (s->vm.watcher)
-    announce_extension(s, TELESCOPE_EXT);
+    if (ext_available(s, i)) announce_extension(s, flutter_exts[i].name);
+  if (s->vm.watcher) announce_extension(s, TELESCOPE_EXT);
   pump(s); /* calls held in the old isolate: Collected */
 }
 
@@ -1047,37 +1090,32 @@ void sim_vm_reload(sim_t *s) {
 }
 
 void sim_vm_set_watcher(sim_t *s, int on) {
-  if (on == s->vm.watcher)
-    return;
+  if (on == s->vm.watcher) return;
   s->vm.watcher = on;
-  if (on)
-    announce_extension(s, TELESCOPE_EXT);
+  if (on) announce_extension(s, TELESCOPE_EXT);
 }
 
 void sim_vm_set_hang(sim_t *s, int on) {
   s->vm.ext_hang = on;
-  if (!on)
-    pump(s);
+  if (!on) pump(s);
 }
 
 int sim_vm_init(sim_t *s) {
   uint64_t g = 1000000000000000ull + sim_rand_next(&s->rng) % 8000000000000000ull;
 
-  snprintf(s->vm.group_id, sizeof s->vm.group_id, "isolateGroups/%llu",
-           (unsigned long long)g);
+  snprintf(s->vm.group_id, sizeof s->vm.group_id, "isolateGroups/%llu", (unsigned long long)g);
   s->vm.pause_kind = "Resume";
+  s->vm.web_unregistered = RPC_METHOD_NOT_FOUND;
   s->vm.watcher = !s->cfg.no_watcher;
   s->vm.method_counts = json_object();
   s->vm.method_list = json_array();
   s->vm.ext_history = json_array();
   new_isolate(s);
-  if (uv_timer_init(s->loop, &s->vm.call_timer))
-    return -1;
+  if (uv_timer_init(s->loop, &s->vm.call_timer)) return -1;
   if (s->cfg.method_log) {
     s->vm.method_log = fopen(s->cfg.method_log, "a");
     if (!s->vm.method_log) {
-      fprintf(stderr, "telescope-sim: cannot open --method-log %s\n",
-              s->cfg.method_log);
+      fprintf(stderr, "telescope-sim: cannot open --method-log %s\n", s->cfg.method_log);
       return -1;
     }
   }
@@ -1093,8 +1131,7 @@ void sim_vm_close(sim_t *s) {
   }
   s->vm.calls_head = s->vm.calls_tail = NULL;
   uv_close((uv_handle_t *)&s->vm.call_timer, NULL);
-  if (s->vm.method_log)
-    fclose(s->vm.method_log);
+  if (s->vm.method_log) fclose(s->vm.method_log);
   s->vm.method_log = NULL;
   json_decref(s->vm.method_counts);
   json_decref(s->vm.method_list);

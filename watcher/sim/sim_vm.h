@@ -24,13 +24,13 @@ int sim_vm_init(sim_t *s);
 void sim_vm_close(sim_t *s); /* closes the call timer; frees held calls */
 
 /* A complete message from c (text, or binary when binary != 0). */
-void sim_vm_handle_message(sim_t *s, sim_conn_t *c, const char *text,
-                           size_t len, int binary);
+void sim_vm_handle_message(sim_t *s, sim_conn_t *c, const char *text, size_t len, int binary);
 /* c is going away: forget the calls it is waiting for. */
 void sim_vm_conn_closed(sim_t *s, sim_conn_t *c);
 
 /* Scripted app events (stdin commands). */
-void sim_vm_pause(sim_t *s);
+/* kind: a Pause* event kind (NULL: PauseInterrupted); -1 when unknown. */
+int sim_vm_pause(sim_t *s, const char *kind);
 void sim_vm_resume(sim_t *s);
 void sim_vm_restart(sim_t *s);
 void sim_vm_reload(sim_t *s);
