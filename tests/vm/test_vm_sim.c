@@ -501,6 +501,23 @@ START_TEST(web_flavour_end_to_end) {
   sim_cmd(&s, "watcher on");
   frames_call(&f, &g, "status");
   assert_ok(&g);
+  /* DWDS's -32603 quirks: an unregistered extension ... */
+  sim_cmd(&s, "web-unregistered 32603");
+  sim_cmd(&s, "watcher off");
+  frames_call(&f, &g, "status");
+  ck_assert_int_eq(g.diag, DIAG_WATCHER_MISSING);
+  ck_assert_int_eq(g.rpc, RPC_INTERNAL_ERROR);
+  sim_cmd(&s, "watcher on");
+  /* ... and its WebSocket-mode timeout (a hidden tab) is unresponsive */
+  sim_cmd(&s, "ext-hang on");
+  sim_cmd(&s, "web-timeout 200");
+  frames_call(&f, &g, "status");
+  ck_assert_int_eq(g.diag, DIAG_UNRESPONSIVE);
+  ck_assert_int_eq(g.rpc, RPC_INTERNAL_ERROR);
+  sim_cmd(&s, "web-timeout 0");
+  sim_cmd(&s, "ext-hang off");
+  frames_call(&f, &g, "status");
+  assert_ok(&g);
   sim_cmd(&s, "restart");
   ck_assert(run_until(&f.loop, &f.ev.count[VM_APP_EV_RESTARTED], 1, 3000));
   frames_call(&f, &g, "status");
