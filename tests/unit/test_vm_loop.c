@@ -48,6 +48,7 @@ START_TEST(refused_port_is_not_connected) {
                 g.detail, (unsigned long long)(g.at_ms - t0));
   ck_assert_ptr_null(strstr(g.detail, "SECRETTOKEN"));
   json_t *conn = vm_app_connection_json(app);
+  assert_connection_matches_schema(conn);
   ck_assert_str_eq(json_string_value(json_object_get(conn, "state")), "not_connected");
   ck_assert_ptr_null(
       strstr(json_string_value(json_object_get(conn, "vmServiceUri")), "SECRETTOKEN"));
@@ -117,6 +118,7 @@ START_TEST(remote_host_refused_before_any_dial) {
   ck_assert_int_eq(g.diag, DIAG_CONNECTION_REJECTED);
   ck_assert(g.at_ms - t0 < 100);
   json_t *conn = vm_app_connection_json(app);
+  assert_connection_matches_schema(conn);
   ck_assert_str_eq(json_string_value(json_object_get(conn, "state")), "rejected");
   json_decref(conn);
   got_reset(&g);

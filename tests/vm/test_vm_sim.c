@@ -63,6 +63,7 @@ static void assert_ok(const got_t *g) {
 
 static const char *conn_str(fixture_t *f, const char *key, char *buf, size_t n) {
   json_t *c = vm_app_connection_json(f->app);
+  assert_connection_matches_schema(c);
   json_t *v = json_object_get(c, key);
   if (json_is_string(v))
     snprintf(buf, n, "%s", json_string_value(v));
@@ -148,6 +149,7 @@ START_TEST(every_uri_form_connects) {
     ck_assert(run_until(&f.loop, &g.n, 1, 5000));
     ck_assert_msg(g.diag == DIAG_NONE, "form %d: %s", i, g.detail);
     ck_assert_str_eq(json_string_value(json_object_get(g.result, "state")), "connected");
+    assert_connection_matches_schema(g.result);
     connected_and_sane(&f, &s, "native");
     ck_assert_int_eq(f.ev.count[VM_APP_EV_CONNECTED], 1);
     frames_call(&f, &g, "status");
