@@ -389,6 +389,14 @@ START_TEST(killed_app_fails_pending_then_reconnects_via_uri_file) {
   frames_call(&f, &g, "status");
   assert_ok(&g);
   ck_assert_str_ne(conn_str(&f, "vmServiceUri", b, sizeof b), uri1);
+  /* the same app named explicitly (another form of the same URI) keeps the socket */
+  int connects = f.ev.count[VM_APP_EV_CONNECTED], drops = f.ev.count[VM_APP_EV_DISCONNECTED];
+  char err[256];
+  ck_assert_int_eq(vm_app_set_uri(f.app, s.http_uri, err, sizeof err), 0);
+  frames_call(&f, &g, "status");
+  assert_ok(&g);
+  ck_assert_int_eq(f.ev.count[VM_APP_EV_CONNECTED], connects);
+  ck_assert_int_eq(f.ev.count[VM_APP_EV_DISCONNECTED], drops);
   got_reset(&g);
   fx_close(&f);
   sim_stop(&s);
