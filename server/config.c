@@ -21,6 +21,9 @@ static const char usage_text[] =
     "  --allow-remote             accept a VM service on a non-loopback host\n"
     "  --max-line-bytes N         longest accepted JSON-RPC line (default 4194304)\n"
     "  --log-level LEVEL          error|warn|info|debug|trace on stderr (default warn)\n"
+    "  --sim [SIM OPTIONS]        start telescope-sim (a simulated Flutter app) as a child\n"
+    "                             and use it; every argument after --sim goes to the sim\n"
+    "                             (e.g. --sim --scenario janky --seed 7); it ends with us\n"
     "  --help                     print this help and exit\n"
     "  --version                  print the version and exit\n"
     "\n"
@@ -74,6 +77,7 @@ config_result_t config_parse(config_t *cfg, int argc, char **argv, FILE *out, FI
       set_str(&cfg->vm_service_uri_file, env))
     goto oom;
 
+  const char *uri_flag = NULL; /* a URI given as a flag, which --sim would contradict */
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
@@ -83,6 +87,12 @@ config_result_t config_parse(config_t *cfg, int argc, char **argv, FILE *out, FI
     if (strcmp(a, "--version") == 0) {
       fprintf(out, "telescope-mcp %s\n", TELESCOPE_VERSION);
       return CONFIG_DONE;
+    }
+    /* Everything after --sim is the sim's: our own flags must come first. */
+    if (strcmp(a, "--sim") == 0) {
+      cfg->sim_argv = argv + i + 1;
+      cfg->sim_argc = argc - i - 1;
+      break;
     }
     if (strcmp(a, "--allow-remote") == 0) {
       cfg->allow_remote = 1;
@@ -127,12 +137,14 @@ config_result_t config_parse(config_t *cfg, int argc, char **argv, FILE *out, FI
         return CONFIG_USAGE;
       }
       if (set_str(&cfg->vm_service_uri, val)) goto oom;
+      uri_flag = "--vm-service-uri";
     } else if (strcmp(flag, "--vm-service-uri-file") == 0) {
       if (!*val) {
         fprintf(err, "telescope-mcp: --vm-service-uri-file: empty path\n");
         return CONFIG_USAGE;
       }
       if (set_str(&cfg->vm_service_uri_file, val)) goto oom;
+      uri_flag = "--vm-service-uri-file";
     } else if (strcmp(flag, "--call-timeout-ms") == 0) {
       if (parse_uint(val, 1, 600000, &n)) {
         fprintf(err,
@@ -151,6 +163,16 @@ config_result_t config_parse(config_t *cfg, int argc, char **argv, FILE *out, FI
       }
       cfg->max_line_bytes = (size_t)n;
     }
+  }
+  if (cfg->sim_argv) {
+    if (uri_flag) {
+      fprintf(err, "telescope-mcp: --sim and %s exclude each other (see --help)\n", uri_flag);
+      return CONFIG_USAGE;
+    }
+    /* The sim's URI file replaces any app named in the environment. */
+    free(cfg->vm_service_uri);
+    free(cfg->vm_service_uri_file);
+    cfg->vm_service_uri = cfg->vm_service_uri_file = NULL;
   }
   return CONFIG_RUN;
 

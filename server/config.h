@@ -16,6 +16,9 @@ typedef struct {
   unsigned call_timeout_ms;  /* --call-timeout-ms, default 3000 */
   int allow_remote;          /* --allow-remote: accept non-loopback VM-service hosts */
   size_t max_line_bytes;     /* --max-line-bytes, default 4 MiB */
+  char **sim_argv;           /* --sim: the telescope-sim options after it (borrowed from argv);
+                                NULL without --sim */
+  int sim_argc;              /* how many there are (may be 0) */
 } config_t;
 
 #define CONFIG_DEFAULT_CALL_TIMEOUT_MS 3000u
