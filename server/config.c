@@ -6,6 +6,7 @@
 
 static const char usage_text[] =
     "Usage: telescope-mcp [OPTIONS]\n"
+    "       telescope-mcp [OPTIONS] --sim [SIM OPTIONS]\n"
     "\n"
     "An MCP server on stdio that gives AI coding agents sight of a Flutter app's\n"
     "frame performance through one tool, telescope_frames. Start it from an MCP\n"
@@ -24,16 +25,19 @@ static const char usage_text[] =
     "  --sim [SIM OPTIONS]        start telescope-sim (a simulated Flutter app) as a child\n"
     "                             and use it; every argument after --sim goes to the sim\n"
     "                             (e.g. --sim --scenario janky --seed 7); it ends with us\n"
-    "  --help                     print this help and exit\n"
+    "  --help, -h                 print this help and exit\n"
     "  --version                  print the version and exit\n"
     "\n"
     "Environment (flags win):\n"
     "  TELESCOPE_VM_SERVICE_URI       as --vm-service-uri\n"
     "  TELESCOPE_VM_SERVICE_URI_FILE  as --vm-service-uri-file\n"
     "  TELESCOPE_LOG_LEVEL            as --log-level\n"
+    "  (with --sim the two URI variables are ignored)\n"
     "\n"
     "Exit status: 0 on stdin EOF, SIGTERM or SIGINT; 2 on a bad command line;\n"
-    "1 on a fatal runtime error.\n";
+    "1 on a fatal runtime error.\n"
+    "\n"
+    "More: man telescope-mcp; the schemas are in share/telescope/schema.\n";
 
 /* Parses a whole decimal number in [lo, hi]. */
 static int parse_uint(const char *s, unsigned long long lo, unsigned long long hi,
