@@ -268,6 +268,10 @@ async function cleanup() {
   await stopSim();
   rmSync(tmp, { recursive: true, force: true });
 }
+// Ctrl-C (make demo in a terminal): the sim does not stop on stdin EOF, so
+// stop it here rather than leave it behind.
+for (const sig of ['SIGINT', 'SIGTERM'])
+  process.on(sig, () => { cleanup().then(() => process.exit(130)); });
 try {
   await main();
 } catch (e) {
