@@ -191,7 +191,9 @@ fail_alloc:
   return err;
 }
 
-const char *sim_child_uri_file(const sim_child_t *c) { return c->file; }
+const char *sim_child_uri_file(const sim_child_t *c) {
+  return c->file;
+}
 
 static void poll_tick(uv_timer_t *t) {
   sim_child_t *c = container_of(t, sim_child_t, timer);
