@@ -28,6 +28,8 @@ done
 
 man1=$p/share/man/man1/telescope-mcp.1
 [ -s "$man1" ] || fail "share/man/man1/telescope-mcp.1 missing"
+grep -q "^\.TH TELESCOPE-MCP 1 .* \"telescope ${v#telescope-mcp }\"" "$man1" \
+  || fail "the man page's .TH line does not name version ${v#telescope-mcp } (update docs/telescope-mcp.1)"
 if command -v man >/dev/null 2>&1; then
   # groff's warnings (-ww) go to stderr: a clean page renders silently.
   MANWIDTH=80 man --warnings=w -l "$man1" > "$tmp/man.txt" 2> "$tmp/man.err" || fail "man -l exited non-zero"
