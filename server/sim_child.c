@@ -129,6 +129,11 @@ int sim_child_start(uv_loop_t *loop, char **argv, int argc, sim_child_t **out) {
       log_error("--sim: --uri-file is chosen by telescope-mcp; leave it out");
       return UV_EINVAL;
     }
+    /* The sim would print them on its stdout, which is not ours to pass on. */
+    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h") || !strcmp(argv[i], "--version")) {
+      log_error("--sim: for the sim's own %s, run telescope-sim %s", argv[i], argv[i]);
+      return UV_EINVAL;
+    }
   }
   sim_child_t *c = calloc(1, sizeof *c);
   char **args = calloc((size_t)argc + 6, sizeof *args);

@@ -14,7 +14,8 @@ typedef struct sim_child sim_child_t;
 
 /* Spawns telescope-sim (found next to our own executable, else on PATH) with
  * `--port 0 --uri-file TMP` and then argv[0..argc-1] (borrowed; a later
- * option wins, so `--port` may be given; `--uri-file` is refused: UV_EINVAL).
+ * option wins, so `--port` may be given; `--uri-file`, `--help` and `--version`
+ * are refused: UV_EINVAL).
  * Returns 0 or a libuv error code (the reason logged). Whenever *out is set,
  * even on failure, it must be released with sim_child_stop. */
 int sim_child_start(uv_loop_t *loop, char **argv, int argc, sim_child_t **out);

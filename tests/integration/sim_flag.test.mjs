@@ -98,8 +98,8 @@ test('a bad sim option: exit 2 with the sim\'s complaint on stderr', async () =>
   assert.equal(p.stdout, '');
 });
 
-test('--sim with --vm-service-uri, or with --uri-file for the sim: exit 2', async () => {
-  for (const args of [['--vm-service-uri', 'ws://127.0.0.1:1/x=/ws', '--sim'], ['--sim', '--uri-file', '/tmp/x']]) {
+test('--sim with --vm-service-uri, or --uri-file/--help for the sim: exit 2', async () => {
+  for (const args of [['--vm-service-uri', 'ws://127.0.0.1:1/x=/ws', '--sim'], ['--sim', '--uri-file', '/tmp/x'], ['--sim', '--help']]) {
     const p = spawnMcp(args);
     assert.deepEqual(await p.exited, { code: 2, sig: null }, args.join(' '));
     assert.match(p.stderr, /--sim/);
