@@ -17,6 +17,9 @@ typedef struct {
   int allow_remote;          /* --allow-remote: accept non-loopback VM-service hosts */
   size_t max_line_bytes;     /* --max-line-bytes, default 4 MiB */
   unsigned eof_grace_ms;     /* TELESCOPE_EOF_GRACE_MS: calls in flight may finish this long after stdin EOF */
+  char **sim_argv;           /* --sim: the telescope-sim options after it (borrowed from argv);
+                                NULL without --sim */
+  int sim_argc;              /* how many there are (may be 0) */
 } config_t;
 
 #define CONFIG_DEFAULT_CALL_TIMEOUT_MS 3000u

@@ -17,6 +17,7 @@
 #include "frames_tool.h"
 #include "log.h"
 #include "mcp.h"
+#include "sim_child.h"
 #include "stdio_transport.h"
 
 typedef struct {
@@ -25,6 +26,7 @@ typedef struct {
   stdio_t *io;
   mcp_session_t *mcp;
   frames_tool_t *tool;
+  sim_child_t *sim; /* --sim: telescope-sim as our child; NULL otherwise */
   uv_signal_t sigterm, sigint;
   uv_timer_t grace; /* stdin EOF: calls in flight get a moment to finish */
   uint64_t grace_until;
@@ -75,11 +77,39 @@ static void io_closed(void *arg) {
   app->io = NULL;
 }
 
+static void sim_stopped(void *arg) {
+  app_t *app = arg;
+  /* Last: the writes queued by the steps above still go out before close. */
+  if (app->io) stdio_close(app->io, io_closed, app);
+}
+
 static void tool_closed(void *arg) {
   app_t *app = arg;
   app->tool = NULL;
-  /* Last: the writes queued by the steps above still go out before close. */
-  if (app->io) stdio_close(app->io, io_closed, app);
+  /* The sim goes after the tool, so the tool's connection closes cleanly. */
+  sim_child_t *sim = app->sim;
+  app->sim = NULL;
+  sim_child_stop(sim, sim_stopped, app);
+}
+
+/* --sim: starts the child and waits (briefly) for its URI file, which then
+ * stands for --vm-service-uri-file. Returns the exit code to fail with, or 0. */
+static int app_start_sim(app_t *app) {
+  int status = 0;
+  int err = sim_child_start(&app->loop, app->cfg.sim_argv, app->cfg.sim_argc, &app->sim);
+  if (err == 0) err = sim_child_wait_ready(app->sim, 10000, &status);
+  if (err == 0) {
+    app->cfg.vm_service_uri_file = strdup(sim_child_uri_file(app->sim));
+    if (app->cfg.vm_service_uri_file) return 0;
+    log_error("out of memory");
+  } else if (err == UV_ESRCH) {
+    log_error("--sim: telescope-sim exited with status %d before it was ready", status);
+  }
+  sim_child_stop(app->sim, NULL, NULL);
+  app->sim = NULL;
+  uv_run(&app->loop, UV_RUN_DEFAULT);
+  /* The sim's own "bad command line" is ours too: its options came from us. */
+  return (err == UV_ESRCH && status == 2) || err == UV_EINVAL ? 2 : 1;
 }
 
 /* Starts the shutdown; every later step runs from a callback. */
@@ -150,6 +180,8 @@ int main(int argc, char **argv) {
     log_error("cannot create the event loop");
     goto fail_loop;
   }
+  if (app.cfg.sim_argv && (rc = app_start_sim(&app)) != 0) goto fail_sim;
+  rc = 1;
   app.tool = frames_tool_new(&app.loop, &app.cfg);
   if (!app.tool) {
     log_error("cannot create the tool (embedded schema unreadable?)");
@@ -198,8 +230,11 @@ fail_io:
 fail_mcp:
   frames_tool_close(app.tool, NULL, NULL);
 fail_tool:
+  sim_child_stop(app.sim, NULL, NULL);
+  uv_run(&app.loop, UV_RUN_DEFAULT);
+fail_sim:
   uv_loop_close(&app.loop);
 fail_loop:
   config_close(&app.cfg);
-  return 1;
+  return rc;
 }
