@@ -47,8 +47,8 @@ static void find_sim(char *out, size_t n) {
     char *slash = strrchr(self, '/');
     if (slash) {
       *slash = '\0';
-      snprintf(out, n, "%s/telescope-sim", self);
-      if (access(out, X_OK) == 0) return;
+      int len = snprintf(out, n, "%s/telescope-sim", self);
+      if (len > 0 && (size_t)len < n && access(out, X_OK) == 0) return;
     }
   }
   snprintf(out, n, "telescope-sim");
