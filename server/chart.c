@@ -16,7 +16,7 @@
 #define PLOT_B 350.0
 #define PLOT_W (PLOT_R - PLOT_L)
 #define PLOT_H (PLOT_B - PLOT_T)
-#define CHAR_W 6.0 /* average advance of one character at font-size 10 */
+#define CHAR_W 6.5 /* advance of one character at font-size 10, bold included */
 #define X_TICKS 8
 
 static const char *const band_fills[] = {"#e8eef9", "#e6f4e6", "#f1e9f7", "#fbf3dc"};
@@ -166,14 +166,15 @@ static void fmt_ms(char *out, size_t len, int64_t us) {
   snprintf(out, len, "%.1f", (double)us / 1000.0);
 }
 
-/* The y range: the tallest bar with a little headroom, at least the
+/* The y range: the tallest bar with a quarter of headroom (room for the
+ * worst-frame labels above it), at least the
  * budget, at most CHART_CLIP_BUDGETS budgets (so one frozen frame does not
  * flatten everything else), rounded up to a 1-2-5 tick step of ≤ 6 ticks. */
 static void scale_y(chart_t *c) {
   int64_t top = c->budget_us;
   for (size_t i = 0; i < c->n; i++)
     if (frame_worst(&c->frames[i]) > top) top = frame_worst(&c->frames[i]);
-  top += top / 10;
+  top += top / 4;
   int64_t cap = c->budget_us * CHART_CLIP_BUDGETS;
   if (top > cap) top = cap;
   static const int64_t mult[] = {1, 2, 5};
@@ -306,13 +307,15 @@ static void draw_budget(chart_t *c) {
             "<line id=\"budget\" x1=\"%.0f\" y1=\"%.2f\" x2=\"%.0f\" y2=\"%.2f\" stroke=\"#333\" "
             "stroke-width=\"1.2\" stroke-dasharray=\"6 4\"/>\n"
             "<text class=\"budget-label\" x=\"%.0f\" y=\"%.2f\" text-anchor=\"end\" "
-            "font-weight=\"bold\" fill=\"#333\">%s ms budget</text>\n",
+            "font-weight=\"bold\" fill=\"#333\" stroke=\"#fff\" stroke-width=\"3\" "
+            "paint-order=\"stroke\">%s ms budget</text>\n",
             PLOT_L, y, PLOT_R, y, PLOT_R - 4, y - 4, ms);
 }
 
 /* The worst frames (by max(build, raster), as summary's worstFrames), each
- * labelled "#seq name 24.1 ms" above its column; a label that would overlap
- * one already placed moves up a line (or down, when it would leave the plot). */
+ * labelled "#seq name 24.1 ms" in the first of CHART_WORST rows at the top of
+ * the plot where it overlaps no other label, with a line down to its bar.
+ * Labels carry a white halo, so a tall bar behind one does not hide it. */
 static void draw_worst(chart_t *c) {
   size_t idx[CHART_WORST], nw = 0;
   for (size_t i = 0; i < c->n; i++) {
@@ -324,39 +327,47 @@ static void draw_worst(chart_t *c) {
     memmove(idx + at + 1, idx + at, (nw - 1 - at) * sizeof *idx);
     idx[at] = i;
   }
-  double px0[CHART_WORST], px1[CHART_WORST], py[CHART_WORST];
+  /* Place every label first and draw the lines, so no line crosses a label. */
+  double px0[CHART_WORST], px1[CHART_WORST];
+  size_t prow[CHART_WORST];
   for (size_t k = 0; k < nw; k++) {
     const frame_t *f = &c->frames[idx[k]];
     size_t s = idx[k] * c->nslots / c->n;
     while (s + 1 < c->nslots && c->slots[s + 1].lo <= idx[k]) s++;
     while (s > 0 && c->slots[s].lo > idx[k]) s--;
     const char *name = top_block(f);
-    char ms[32], head[48];
-    fmt_ms(ms, sizeof ms, frame_worst(f));
-    snprintf(head, sizeof head, "#%lld ", (long long)f->seq);
-    size_t name_chars = name ? record_utf8_length(name) : 0;
-    if (name_chars > CHART_LABEL_CHARS) name_chars = CHART_LABEL_CHARS + 1;
-    double w = (double)(strlen(head) + name_chars + (name ? 1 : 0) + strlen(ms) + 3) * CHAR_W;
-    double cx = slot_x(c, s) + c->slot_w / 2;
+    size_t chars = name ? record_utf8_length(name) + 1 : 0;
+    if (chars > CHART_LABEL_CHARS + 2) chars = CHART_LABEL_CHARS + 2;
+    chars += (size_t)snprintf(NULL, 0, "#%lld %.1f ms", (long long)f->seq,
+                              (double)frame_worst(f) / 1000.0);
+    double w = (double)chars * CHAR_W, cx = slot_x(c, s) + c->slot_w / 2;
     double x0 = cx - w / 2;
-    if (x0 < PLOT_L) x0 = PLOT_L;
     if (x0 + w > PLOT_R) x0 = PLOT_R - w;
-    double y = value_y(c, frame_worst(f)) - 5;
-    if (y < PLOT_T + 24) y = PLOT_T + 24;
-    for (int moved = 1, tries = 0; moved && tries < 2 * CHART_WORST; tries++) {
-      moved = 0;
-      for (size_t j = 0; j < k; j++)
-        if (x0 < px1[j] && px0[j] < x0 + w && y > py[j] - 12 && y < py[j] + 12) {
-          y = py[j] - 12 < PLOT_T + 24 ? py[j] + 12 : py[j] - 12;
-          moved = 1;
-        }
+    if (x0 < PLOT_L) x0 = PLOT_L;
+    size_t row = 0;
+    for (int clash = 1; clash && row < CHART_WORST - 1;) {
+      clash = 0;
+      for (size_t j = 0; j < k && !clash; j++)
+        clash = prow[j] == row && x0 < px1[j] + CHAR_W && px0[j] < x0 + w + CHAR_W;
+      if (clash) row++;
     }
-    px0[k] = x0, px1[k] = x0 + w, py[k] = y;
+    px0[k] = x0, px1[k] = x0 + w, prow[k] = row;
+    double y = PLOT_T + 26 + 12 * (double)row, top = value_y(c, frame_worst(f));
+    if (top > y + 3)
+      sb_printf(&c->b,
+                "<line class=\"worst-tick\" x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" "
+                "stroke=\"#888\"/>\n",
+                cx, y + 3, cx, top);
+  }
+  for (size_t k = 0; k < nw; k++) {
+    const frame_t *f = &c->frames[idx[k]];
+    const char *name = top_block(f);
+    char ms[32];
+    fmt_ms(ms, sizeof ms, frame_worst(f));
     sb_printf(&c->b,
-              "<line class=\"worst-tick\" x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" "
-              "stroke=\"#333\"/>"
-              "<text class=\"worst\" data-seq=\"%lld\" x=\"%.2f\" y=\"%.2f\" fill=\"#111\">%s",
-              cx, y + 2, cx, value_y(c, frame_worst(f)), (long long)f->seq, x0, y, head);
+              "<text class=\"worst\" data-seq=\"%lld\" x=\"%.2f\" y=\"%.2f\" fill=\"#111\" "
+              "stroke=\"#fff\" stroke-width=\"3\" paint-order=\"stroke\">#%lld ",
+              (long long)f->seq, px0[k], PLOT_T + 26 + 12 * (double)prow[k], (long long)f->seq);
     if (name) {
       sb_puts(&c->b, "<tspan font-weight=\"bold\">");
       sb_escape(&c->b, name, CHART_LABEL_CHARS);
