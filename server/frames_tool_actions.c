@@ -941,7 +941,7 @@ void frames_tool_run(frames_tool_t *ft, tool_call_t *call, json_t *args) {
   op->track[TRACK_LAYOUTS] = json_is_true(json_object_get(args, "trackLayouts"));
   op->track[TRACK_PAINTS] = json_is_true(json_object_get(args, "trackPaints"));
   const char *chart = json_string_value(json_object_get(args, "chart"));
-  op->chart = chart && !strcmp(chart, "svg") && (op->action == A_STOP || op->action == A_CAPTURE);
+  op->chart = chart && !strcmp(chart, "svg");
 
   if (op->cursor) {
     char run[CURSOR_RUN_ID_MAX + 1], err[160];
@@ -950,6 +950,10 @@ void frames_tool_run(frames_tool_t *ft, tool_call_t *call, json_t *args) {
       op_fail_text(op, "%s (pass a nextCursor from an earlier read, or leave it out)", err);
       return;
     }
+  }
+  if (op->chart && op->action != A_STOP && op->action != A_CAPTURE) {
+    op_fail_text(op, "chart: only with action stop or capture (it charts the frames they return)");
+    return;
   }
   if (op->action == A_MARK && op->linked_by && !op->interaction_id) {
     op_fail_text(op, "linkedBy: only with interactionId (mark without interactionId ends the "

@@ -7,7 +7,8 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync, writeFileSync, statSync } from 'node:fs';
 import { join, dirname } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { startSim, startMcp, until, sleep, tempDir, assertNoTokenLeak } from '../integration/harness.mjs';
+import { spawn } from 'node:child_process';
+import { startSim, startMcp, until, sleep, tempDir, assertNoTokenLeak, BUILD, serverOutput } from '../integration/harness.mjs';
 import { captureWithChart } from './lib.mjs';
 import { assertWellFormedSvg, redBars } from './svg.mjs';
 
@@ -81,4 +82,54 @@ test('a chart that cannot be written: the answer stands, without chart, saying w
   assert.match(note.text, /not-a-dir\/charts/);
   assert.equal(r.result.content.some((c) => c.type === 'resource_link'), false);
   await until(() => m.stderr.includes('chart: not written'), { what: 'the warning on stderr' });
+});
+
+// Raw JSON-RPC lines, so the protocol version is ours to choose (the SDK
+// always negotiates its newest).
+async function rawCapture(version, chartDir, uriFile) {
+  const child = spawn(join(BUILD, 'telescope-mcp'), ['--vm-service-uri-file', uriFile, '--chart-dir', chartDir],
+    { stdio: ['pipe', 'pipe', 'inherit'] });
+  let out = '';
+  child.stdout.setEncoding('utf8');
+  child.stdout.on('data', (d) => { out += d; });
+  const send = (m) => child.stdin.write(JSON.stringify(m) + '\n');
+  const reply = (id) => until(() => out.split('\n').filter(Boolean).map((l) => JSON.parse(l)).find((m) => m.id === id),
+    { timeoutMs: 20000, what: `reply ${id}` });
+  send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: version, capabilities: {}, clientInfo: { name: 'raw', version: '0' } } });
+  await reply(1);
+  send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+  send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'telescope_frames', arguments: { action: 'capture', durationMs: 300, chart: 'svg' } } });
+  const r = await reply(2);
+  child.stdin.end();
+  await new Promise((res) => child.on('exit', res));
+  serverOutput.push(out);
+  return r.result;
+}
+
+test('resource_link only from 2025-06-18 on; older clients find the path in the text', async () => {
+  const s = await startSim(['--seed', '7', '--scenario', 'steady']);
+  cleanup.push(() => s.kill());
+  const dir = tempDir();
+  const old = await rawCapture('2025-03-26', dir, s.uriFile);
+  assert.equal(old.isError, undefined);
+  assert.equal(old.structuredContent, undefined);
+  assert.deepEqual(old.content.map((c) => c.type), ['text']);
+  const chart = JSON.parse(old.content[0].text).chart;
+  assert.ok(existsSync(chart.path) && dirname(chart.path) === dir, JSON.stringify(chart));
+  const cur = await rawCapture('2025-06-18', dir, s.uriFile);
+  assert.deepEqual(cur.content.map((c) => c.type), ['text', 'resource_link']);
+  assert.equal(cur.content[1].uri, cur.structuredContent.chart.uri);
+  assert.notEqual(cur.structuredContent.chart.path, chart.path, 'a second chart is a second file');
+});
+
+test('chart on another action is refused, naming the field', async () => {
+  const s = await startSim(['--seed', '7', '--scenario', 'steady']);
+  cleanup.push(() => s.kill());
+  const m = await startMcp(['--vm-service-uri-file', s.uriFile, '--chart-dir', tempDir()]);
+  cleanup.push(() => m.close());
+  for (const action of ['read', 'start', 'status', 'mark']) {
+    const r = await m.call({ action, chart: 'svg' });
+    assert.equal(r.isError, true, action);
+    assert.match(r.text, /^chart: only with action stop or capture/);
+  }
 });
