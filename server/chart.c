@@ -18,6 +18,7 @@
 #define PLOT_H (PLOT_B - PLOT_T)
 #define CHAR_W 6.5 /* advance of one character at font-size 10, bold included */
 #define X_TICKS 8
+#define CHART_MAX_BUDGET_US ((int64_t)1000000000000) /* 11.6 days: keeps the y arithmetic small */
 
 static const char *const band_fills[] = {"#e8eef9", "#e6f4e6", "#f1e9f7", "#fbf3dc"};
 
@@ -174,11 +175,12 @@ static void scale_y(chart_t *c) {
   int64_t top = c->budget_us;
   for (size_t i = 0; i < c->n; i++)
     if (frame_worst(&c->frames[i]) > top) top = frame_worst(&c->frames[i]);
-  top += top / 4;
   int64_t cap = c->budget_us * CHART_CLIP_BUDGETS;
   if (top > cap) top = cap;
+  top += top / 4;
+  if (top > cap) top = cap;
   static const int64_t mult[] = {1, 2, 5};
-  int64_t step = 100;
+  int64_t step = top; /* never kept: the budget bound makes a 1-2-5 step exist */
   for (int64_t decade = 100; decade < INT64_MAX / 100; decade *= 10) {
     int done = 0;
     for (int k = 0; k < 3 && !done; k++)
@@ -437,7 +439,8 @@ char *chart_svg(const frame_t *frames, size_t n, int64_t budget_us, const char *
   memset(&c, 0, sizeof c);
   c.frames = frames;
   c.n = frames ? n : 0;
-  c.budget_us = budget_us > 0 ? budget_us : 16667;
+  /* Bounded so five budgets and the tick arithmetic cannot overflow. */
+  c.budget_us = budget_us <= 0 ? 16667 : budget_us > CHART_MAX_BUDGET_US ? CHART_MAX_BUDGET_US : budget_us;
   if (build_slots(&c) < 0) return NULL;
   scale_y(&c);
   size_t janky = 0;

@@ -329,6 +329,27 @@ START_TEST(clipped_at_five_budgets) {
 }
 END_TEST
 
+START_TEST(extreme_values) {
+  /* Nothing overflows: the budget and the bars are clamped before the
+   * arithmetic (run under UBSan in the sanitizer build). */
+  frame_t *fs = frames_new(4);
+  fs[0].build_us = INT64_MAX;
+  fs[1].raster_us = INT64_MAX / 3;
+  fs[2].build_us = -5;
+  int64_t budgets[] = {INT64_MAX, 1, 0, -1};
+  for (size_t k = 0; k < 4; k++) {
+    char *svg = chart_svg(fs, 4, budgets[k], NULL);
+    ck_assert_ptr_nonnull(svg);
+    assert_xml(svg);
+    ck_assert_ptr_null(strstr(svg, "nan"));
+    ck_assert_ptr_null(strstr(svg, "inf"));
+    ck_assert_uint_eq(count(svg, "<g class=\"frame"), 4);
+    free(svg);
+  }
+  free(fs);
+}
+END_TEST
+
 START_TEST(empty_says_no_frames) {
   char *svg = chart_svg(NULL, 0, BUDGET, "stop s2");
   ck_assert_ptr_nonnull(svg);
@@ -391,6 +412,7 @@ int main(void) {
   tcase_add_test(tc, bucketed_past_the_pixels);
   tcase_add_test(tc, size_bounded);
   tcase_add_test(tc, clipped_at_five_budgets);
+  tcase_add_test(tc, extreme_values);
   tcase_add_test(tc, empty_says_no_frames);
   tcase_add_test(tc, file_written_atomically);
   suite_add_tcase(s, tc);
