@@ -52,7 +52,9 @@ static void sb_put(sbuf_t *b, const char *s, size_t n) {
   b->p[b->len] = '\0';
 }
 
-static void sb_puts(sbuf_t *b, const char *s) { sb_put(b, s, strlen(s)); }
+static void sb_puts(sbuf_t *b, const char *s) {
+  sb_put(b, s, strlen(s));
+}
 
 static void sb_printf(sbuf_t *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void sb_printf(sbuf_t *b, const char *fmt, ...) {
@@ -80,10 +82,14 @@ static size_t utf8_next(const unsigned char *s, long *cp) {
   size_t len;
   long v, min;
   if (c < 0x80) return *cp = (long)c, 1;
-  if ((c & 0xE0) == 0xC0) len = 2, v = c & 0x1F, min = 0x80;
-  else if ((c & 0xF0) == 0xE0) len = 3, v = c & 0x0F, min = 0x800;
-  else if ((c & 0xF8) == 0xF0) len = 4, v = c & 0x07, min = 0x10000;
-  else return *cp = -1, 1;
+  if ((c & 0xE0) == 0xC0)
+    len = 2, v = c & 0x1F, min = 0x80;
+  else if ((c & 0xF0) == 0xE0)
+    len = 3, v = c & 0x0F, min = 0x800;
+  else if ((c & 0xF8) == 0xF0)
+    len = 4, v = c & 0x07, min = 0x10000;
+  else
+    return *cp = -1, 1;
   for (size_t i = 1; i < len; i++) {
     if ((s[i] & 0xC0) != 0x80) return *cp = -1, 1;
     v = (v << 6) | (s[i] & 0x3F);
@@ -106,16 +112,26 @@ static void sb_escape(sbuf_t *b, const char *s, size_t max_chars) {
     long cp;
     size_t len = utf8_next(p, &cp);
     switch (cp) {
-    case '&': sb_puts(b, "&amp;"); break;
-    case '<': sb_puts(b, "&lt;"); break;
-    case '>': sb_puts(b, "&gt;"); break;
-    case '"': sb_puts(b, "&quot;"); break;
-    case '\'': sb_puts(b, "&#39;"); break;
-    default:
-      if (cp < 0x20 || cp == 0xFFFE || cp == 0xFFFF)
-        sb_puts(b, "\xEF\xBF\xBD");
-      else
-        sb_put(b, (const char *)p, len);
+      case '&':
+        sb_puts(b, "&amp;");
+        break;
+      case '<':
+        sb_puts(b, "&lt;");
+        break;
+      case '>':
+        sb_puts(b, "&gt;");
+        break;
+      case '"':
+        sb_puts(b, "&quot;");
+        break;
+      case '\'':
+        sb_puts(b, "&#39;");
+        break;
+      default:
+        if (cp < 0x20 || cp == 0xFFFE || cp == 0xFFFF)
+          sb_puts(b, "\xEF\xBF\xBD");
+        else
+          sb_put(b, (const char *)p, len);
     }
     p += len;
   }
@@ -154,7 +170,9 @@ typedef struct {
   double slot_w;
 } chart_t;
 
-static double slot_x(const chart_t *c, size_t s) { return PLOT_L + c->slot_w * (double)s; }
+static double slot_x(const chart_t *c, size_t s) {
+  return PLOT_L + c->slot_w * (double)s;
+}
 
 static double value_y(const chart_t *c, int64_t us) {
   if (us > c->ymax_us) us = c->ymax_us;
@@ -221,8 +239,7 @@ static void draw_bands(chart_t *c) {
   for (size_t s = 0; s < c->nslots;) {
     const char *id = slot_interaction(c, s);
     size_t e = s + 1;
-    while (e < c->nslots && id && slot_interaction(c, e) &&
-           strcmp(slot_interaction(c, e), id) == 0)
+    while (e < c->nslots && id && slot_interaction(c, e) && strcmp(slot_interaction(c, e), id) == 0)
       e++;
     if (id) {
       double x0 = slot_x(c, s), w = slot_x(c, e) - x0;
@@ -235,8 +252,8 @@ static void draw_bands(chart_t *c) {
       size_t room = w > 3 * CHAR_W ? (size_t)((w - 6) / CHAR_W) : 0;
       if (room > CHART_LABEL_CHARS) room = CHART_LABEL_CHARS;
       if (room >= 3) {
-        sb_printf(&c->b, "<text class=\"band-label\" x=\"%.2f\" y=\"%.0f\" fill=\"#555\">",
-                  x0 + 3, PLOT_T + 11);
+        sb_printf(&c->b, "<text class=\"band-label\" x=\"%.2f\" y=\"%.0f\" fill=\"#555\">", x0 + 3,
+                  PLOT_T + 11);
         sb_escape(&c->b, id, room);
         sb_puts(&c->b, "</text>\n");
       }
@@ -402,8 +419,10 @@ static void draw_axes(chart_t *c) {
 }
 
 static void draw_head(chart_t *c, const char *title, size_t janky) {
-  sb_printf(&c->b, "<text class=\"title\" x=\"%.0f\" y=\"24\" font-size=\"16\" "
-                   "font-weight=\"bold\">", PLOT_L);
+  sb_printf(&c->b,
+            "<text class=\"title\" x=\"%.0f\" y=\"24\" font-size=\"16\" "
+            "font-weight=\"bold\">",
+            PLOT_L);
   if (title && *title) {
     sb_escape(&c->b, title, 120);
     sb_puts(&c->b, " \xE2\x80\x94 ");
@@ -440,7 +459,9 @@ char *chart_svg(const frame_t *frames, size_t n, int64_t budget_us, const char *
   c.frames = frames;
   c.n = frames ? n : 0;
   /* Bounded so five budgets and the tick arithmetic cannot overflow. */
-  c.budget_us = budget_us <= 0 ? 16667 : budget_us > CHART_MAX_BUDGET_US ? CHART_MAX_BUDGET_US : budget_us;
+  c.budget_us = budget_us <= 0                    ? 16667
+                : budget_us > CHART_MAX_BUDGET_US ? CHART_MAX_BUDGET_US
+                                                  : budget_us;
   if (build_slots(&c) < 0) return NULL;
   scale_y(&c);
   size_t janky = 0;
@@ -452,8 +473,9 @@ char *chart_svg(const frame_t *frames, size_t n, int64_t budget_us, const char *
             "viewBox=\"0 0 %d %d\" font-family=\"sans-serif\" font-size=\"10\">\n<title>",
             CHART_WIDTH, CHART_HEIGHT, CHART_WIDTH, CHART_HEIGHT);
   sb_escape(&c.b, title && *title ? title : "telescope frame chart", 120);
-  sb_printf(&c.b, "</title>\n<rect class=\"background\" width=\"%d\" height=\"%d\" "
-                  "fill=\"#ffffff\"/>\n",
+  sb_printf(&c.b,
+            "</title>\n<rect class=\"background\" width=\"%d\" height=\"%d\" "
+            "fill=\"#ffffff\"/>\n",
             CHART_WIDTH, CHART_HEIGHT);
   draw_head(&c, title, janky);
   draw_bands(&c);
@@ -466,7 +488,8 @@ char *chart_svg(const frame_t *frames, size_t n, int64_t budget_us, const char *
   draw_frames(&c);
   draw_budget(&c);
   draw_worst(&c);
-  if (c.n) draw_axes(&c);
+  if (c.n)
+    draw_axes(&c);
   else
     sb_printf(&c.b,
               "<line class=\"axis\" x1=\"%.0f\" y1=\"%.0f\" x2=\"%.0f\" y2=\"%.0f\" "

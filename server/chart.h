@@ -16,8 +16,8 @@
 
 #define CHART_WIDTH 1200
 #define CHART_HEIGHT 400
-#define CHART_MAX_SLOTS 560 /* columns: each bar at least one pixel wide */
-#define CHART_WORST 5       /* frames labelled */
+#define CHART_MAX_SLOTS 560  /* columns: each bar at least one pixel wide */
+#define CHART_WORST 5        /* frames labelled */
 #define CHART_LABEL_CHARS 40 /* characters of an app-given name shown in a label */
 #define CHART_CLIP_BUDGETS 5 /* the y axis stops at 5 budgets; taller bars are clipped */
 

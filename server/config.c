@@ -91,8 +91,12 @@ config_result_t config_parse(config_t *cfg, int argc, char **argv, FILE *out, FI
       continue;
     }
     /* The valued flags, as "--flag VALUE" or "--flag=VALUE". */
-    static const char *valued[] = {"--log-level",       "--vm-service-uri", "--vm-service-uri-file",
-                                   "--call-timeout-ms", "--max-line-bytes", "--chart-dir",
+    static const char *valued[] = {"--log-level",
+                                   "--vm-service-uri",
+                                   "--vm-service-uri-file",
+                                   "--call-timeout-ms",
+                                   "--max-line-bytes",
+                                   "--chart-dir",
                                    NULL};
     const char *flag = NULL, *val = NULL;
     for (const char **f = valued; *f; f++) {

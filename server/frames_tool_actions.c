@@ -136,13 +136,19 @@ static int op_gone(op_t *op, session_t *s, int opened) {
 
 /* extra (stolen, may be NULL): content blocks after the text block. */
 static void op_finish_extra(op_t *op, json_t *res, int is_error, json_t *extra) {
-  if (op->call) tool_call_finish(op->call, res, is_error, extra);
-  else json_decref(res), json_decref(extra);
+  if (op->call) {
+    tool_call_finish(op->call, res, is_error, extra);
+  } else {
+    json_decref(res);
+    json_decref(extra);
+  }
   op->call = NULL;
   op_free(op);
 }
 
-static void op_finish(op_t *op, json_t *res, int is_error) { op_finish_extra(op, res, is_error, NULL); }
+static void op_finish(op_t *op, json_t *res, int is_error) {
+  op_finish_extra(op, res, is_error, NULL);
+}
 
 static void op_fail_text(op_t *op, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void op_fail_text(op_t *op, const char *fmt, ...) {

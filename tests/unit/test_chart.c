@@ -121,9 +121,9 @@ static double attr_after(const char *svg, const char *marker, const char *attr) 
 
 /* ---- frames ------------------------------------------------------------- */
 
-static record_block_t build_blocks[] = {
-    {(char *)"BUILD", 30000, 1000, 1}, {(char *)"SlowWidget", 25000, 25000, 1},
-    {(char *)"ProductCard", 4000, 4000, 3}};
+static record_block_t build_blocks[] = {{(char *)"BUILD", 30000, 1000, 1},
+                                        {(char *)"SlowWidget", 25000, 25000, 1},
+                                        {(char *)"ProductCard", 4000, 4000, 3}};
 
 static frame_t frame(int64_t seq, int64_t build, int64_t raster) {
   frame_t f;
@@ -180,7 +180,8 @@ START_TEST(budget_line_height) {
   double bar_y = attr_after(svg, "data-seq=\"5\"", "y");
   ck_assert_double_eq_tol(line_y, bar_y, 0.01);
   /* Twice the budget stands twice as high above the axis. */
-  double axis = attr_after(svg, "data-seq=\"5\"", "y") + attr_after(svg, "data-seq=\"5\"", "height");
+  double axis =
+      attr_after(svg, "data-seq=\"5\"", "y") + attr_after(svg, "data-seq=\"5\"", "height");
   double top2 = attr_after(svg, "data-seq=\"7\"", "y");
   ck_assert_double_eq_tol(axis - top2, 2 * (axis - line_y), 0.02);
   ck_assert_double_gt(axis - line_y, 50); /* and the budget is clearly visible */
