@@ -56,7 +56,7 @@ build: configure
 test: build node-deps
 	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS) $(CTEST_ARGS)
 
-demo: build
+demo: build node-deps
 	@sh examples/demo.sh $(BUILD)
 
 # The whole suite again under ASan+UBSan, in its own build tree (valgrind

@@ -28,11 +28,13 @@ static const struct {
     /* DevTools URLs */
     {"http://127.0.0.1:9101?uri=http://127.0.0.1:53166/EMYU73JbR-A=/", WS},
     {"http://127.0.0.1:9101/?uri=http%3A%2F%2F127.0.0.1%3A53166%2FEMYU73JbR-A%3D%2F", WS},
-    {"http://127.0.0.1:9101/#/?theme=dark&uri=ws%3A%2F%2F127.0.0.1%3A53166%2FEMYU73JbR-A%3D%2Fws&ide=x",
+    {"http://127.0.0.1:9101/#/"
+     "?theme=dark&uri=ws%3A%2F%2F127.0.0.1%3A53166%2FEMYU73JbR-A%3D%2Fws&ide=x",
      WS},
     {"http://127.0.0.1:9101/performance?ide=VSCode&uri=ws://127.0.0.1:53166/EMYU73JbR-A=/ws", WS},
     /* whole flutter run lines, both wordings */
-    {"A Dart VM Service on sdk gphone64 arm64 is available at: http://127.0.0.1:53166/EMYU73JbR-A=/",
+    {"A Dart VM Service on sdk gphone64 arm64 is available at: "
+     "http://127.0.0.1:53166/EMYU73JbR-A=/",
      WS},
     {"flutter: A Dart VM Service on macOS is available at: http://127.0.0.1:53166/EMYU73JbR-A=/\n",
      WS},
@@ -48,6 +50,7 @@ static const struct {
     {"http://LocalHost:53166/EMYU73JbR-A=/", "ws://localhost:53166/EMYU73JbR-A=/ws"},
     {"http://[::1]:53166/EMYU73JbR-A=/", "ws://[::1]:53166/EMYU73JbR-A=/ws"},
     {"ws://127.9.8.7:1/EMYU73JbR-A=/ws", "ws://127.9.8.7:1/EMYU73JbR-A=/ws"},
+    {"http://::1:53166/EMYU73JbR-A=/", "ws://[::1]:53166/EMYU73JbR-A=/ws"}, /* unbracketed */
     /* no auth code (--disable-service-auth-codes) */
     {"http://127.0.0.1:8181/", "ws://127.0.0.1:8181/ws"},
     /* the token is kept verbatim, including characters a decoder would touch */
@@ -105,9 +108,9 @@ START_TEST(loopback_policy) {
   ck_assert_int_eq(vm_uri_parse("http://[fe80::1]:1/T=/", 0, &u, err, sizeof err), VM_URI_REMOTE);
   ck_assert_int_eq(vm_uri_parse("http://example.com:1/T=/", 0, &u, err, sizeof err), VM_URI_REMOTE);
   /* A DevTools page on loopback must not smuggle in a remote VM. */
-  ck_assert_int_eq(vm_uri_parse("http://127.0.0.1:9101?uri=http://10.1.2.3:5/T=/", 0, &u, err,
-                                sizeof err),
-                   VM_URI_REMOTE);
+  ck_assert_int_eq(
+      vm_uri_parse("http://127.0.0.1:9101?uri=http://10.1.2.3:5/T=/", 0, &u, err, sizeof err),
+      VM_URI_REMOTE);
   /* allowed with allow_remote */
   ck_assert_int_eq(vm_uri_parse("http://10.0.0.1:53166/EMYU73JbR-A=/", 1, &u, err, sizeof err),
                    VM_URI_OK);
@@ -133,6 +136,8 @@ static const struct {
     {"http://127.0.0.1:12ab/T=/", "bad port"},
     {"http://[::1/T=/", "unclosed"},
     {"http://[zz::1]:5/T=/", "invalid IPv6"},
+    {"http://fe80::zz:5/T=/", "without [brackets]"},
+    {"http://a:b:c/T=/", "without [brackets]"},
     {"http://user@127.0.0.1:5/T=/", "user info"},
     {"http://127.0.0.1:5/T=\"/", "quote"},
     {"http://127.0.0.1:9101?uri=", "no scheme"},
