@@ -133,3 +133,30 @@ test('chart on another action is refused, naming the field', async () => {
     assert.match(r.text, /^chart: only with action stop or capture/);
   }
 });
+
+test('stop with interactionId charts only that interaction', async () => {
+  const s = await startSim(['--seed', '7', '--scenario', 'idle']);
+  cleanup.push(() => s.kill());
+  const m = await startMcp(['--vm-service-uri-file', s.uriFile, '--chart-dir', tempDir()]);
+  cleanup.push(() => m.close());
+  assert.equal((await m.call({ action: 'start' })).isError, false);
+  await s.cmd('scenario steady');
+  await s.cmd('inject 2');
+  await sleep(300);
+  assert.equal((await m.call({ action: 'mark', interactionId: 'tap-buy' })).isError, false);
+  await s.cmd('inject 3');
+  await sleep(400);
+  assert.equal((await m.call({ action: 'mark' })).isError, false);
+  await sleep(200);
+  await s.cmd('scenario idle');
+  await sleep(300);
+  const stop = await m.call({ action: 'stop', interactionId: 'tap-buy', chart: 'svg' });
+  assert.equal(stop.isError, false, stop.text);
+  const svg = readFileSync(stop.sc.chart.path, 'utf8');
+  assertWellFormedSvg(svg);
+  const columns = (svg.match(/<g class="frame/g) ?? []).length;
+  assert.equal(columns, stop.sc.summary.frames, 'one column per frame of the interaction');
+  assert.equal(redBars(svg), 3, 'only the jank injected inside the interaction');
+  assert.match(svg, /telescope s1 stop of tap-buy/);
+  assert.equal((svg.match(/<rect class="band"/g) ?? []).length, 1, 'one band: every frame is of tap-buy');
+});
