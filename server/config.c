@@ -21,6 +21,8 @@ static const char usage_text[] =
     "  --call-timeout-ms N        give up on a VM-service call after N ms (default 3000)\n"
     "  --allow-remote             accept a VM service on a non-loopback host\n"
     "  --max-line-bytes N         longest accepted JSON-RPC line (default 4194304)\n"
+    "  --chart-dir DIR            where chart \"svg\" (stop/capture) writes its SVG files,\n"
+    "                             created if missing (default: the working directory)\n"
     "  --log-level LEVEL          error|warn|info|debug|trace on stderr (default warn)\n"
     "  --sim [SIM OPTIONS]        start telescope-sim (a simulated Flutter app) as a child\n"
     "                             and use it; every argument after --sim goes to the sim\n"
@@ -114,8 +116,13 @@ config_result_t config_parse(config_t *cfg, int argc, char **argv, FILE *out, FI
       continue;
     }
     /* The valued flags, as "--flag VALUE" or "--flag=VALUE". */
-    static const char *valued[] = {"--log-level",       "--vm-service-uri", "--vm-service-uri-file",
-                                   "--call-timeout-ms", "--max-line-bytes", NULL};
+    static const char *valued[] = {"--log-level",
+                                   "--vm-service-uri",
+                                   "--vm-service-uri-file",
+                                   "--call-timeout-ms",
+                                   "--max-line-bytes",
+                                   "--chart-dir",
+                                   NULL};
     const char *flag = NULL, *val = NULL;
     for (const char **f = valued; *f; f++) {
       size_t n = strlen(*f);
@@ -160,6 +167,12 @@ config_result_t config_parse(config_t *cfg, int argc, char **argv, FILE *out, FI
       }
       if (set_str(&cfg->vm_service_uri_file, val)) goto oom;
       uri_flag = "--vm-service-uri-file";
+    } else if (strcmp(flag, "--chart-dir") == 0) {
+      if (!*val) {
+        fprintf(err, "telescope-mcp: --chart-dir: empty path\n");
+        return CONFIG_USAGE;
+      }
+      if (set_str(&cfg->chart_dir, val)) goto oom;
     } else if (strcmp(flag, "--call-timeout-ms") == 0) {
       if (parse_uint(val, 1, 600000, &n)) {
         fprintf(err,
@@ -199,5 +212,6 @@ oom:
 void config_close(config_t *cfg) {
   free(cfg->vm_service_uri);
   free(cfg->vm_service_uri_file);
-  cfg->vm_service_uri = cfg->vm_service_uri_file = NULL;
+  free(cfg->chart_dir);
+  cfg->vm_service_uri = cfg->vm_service_uri_file = cfg->chart_dir = NULL;
 }
