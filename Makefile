@@ -14,7 +14,8 @@ JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 CTEST_ARGS ?=
 
 APT_PACKAGES := build-essential cmake pkg-config libjansson-dev libuv1-dev \
-                libwebsockets-dev libwebsockets-evlib-uv check valgrind clang
+                libwebsockets-dev libwebsockets-evlib-uv check valgrind clang \
+                chromium
 
 .PHONY: all deps node-deps configure build test demo check-hard bench clean format
 
