@@ -76,8 +76,26 @@ static int is_modern(const char *v) {
 
 /* ---- output ------------------------------------------------------------ */
 
+/* Compact text of j (the caller frees it), or NULL. Not json_dumps: jansson
+ * 2.14 ignores a failed append of an object key's closing quote and goes on,
+ * so one failed realloc can yield invalid JSON (found by test_alloc_fail).
+ * Sizing first and then writing into one buffer leaves a single allocation
+ * whose failure is plain. */
+static char *dump_compact(const json_t *j, size_t flags) {
+  size_t n = json_dumpb(j, NULL, 0, flags);
+  if (n == 0) return NULL;
+  char *text = malloc(n + 1);
+  if (!text) return NULL;
+  if (json_dumpb(j, text, n, flags) != n) {
+    free(text);
+    return NULL;
+  }
+  text[n] = '\0';
+  return text;
+}
+
 static void emit_json(mcp_session_t *s, json_t *msg) {
-  char *line = json_dumps(msg, JSON_COMPACT | JSON_REAL_PRECISION(15) | JSON_ENCODE_ANY);
+  char *line = dump_compact(msg, JSON_COMPACT | JSON_REAL_PRECISION(15) | JSON_ENCODE_ANY);
   json_decref(msg);
   if (!line) {
     log_error("could not serialise a message");
@@ -257,7 +275,7 @@ void tool_call_finish(tool_call_t *c, json_t *structured, int is_error, json_t *
   }
   json_t *content = json_array();
   if (structured) {
-    char *text = json_dumps(structured, JSON_COMPACT | JSON_REAL_PRECISION(15));
+    char *text = dump_compact(structured, JSON_COMPACT | JSON_REAL_PRECISION(15));
     if (text) json_array_append_new(content, text_block(text));
     free(text);
   }
