@@ -286,7 +286,8 @@ struct vm_client {
   size_t npending;
   rxbuf_t rx;
   int closing;
-  int open_handles; /* ours: connect_timer + live request timers */
+  int ctx_destroying; /* the first lws_context_destroy ran; the second is due */
+  int open_handles;   /* ours: connect_timer + live request timers */
   void (*close_done)(void *arg);
   void *close_arg;
 };
@@ -583,12 +584,37 @@ static void on_connect_timer_closed(uv_handle_t *h) {
   client_maybe_free(c);
 }
 
+static void count_closing(uv_handle_t *h, void *arg) {
+  if (uv_is_closing(h)) ++*(int *)arg;
+}
+
+/* On a foreign libuv loop lws 4.1 destroys a context in two calls: the first
+ * starts closing its libuv handles, the second, once they are closed, frees
+ * the context (lws issue #1969; without it valgrind and LeakSanitizer see the
+ * context and its TLS state lost). A handle still mid-close anywhere in the
+ * loop means "not yet": look again shortly. */
+static int destroy_context_step(vm_client_t *c) {
+  if (!c->ctx) return 0;
+  if (!c->ctx_destroying) {
+    lws_context_destroy(c->ctx);
+    c->ctx_destroying = 1;
+    return 1;
+  }
+  int closing = 0;
+  uv_walk(c->loop, count_closing, &closing);
+  if (closing > 0) return 1;
+  lws_context_destroy(c->ctx);
+  c->ctx = NULL;
+  c->ctx_destroying = 0;
+  return 0;
+}
+
 static void on_connect_timer(uv_timer_t *t) {
   vm_client_t *c = container_of(t, vm_client_t, connect_timer);
   if (c->closing) {
-    if (c->ctx) {
-      lws_context_destroy(c->ctx);
-      c->ctx = NULL;
+    if (destroy_context_step(c)) {
+      uv_timer_start(&c->connect_timer, on_connect_timer, 1, 0);
+      return;
     }
     uv_close((uv_handle_t *)&c->connect_timer, on_connect_timer_closed);
     return;
