@@ -91,6 +91,21 @@ static void invoke(void *arg, tool_call_t *call, json_t *args) {
   }
 }
 
+/* The real definition, built once per revision: parsing the 19 KB output
+ * schema for every tools/list would take most of each run. mcp appends the
+ * returned reference and never changes it, so a shared one is safe. */
+static json_t *definition_cached(const char *version) {
+  static const char *versions[8];
+  static json_t *defs[8];
+  size_t i;
+  for (i = 0; i < 8 && versions[i]; i++)
+    if (strcmp(versions[i], version) == 0) return json_incref(defs[i]);
+  if (i == 8) return frames_tool_definition(version);
+  versions[i] = version; /* static strings of mcp.c */
+  defs[i] = frames_tool_definition(version);
+  return json_incref(defs[i]);
+}
+
 static void on_line(void *arg, const char *line, size_t len, int oversize) {
   if (oversize)
     mcp_session_handle_oversize(session, MAX_LINE);
@@ -106,7 +121,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   memset(held, 0, sizeof held);
   session = mcp_session_new(emit, NULL);
   FUZZ_ASSERT(session != NULL);
-  mcp_tool_t tool = {FRAMES_TOOL_NAME, frames_tool_definition, schema, invoke, NULL};
+  mcp_tool_t tool = {FRAMES_TOOL_NAME, definition_cached, schema, invoke, NULL};
   FUZZ_ASSERT(mcp_session_add_tool(session, &tool) == 0);
   mcp_session_set_instructions(session, frames_tool_instructions);
 
