@@ -364,7 +364,7 @@ static int scenario_diagnose(void) {
 }
 
 START_TEST(diagnose_sweep) {
-  sweep("diagnose_to_json", scenario_diagnose, 0);
+  sweep("diagnose_to_json", scenario_diagnose, 1);
 }
 END_TEST
 
