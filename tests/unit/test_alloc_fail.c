@@ -12,10 +12,11 @@
  * free included) proves nothing leaked.
  *
  * What "clean" means per core, and what the sweep tolerates:
- *  - record_reply_parse, validate_args, cursor, vm_uri: strict — the call
- *    fails with its error, or the result equals the reference run's.
- *  - JSON builders (summary_to_json, store listings, diagnose_to_json,
- *    record_frame_to_json) and the MCP session: no crash, no leak, NULL or
+ *  - record_reply_parse, validate_args, cursor, vm_uri, diagnose_to_json:
+ *    strict — the call fails with its error, or the result equals the
+ *    reference run's.
+ *  - JSON builders (summary_to_json, store listings, record_frame_to_json)
+ *    and the MCP session: no crash, no leak, NULL or
  *    a well-formed value. jansson's setters fail silently, so a builder hit
  *    by a failure may return an object with a member missing; making every
  *    builder check every setter is left for later (the sweep counts these
