@@ -250,6 +250,10 @@ static json_t *text_block(const char *text) {
   size_t keep = TEXT_CAP - sizeof mark + 1;
   while (keep > 0 && ((unsigned char)text[keep] & 0xC0) == 0x80) keep--;
   char *cut = malloc(keep + sizeof mark);
+  if (!cut) { /* found by test_alloc_fail: this was a NULL write */
+    json_object_set_new(b, "text", json_string("(text too long, and out of memory to cut it)"));
+    return b;
+  }
   memcpy(cut, text, keep);
   memcpy(cut + keep, mark, sizeof mark);
   json_object_set_new(b, "text", json_string(cut));
