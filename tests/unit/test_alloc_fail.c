@@ -396,6 +396,21 @@ static void invoke(void *arg, tool_call_t *call, json_t *args) {
     tool_call_progress(call, 1, 2, "started");
     return;
   }
+  if (action && strcmp(action, "read") == 0) {
+    /* A result over the 64 KB text cap: the text block is cut. */
+    int was = armed;
+    chaos_off();
+    char *big = malloc(70001);
+    ck_assert_ptr_nonnull(big);
+    memset(big, 'x', 70000);
+    big[70000] = '\0';
+    armed = was;
+    tool_call_finish(call, json_pack("{s:s}", "blob", big), 0, NULL);
+    chaos_off();
+    free(big);
+    armed = was;
+    return;
+  }
   tool_call_finish(call, json_deep_copy(args), 0, NULL);
 }
 
@@ -411,6 +426,8 @@ static const char *const script[] = {
     "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/call\",\"params\":{\"name\":"
     "\"telescope_frames\",\"arguments\":{\"action\":\"start\"},\"_meta\":{\"progressToken\":7}}}",
     "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":4}}",
+    "{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"tools/call\",\"params\":{\"name\":"
+    "\"telescope_frames\",\"arguments\":{\"action\":\"read\"}}}",
     "[{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"ping\"},{\"jsonrpc\":\"2.0\",\"id\":6,"
     "\"method\":\"nope\"}]",
     "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"server/discover\",\"params\":{\"_meta\":{"
@@ -453,7 +470,7 @@ START_TEST(mcp_session_sweep) {
   schema = frames_tool_input_schema_new();
   fail_at = 0;
   ck_assert_int_eq(scenario_mcp(), RESULT_OK); /* the reference transcript */
-  ck_assert_uint_eq(json_array_size(mcp_ref), 8);
+  ck_assert_uint_eq(json_array_size(mcp_ref), 9);
   sweep("mcp_session_handle_line", scenario_mcp, 0);
   json_decref(mcp_ref);
   mcp_ref = NULL;
