@@ -4,7 +4,8 @@
 #   make test      install missing packages, build, run every test
 #   make demo      install missing packages, build, run a scripted session
 #   make build     configure and build only
-#   make check-hard  the sanitizer build of the whole suite (CI runs it too)
+#   make check-hard  the whole suite under ASan+UBSan, plus 60 s of fuzzing per target (CI runs it)
+#   make fuzz      a longer fuzz run (FUZZ_SECONDS per target, default 600)
 #   make bench     the benchmarks of tests/bench (results: BENCHMARKS.md)
 
 BUILD      ?= build
@@ -17,7 +18,7 @@ APT_PACKAGES := build-essential cmake pkg-config libjansson-dev libuv1-dev \
                 libwebsockets-dev libwebsockets-evlib-uv check valgrind clang \
                 chromium
 
-.PHONY: all deps node-deps configure build test demo check-hard bench clean format
+.PHONY: all deps node-deps configure build test demo check-hard fuzz bench clean format
 
 all: build
 
@@ -61,11 +62,20 @@ demo: build node-deps
 	@sh examples/demo.sh $(BUILD)
 
 # The whole suite again under ASan+UBSan, in its own build tree (valgrind
-# tests excluded: the two instrumentations do not mix).
+# tests excluded: the two instrumentations do not mix), with the libFuzzer
+# targets built, their saved inputs replayed, and each fuzzed for 60 s.
+SANITIZE_ARGS := -DTELESCOPE_SANITIZE=ON -DTELESCOPE_FUZZ=ON -DCMAKE_C_COMPILER=clang
 check-hard:
 	@$(MAKE) --no-print-directory test BUILD=build-asan BUILD_TYPE=Debug \
-	  CMAKE_ARGS="-DTELESCOPE_SANITIZE=ON -DCMAKE_C_COMPILER=clang" \
-	  CTEST_ARGS="-LE valgrind"
+	  CMAKE_ARGS="$(SANITIZE_ARGS)" CTEST_ARGS="-LE valgrind"
+	@sh tests/fuzz/run.sh build-asan 60
+
+# A longer fuzz run (FUZZ_SECONDS per target).
+FUZZ_SECONDS ?= 600
+fuzz:
+	@$(MAKE) --no-print-directory build BUILD=build-asan BUILD_TYPE=Debug \
+	  CMAKE_ARGS="$(SANITIZE_ARGS)"
+	@sh tests/fuzz/run.sh build-asan $(FUZZ_SECONDS)
 
 bench: build node-deps
 	@sh tests/bench/run.sh $(BUILD)

@@ -43,63 +43,74 @@ diagnose_step_t diagnose_step(const diagnose_facts_t *f) {
   return next(DIAGNOSE_NEXT_PROBE, DIAGNOSE_PROBE_WAIT_MS);
 }
 
-static void set_liveness(json_t *ev, const diagnose_facts_t *f) {
-  if (f->liveness_before_known)
-    json_object_set_new(ev, "livenessBefore", json_integer(f->liveness_before));
-  json_object_set_new(ev, "livenessNow", json_integer(f->liveness_now));
-  if (f->elapsed_ms >= 0) json_object_set_new(ev, "elapsedMs", json_integer(f->elapsed_ms));
+/* json_object_set_new that remembers a failure: jansson's setters fail
+ * silently, and a diagnosis with a member missing must not pass for a whole
+ * one (test_alloc_fail). */
+static void put(json_t *o, int *bad, const char *key, json_t *value) {
+  if (json_object_set_new(o, key, value) != 0) *bad = 1;
 }
 
-static void set_engine(json_t *ev, const diagnose_facts_t *f) {
-  json_object_set_new(ev, "lifecycle", f->lifecycle ? json_string(f->lifecycle) : json_null());
-  if (f->frames_enabled >= 0)
-    json_object_set_new(ev, "framesEnabled", json_boolean(f->frames_enabled));
+static void set_liveness(json_t *ev, int *bad, const diagnose_facts_t *f) {
+  if (f->liveness_before_known) put(ev, bad, "livenessBefore", json_integer(f->liveness_before));
+  put(ev, bad, "livenessNow", json_integer(f->liveness_now));
+  if (f->elapsed_ms >= 0) put(ev, bad, "elapsedMs", json_integer(f->elapsed_ms));
+}
+
+static void set_engine(json_t *ev, int *bad, const diagnose_facts_t *f) {
+  put(ev, bad, "lifecycle", f->lifecycle ? json_string(f->lifecycle) : json_null());
+  if (f->frames_enabled >= 0) put(ev, bad, "framesEnabled", json_boolean(f->frames_enabled));
 }
 
 json_t *diagnose_to_json(diag_code_t code, const diagnose_facts_t *f) {
   if (!diag_name(code)) return NULL;
+  int bad = 0;
   json_t *ev = json_object();
+  if (!ev) return NULL;
   switch (code) {
     case DIAG_NOT_CONNECTED:
     case DIAG_CONNECTION_REJECTED:
     case DIAG_WATCHER_MISSING:
       break;
     case DIAG_ISOLATE_PAUSED:
-      if (f->pause_kind) json_object_set_new(ev, "pauseKind", json_string(f->pause_kind));
+      if (f->pause_kind) put(ev, &bad, "pauseKind", json_string(f->pause_kind));
       break;
     case DIAG_UNRESPONSIVE:
-      if (f->elapsed_ms >= 0) json_object_set_new(ev, "elapsedMs", json_integer(f->elapsed_ms));
+      if (f->elapsed_ms >= 0) put(ev, &bad, "elapsedMs", json_integer(f->elapsed_ms));
       break;
     case DIAG_APP_RESTARTED:
-      json_object_set_new(ev, "newFrames", json_integer(f->new_frames));
-      if (f->frames_lost > 0) json_object_set_new(ev, "framesLost", json_integer(f->frames_lost));
+      put(ev, &bad, "newFrames", json_integer(f->new_frames));
+      if (f->frames_lost > 0) put(ev, &bad, "framesLost", json_integer(f->frames_lost));
       break;
     case DIAG_FRAMES_LOST:
-      json_object_set_new(ev, "framesLost", json_integer(f->frames_lost));
-      json_object_set_new(ev, "newFrames", json_integer(f->new_frames));
+      put(ev, &bad, "framesLost", json_integer(f->frames_lost));
+      put(ev, &bad, "newFrames", json_integer(f->new_frames));
       break;
     case DIAG_ATTRIBUTION_OFF:
-      json_object_set_new(ev, "newFrames", json_integer(f->new_frames));
-      json_object_set_new(ev, "sessionActive", json_false());
+      put(ev, &bad, "newFrames", json_integer(f->new_frames));
+      put(ev, &bad, "sessionActive", json_false());
       break;
     case DIAG_FRAMES_PENDING:
-      set_liveness(ev, f);
-      json_object_set_new(ev, "reread", json_boolean(f->reread_done));
+      set_liveness(ev, &bad, f);
+      put(ev, &bad, "reread", json_boolean(f->reread_done));
       break;
     case DIAG_APP_IDLE:
     case DIAG_ENGINE_STALLED:
-      set_liveness(ev, f);
-      json_object_set_new(ev, "probe",
-                          json_string(f->probe == DIAGNOSE_PROBE_MOVED       ? "moved"
-                                      : f->probe == DIAGNOSE_PROBE_NOT_MOVED ? "not_moved"
-                                                                             : "not_done"));
+      set_liveness(ev, &bad, f);
+      put(ev, &bad, "probe",
+          json_string(f->probe == DIAGNOSE_PROBE_MOVED       ? "moved"
+                      : f->probe == DIAGNOSE_PROBE_NOT_MOVED ? "not_moved"
+                                                             : "not_done"));
       if (f->probe != DIAGNOSE_PROBE_NOT_DONE)
-        json_object_set_new(ev, "livenessAfterProbe", json_integer(f->liveness_after_probe));
-      json_object_set_new(ev, "probeWaitMs", json_integer(DIAGNOSE_PROBE_WAIT_MS));
-      set_engine(ev, f);
+        put(ev, &bad, "livenessAfterProbe", json_integer(f->liveness_after_probe));
+      put(ev, &bad, "probeWaitMs", json_integer(DIAGNOSE_PROBE_WAIT_MS));
+      set_engine(ev, &bad, f);
       break;
     default:
       break;
+  }
+  if (bad) {
+    json_decref(ev);
+    return NULL;
   }
   return json_pack("{s:s,s:s,s:s,s:o}", "code", diag_name(code), "message", diag_message(code),
                    "hint", diag_hint(code), "evidence", ev);
@@ -108,12 +119,16 @@ json_t *diagnose_to_json(diag_code_t code, const diagnose_facts_t *f) {
 json_t *diagnose_liveness_to_json(int64_t counter, int before_known, int64_t before,
                                   int64_t elapsed_ms) {
   json_t *o = json_pack("{s:I}", "counter", (json_int_t)(counter < 0 ? 0 : counter));
+  int bad = 0;
   if (!o || !before_known || counter < before) return o;
-  json_object_set_new(o, "delta", json_integer(counter - before));
-  if (elapsed_ms >= 0) json_object_set_new(o, "elapsedMs", json_integer(elapsed_ms));
+  put(o, &bad, "delta", json_integer(counter - before));
+  if (elapsed_ms >= 0) put(o, &bad, "elapsedMs", json_integer(elapsed_ms));
   if (elapsed_ms > 0)
-    json_object_set_new(
-        o, "framesPerSecond",
+    put(o, &bad, "framesPerSecond",
         json_real(round((double)(counter - before) * 10000.0 / (double)elapsed_ms) / 10.0));
+  if (bad) {
+    json_decref(o);
+    return NULL;
+  }
   return o;
 }

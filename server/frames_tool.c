@@ -34,23 +34,33 @@ json_t *frames_tool_input_schema_new(void) {
   return json_loads(schema_telescope_frames_input, 0, NULL);
 }
 
+/* json_object_set_new that remembers a failure: a definition with a member
+ * missing is returned as NULL instead (test_alloc_fail). */
+static void put(json_t *o, int *bad, const char *key, json_t *value) {
+  if (json_object_set_new(o, key, value) != 0) *bad = 1;
+}
+
 json_t *frames_tool_definition(const char *v) {
+  int bad = 0;
   json_t *d = json_object();
-  json_object_set_new(d, "name", json_string(FRAMES_TOOL_NAME));
+  put(d, &bad, "name", json_string(FRAMES_TOOL_NAME));
   /* title and outputSchema arrived with 2025-06-18, annotations with 2025-03-26. */
   if (mcp_version_at_least(v, "2025-06-18"))
-    json_object_set_new(d, "title", json_string("Flutter frame performance"));
-  json_object_set_new(d, "description", json_string(description));
-  json_object_set_new(d, "inputSchema", json_loads(schema_telescope_frames_input, 0, NULL));
+    put(d, &bad, "title", json_string("Flutter frame performance"));
+  put(d, &bad, "description", json_string(description));
+  put(d, &bad, "inputSchema", json_loads(schema_telescope_frames_input, 0, NULL));
   if (mcp_version_at_least(v, "2025-06-18"))
-    json_object_set_new(d, "outputSchema", json_loads(schema_telescope_frames_output, 0, NULL));
+    put(d, &bad, "outputSchema", json_loads(schema_telescope_frames_output, 0, NULL));
   if (mcp_version_at_least(v, "2025-03-26"))
     /* start/stop switch attribution in the app, so not read-only; nothing is
      * lost by repeating a call, but a second start is not a no-op. */
-    json_object_set_new(
-        d, "annotations",
+    put(d, &bad, "annotations",
         json_pack("{s:s, s:b, s:b, s:b, s:b}", "title", "Flutter frame performance", "readOnlyHint",
                   0, "destructiveHint", 0, "idempotentHint", 0, "openWorldHint", 0));
+  if (bad) {
+    json_decref(d);
+    return NULL;
+  }
   return d;
 }
 
@@ -101,12 +111,17 @@ diag_code_t frames_tool_ensure_app(frames_tool_t *ft, const char *uri, char *err
   if (!ft->app) {
     const char *u = uri ? uri : ft->cfg->vm_service_uri;
     if (!u && !ft->cfg->vm_service_uri_file) {
-      snprintf(err, errlen, "no VM-service URI: pass vmServiceUri, --vm-service-uri or "
-                            "--vm-service-uri-file");
+      snprintf(err, errlen,
+               "no VM-service URI: pass vmServiceUri, --vm-service-uri or "
+               "--vm-service-uri-file");
       return DIAG_NOT_CONNECTED;
     }
-    vm_app_options_t o = {NULL, ft->cfg->vm_service_uri_file, (int)ft->cfg->call_timeout_ms,
-                          ft->cfg->allow_remote, on_app_event, ft};
+    vm_app_options_t o = {NULL,
+                          ft->cfg->vm_service_uri_file,
+                          (int)ft->cfg->call_timeout_ms,
+                          ft->cfg->allow_remote,
+                          on_app_event,
+                          ft};
     if (!(ft->app = vm_app_new(ft->loop, &o))) {
       snprintf(err, errlen, "out of memory");
       return DIAG_NOT_CONNECTED;

@@ -22,6 +22,7 @@ static const char *legacy_versions[] = {"2025-11-25", "2025-06-18", "2025-03-26"
 typedef struct {
   json_t *responses;
   int pending; /* calls still running + 1 while the batch is being read */
+  int failed;  /* a response could not be kept: the batch answers out of memory */
 } batch_t;
 
 struct tool_call {
@@ -76,44 +77,114 @@ static int is_modern(const char *v) {
 
 /* ---- output ------------------------------------------------------------ */
 
+/* Compact text of j (the caller frees it), or NULL. Not json_dumps: jansson
+ * 2.14 ignores a failed append of an object key's closing quote and goes on,
+ * so one failed realloc can yield invalid JSON (found by test_alloc_fail).
+ * Sizing first and then writing into one buffer leaves a single allocation
+ * whose failure is plain. */
+static char *dump_compact(const json_t *j, size_t flags) {
+  size_t n = json_dumpb(j, NULL, 0, flags);
+  if (n == 0) return NULL;
+  char *text = malloc(n + 1);
+  if (!text) return NULL;
+  if (json_dumpb(j, text, n, flags) != n) {
+    free(text);
+    return NULL;
+  }
+  text[n] = '\0';
+  return text;
+}
+
+#define OOM_MESSAGE "Internal error: out of memory"
+
+/* json_object_set_new / json_array_append_new that remember a failure:
+ * jansson's setters fail silently, and a response with a member missing must
+ * not go out as a whole one (test_alloc_fail). */
+static void put(json_t *o, int *bad, const char *key, json_t *value) {
+  if (json_object_set_new(o, key, value) != 0) *bad = 1;
+}
+static void push(json_t *a, int *bad, json_t *value) {
+  if (json_array_append_new(a, value) != 0) *bad = 1;
+}
+
+/* The last resort when an answer cannot be built or serialised: an internal
+ * error written without allocating, so the request is still answered (a
+ * string id too long for the buffer is left out). */
+static void emit_oom(mcp_session_t *s, const json_t *id) {
+  char idtext[160], line[320];
+  size_t n = 0;
+  if (id && jsonrpc_id_valid(id)) n = json_dumpb(id, idtext, sizeof idtext, JSON_ENCODE_ANY);
+  if (n >= sizeof idtext) n = 0;
+  idtext[n] = '\0';
+  int len = snprintf(line, sizeof line,
+                     "{\"jsonrpc\":\"2.0\",%s%s%s\"error\":{\"code\":%d,\"message\":\"%s\"}}",
+                     n ? "\"id\":" : "", idtext, n ? "," : "", RPC_INTERNAL_ERROR, OOM_MESSAGE);
+  if (len > 0 && (size_t)len < sizeof line) s->emit(s->emit_arg, line, (size_t)len);
+}
+
+/* Sends msg (stolen; NULL is ignored). A response or batch that cannot be
+ * serialised is answered with emit_oom; a notification is dropped. */
 static void emit_json(mcp_session_t *s, json_t *msg) {
-  char *line = json_dumps(msg, JSON_COMPACT | JSON_REAL_PRECISION(15) | JSON_ENCODE_ANY);
-  json_decref(msg);
+  if (!msg) return;
+  char *line = dump_compact(msg, JSON_COMPACT | JSON_REAL_PRECISION(15) | JSON_ENCODE_ANY);
   if (!line) {
     log_error("could not serialise a message");
+    if (!json_object_get(msg, "method")) emit_oom(s, json_object_get(msg, "id"));
+    json_decref(msg);
     return;
   }
+  json_decref(msg);
   s->emit(s->emit_arg, line, strlen(line));
   free(line);
 }
 
 static void batch_release(mcp_session_t *s, batch_t *b) {
   if (--b->pending > 0) return;
-  if (json_array_size(b->responses) > 0 && s)
-    emit_json(s, b->responses);
-  else
+  if (s && b->failed) {
     json_decref(b->responses);
+    emit_oom(s, NULL);
+  } else if (json_array_size(b->responses) > 0 && s) {
+    emit_json(s, b->responses);
+  } else {
+    json_decref(b->responses);
+  }
   free(b);
 }
 
-/* Sends msg (stolen), or keeps it for its batch. */
-static void send_msg(mcp_session_t *s, batch_t *b, json_t *msg) {
-  if (b)
-    json_array_append_new(b->responses, msg);
-  else
+/* Sends the answer msg (stolen) to request id, or keeps it for its batch;
+ * msg NULL (it could not be built) answers with an internal error. */
+static void send_msg(mcp_session_t *s, batch_t *b, json_t *msg, const json_t *id) {
+  if (!msg && !(msg = jsonrpc_error_new(id, RPC_INTERNAL_ERROR, OOM_MESSAGE, NULL))) {
+    if (b)
+      b->failed = 1;
+    else
+      emit_oom(s, id);
+    return;
+  }
+  if (b) {
+    if (json_array_append_new(b->responses, msg) != 0) b->failed = 1;
+  } else {
     emit_json(s, msg);
+  }
 }
 
 static void send_error(mcp_session_t *s, batch_t *b, const json_t *id, int code,
                        const char *message, json_t *data) {
-  send_msg(s, b, jsonrpc_error_new(id, code, message, data));
+  send_msg(s, b, jsonrpc_error_new(id, code, message, data), id);
 }
 
-/* Adds resultType for the 2026-07-28 era, where every result carries it. */
+/* Adds resultType for the 2026-07-28 era, where every result carries it.
+ * result is stolen; bad (or result NULL) means it lost a member: then an
+ * internal error answers instead. */
 static void send_result(mcp_session_t *s, batch_t *b, const json_t *id, const char *version,
-                        json_t *result) {
-  if (is_modern(version)) json_object_set_new(result, "resultType", json_string("complete"));
-  send_msg(s, b, jsonrpc_result_new(id, result));
+                        json_t *result, int bad) {
+  if (result && is_modern(version)) put(result, &bad, "resultType", json_string("complete"));
+  if (!result || bad) {
+    json_decref(result);
+    send_msg(s, b, NULL, id);
+    return;
+  }
+  send_msg(s, b, jsonrpc_result_new(id, result), id);
 }
 
 /* ---- session ----------------------------------------------------------- */
@@ -132,9 +203,10 @@ int mcp_session_add_tool(mcp_session_t *s, const mcp_tool_t *tool) {
   return 0;
 }
 
-void mcp_session_set_instructions(mcp_session_t *s, const char *text) {
+int mcp_session_set_instructions(mcp_session_t *s, const char *text) {
   free(s->instructions);
   s->instructions = text ? strdup(text) : NULL;
+  return text && !s->instructions ? -1 : 0;
 }
 
 void mcp_session_free(mcp_session_t *s) {
@@ -206,44 +278,86 @@ void tool_call_progress(tool_call_t *c, double progress, double total, const cha
   if (c->sent_progress && progress <= c->last_progress) return;
   c->sent_progress = 1;
   c->last_progress = progress;
+  int bad = 0;
   json_t *p = json_object();
-  json_object_set_new(p, "progressToken", json_deep_copy(c->progress_token));
-  json_object_set_new(p, "progress", json_real(progress));
-  if (total > 0) json_object_set_new(p, "total", json_real(total));
+  put(p, &bad, "progressToken", json_deep_copy(c->progress_token));
+  put(p, &bad, "progress", json_real(progress));
+  if (total > 0) put(p, &bad, "total", json_real(total));
   /* `message` arrived with 2025-03-26. */
   if (message && mcp_version_at_least(c->version, "2025-03-26"))
-    json_object_set_new(p, "message", json_string(message));
+    put(p, &bad, "message", json_string(message));
+  if (bad) { /* a notification that lost a member is not sent */
+    json_decref(p);
+    return;
+  }
   /* Progress goes out at once even inside a batch: it is a notification. */
   emit_json(c->s, jsonrpc_notification_new("notifications/progress", p));
 }
 
 /* Cuts text to at most TEXT_CAP bytes on a UTF-8 boundary, marking the cut. */
+/* 1 when s is UTF-8 jansson accepts (no overlong forms, surrogates or code
+ * points above U+10FFFF), so a failed json_string can be told apart: bad
+ * text, or out of memory. */
+static int utf8_valid(const char *s) {
+  const unsigned char *p = (const unsigned char *)s;
+  while (*p) {
+    unsigned c = *p++, n, cp;
+    if (c < 0x80) continue;
+    if (c >= 0xC2 && c <= 0xDF)
+      n = 1, cp = c & 0x1F;
+    else if (c >= 0xE0 && c <= 0xEF)
+      n = 2, cp = c & 0x0F;
+    else if (c >= 0xF0 && c <= 0xF4)
+      n = 3, cp = c & 0x07;
+    else
+      return 0;
+    for (unsigned k = 0; k < n; k++, p++) {
+      if ((*p & 0xC0) != 0x80) return 0;
+      cp = (cp << 6) | (*p & 0x3F);
+    }
+    if ((n == 2 && cp < 0x800) || (n == 3 && cp < 0x10000) || cp > 0x10FFFF ||
+        (cp >= 0xD800 && cp <= 0xDFFF))
+      return 0;
+  }
+  return 1;
+}
+
+/* One text block; NULL when it could not be built. Text over TEXT_CAP bytes
+ * is cut on a UTF-8 boundary, the cut marked. */
 static json_t *text_block(const char *text) {
   static const char mark[] = "\xe2\x80\xa6 (truncated)";
   size_t len = strlen(text);
+  int bad = 0;
   json_t *b = json_object();
-  json_object_set_new(b, "type", json_string("text"));
+  put(b, &bad, "type", json_string("text"));
   if (len <= TEXT_CAP) {
     json_t *t = json_string(text);
     /* Never send a block without text: invalid UTF-8 would be our bug. */
-    json_object_set_new(b, "text", t ? t : json_string("(text was not valid UTF-8)"));
-    return b;
+    if (!t && !utf8_valid(text)) t = json_string("(text was not valid UTF-8)");
+    put(b, &bad, "text", t);
+  } else {
+    size_t keep = TEXT_CAP - sizeof mark + 1;
+    while (keep > 0 && ((unsigned char)text[keep] & 0xC0) == 0x80) keep--;
+    char *cut = malloc(keep + sizeof mark);
+    if (cut) {
+      memcpy(cut, text, keep);
+      memcpy(cut + keep, mark, sizeof mark);
+    }
+    put(b, &bad, "text", cut ? json_string(cut) : NULL);
+    free(cut);
   }
-  size_t keep = TEXT_CAP - sizeof mark + 1;
-  while (keep > 0 && ((unsigned char)text[keep] & 0xC0) == 0x80) keep--;
-  char *cut = malloc(keep + sizeof mark);
-  memcpy(cut, text, keep);
-  memcpy(cut + keep, mark, sizeof mark);
-  json_object_set_new(b, "text", json_string(cut));
-  free(cut);
+  if (bad) {
+    json_decref(b);
+    return NULL;
+  }
   return b;
 }
 
-static void call_answer(tool_call_t *c, json_t *result) {
+static void call_answer(tool_call_t *c, json_t *result, int bad) {
   mcp_session_t *s = c->s;
   batch_t *b = c->batch;
   call_unlink(c);
-  send_result(s, b, c->id, c->version, result);
+  send_result(s, b, c->id, c->version, result, bad);
   if (b) batch_release(s, b);
   call_free(c);
 }
@@ -255,23 +369,24 @@ void tool_call_finish(tool_call_t *c, json_t *structured, int is_error, json_t *
     if (!c->in_hook) call_free(c);
     return;
   }
+  int bad = 0;
   json_t *content = json_array();
   if (structured) {
-    char *text = json_dumps(structured, JSON_COMPACT | JSON_REAL_PRECISION(15));
-    if (text) json_array_append_new(content, text_block(text));
+    char *text = dump_compact(structured, JSON_COMPACT | JSON_REAL_PRECISION(15));
+    push(content, &bad, text ? text_block(text) : NULL);
     free(text);
   }
-  if (json_is_array(extra_content)) json_array_extend(content, extra_content);
+  if (json_is_array(extra_content) && json_array_extend(content, extra_content) != 0) bad = 1;
   json_decref(extra_content);
   json_t *result = json_object();
-  json_object_set_new(result, "content", content);
+  put(result, &bad, "content", content);
   /* structuredContent arrived with 2025-06-18; earlier clients get the text. */
   if (structured && json_is_object(structured) && mcp_version_at_least(c->version, "2025-06-18"))
-    json_object_set_new(result, "structuredContent", structured);
+    put(result, &bad, "structuredContent", structured);
   else
     json_decref(structured);
-  if (is_error) json_object_set_new(result, "isError", json_true());
-  call_answer(c, result);
+  if (is_error) put(result, &bad, "isError", json_true());
+  call_answer(c, result, bad);
 }
 
 void tool_call_finish_text_error(tool_call_t *c, const char *text) {
@@ -279,12 +394,13 @@ void tool_call_finish_text_error(tool_call_t *c, const char *text) {
     if (!c->in_hook) call_free(c);
     return;
   }
+  int bad = 0;
   json_t *content = json_array();
-  json_array_append_new(content, text_block(text));
+  push(content, &bad, text_block(text));
   json_t *result = json_object();
-  json_object_set_new(result, "content", content);
-  json_object_set_new(result, "isError", json_true());
-  call_answer(c, result);
+  put(result, &bad, "content", content);
+  put(result, &bad, "isError", json_true());
+  call_answer(c, result, bad);
 }
 
 /* ---- methods ----------------------------------------------------------- */
@@ -310,32 +426,33 @@ static void do_initialize(req_t *r) {
   }
   const char *v = legacy_match(json_string_value(pv));
   r->s->negotiated = v ? v : MCP_LATEST_LEGACY_VERSION;
+  int bad = 0;
   json_t *res = json_object();
-  json_object_set_new(res, "protocolVersion", json_string(r->s->negotiated));
-  json_object_set_new(res, "capabilities", json_pack("{s:{s:b}}", "tools", "listChanged", 0));
-  json_object_set_new(res, "serverInfo", server_info());
-  if (r->s->instructions) json_object_set_new(res, "instructions", json_string(r->s->instructions));
-  send_result(r->s, r->batch, r->id, r->s->negotiated, res);
+  put(res, &bad, "protocolVersion", json_string(r->s->negotiated));
+  put(res, &bad, "capabilities", json_pack("{s:{s:b}}", "tools", "listChanged", 0));
+  put(res, &bad, "serverInfo", server_info());
+  if (r->s->instructions) put(res, &bad, "instructions", json_string(r->s->instructions));
+  send_result(r->s, r->batch, r->id, r->s->negotiated, res, bad);
 }
 
 static void do_discover(req_t *r) {
+  int bad = 0;
   json_t *versions = json_array();
-  json_array_append_new(versions, json_string(MCP_MODERN_VERSION));
-  for (size_t i = 0; i < N_LEGACY; i++)
-    json_array_append_new(versions, json_string(legacy_versions[i]));
+  push(versions, &bad, json_string(MCP_MODERN_VERSION));
+  for (size_t i = 0; i < N_LEGACY; i++) push(versions, &bad, json_string(legacy_versions[i]));
   json_t *res = json_object();
-  json_object_set_new(res, "supportedVersions", versions);
-  json_object_set_new(res, "capabilities", json_pack("{s:{}}", "tools"));
-  json_object_set_new(res, "_meta", json_pack("{s:o}", META_SERVER_INFO, server_info()));
-  if (r->s->instructions) json_object_set_new(res, "instructions", json_string(r->s->instructions));
-  json_object_set_new(res, "ttlMs", json_integer(LIST_TTL_MS));
-  json_object_set_new(res, "cacheScope", json_string("public"));
+  put(res, &bad, "supportedVersions", versions);
+  put(res, &bad, "capabilities", json_pack("{s:{}}", "tools"));
+  put(res, &bad, "_meta", json_pack("{s:o}", META_SERVER_INFO, server_info()));
+  if (r->s->instructions) put(res, &bad, "instructions", json_string(r->s->instructions));
+  put(res, &bad, "ttlMs", json_integer(LIST_TTL_MS));
+  put(res, &bad, "cacheScope", json_string("public"));
   /* server/discover is a 2026-07-28 method: its result always has resultType. */
-  send_result(r->s, r->batch, r->id, MCP_MODERN_VERSION, res);
+  send_result(r->s, r->batch, r->id, MCP_MODERN_VERSION, res, bad);
 }
 
 static void do_ping(req_t *r) {
-  send_result(r->s, r->batch, r->id, r->version, json_object());
+  send_result(r->s, r->batch, r->id, r->version, json_object(), 0);
 }
 
 static void do_tools_list(req_t *r) {
@@ -345,16 +462,17 @@ static void do_tools_list(req_t *r) {
     send_error(r->s, r->batch, r->id, RPC_INVALID_PARAMS, "tools/list: unknown cursor", NULL);
     return;
   }
+  int bad = 0;
   json_t *tools = json_array();
   for (size_t i = 0; i < r->s->n_tools; i++)
-    json_array_append_new(tools, r->s->tools[i].definition(r->version));
+    push(tools, &bad, r->s->tools[i].definition(r->version));
   json_t *res = json_object();
-  json_object_set_new(res, "tools", tools);
+  put(res, &bad, "tools", tools);
   if (is_modern(r->version)) {
-    json_object_set_new(res, "ttlMs", json_integer(LIST_TTL_MS));
-    json_object_set_new(res, "cacheScope", json_string("public"));
+    put(res, &bad, "ttlMs", json_integer(LIST_TTL_MS));
+    put(res, &bad, "cacheScope", json_string("public"));
   }
-  send_result(r->s, r->batch, r->id, r->version, res);
+  send_result(r->s, r->batch, r->id, r->version, res, bad);
 }
 
 static tool_call_t *find_inflight(mcp_session_t *s, const json_t *id) {
@@ -409,9 +527,14 @@ static void do_tools_call(req_t *r) {
     send_error(s, r->batch, r->id, RPC_INTERNAL_ERROR, NULL, NULL);
     return;
   }
-  c->s = s;
   c->id = json_deep_copy(r->id);
   c->progress_token = token ? json_deep_copy(token) : NULL;
+  if (!c->id || (token && !c->progress_token)) {
+    call_free(c);
+    send_error(s, r->batch, r->id, RPC_INTERNAL_ERROR, OOM_MESSAGE, NULL);
+    return;
+  }
+  c->s = s;
   c->version = r->version;
   c->batch = r->batch;
   if (c->batch) c->batch->pending++;
@@ -458,7 +581,10 @@ static int request_version(req_t *r) {
   if (!is_modern(json_string_value(v))) {
     json_t *data = json_pack("{s:[s], s:s}", "supported", MCP_MODERN_VERSION, "requested",
                              json_string_value(v));
-    send_error(r->s, r->batch, r->id, RPC_UNSUPPORTED_PROTOCOL_VERSION, NULL, data);
+    if (data)
+      send_error(r->s, r->batch, r->id, RPC_UNSUPPORTED_PROTOCOL_VERSION, NULL, data);
+    else
+      send_msg(r->s, r->batch, NULL, r->id);
     return -1;
   }
   r->version = MCP_MODERN_VERSION;
@@ -533,6 +659,7 @@ void mcp_session_handle_line(mcp_session_t *s, const char *line, size_t len) {
       send_error(s, NULL, NULL, RPC_INTERNAL_ERROR, NULL, NULL);
     } else {
       b->responses = json_array();
+      b->failed = !b->responses;
       b->pending = 1;
       size_t i;
       json_t *el;

@@ -39,8 +39,9 @@ void mcp_session_free(mcp_session_t *s);
 /* Adds a tool (copied; at most MCP_MAX_TOOLS). Returns 0 or -1. */
 #define MCP_MAX_TOOLS 4
 int mcp_session_add_tool(mcp_session_t *s, const mcp_tool_t *tool);
-/* Instructions for agents in initialize and server/discover results. */
-void mcp_session_set_instructions(mcp_session_t *s, const char *text);
+/* Instructions for agents in initialize and server/discover results
+ * (copied). 0, or -1 when out of memory (then there are none). */
+int mcp_session_set_instructions(mcp_session_t *s, const char *text);
 
 /* One framed line (without "\n"), any bytes. */
 void mcp_session_handle_line(mcp_session_t *s, const char *line, size_t len);

@@ -199,35 +199,51 @@ fail:
   return -1;
 }
 
+/* json_object_set_new that remembers a failure: jansson's setters fail
+ * silently, and a record with a member missing must not pass for a whole one
+ * (test_alloc_fail). */
+static void put(json_t *o, int *bad, const char *key, json_t *value) {
+  if (json_object_set_new(o, key, value) != 0) *bad = 1;
+}
+
 json_t *record_frame_to_json(const frame_t *f, int with_blocks) {
+  int bad = 0;
   json_t *o = json_object();
   if (!o) return NULL;
-  json_object_set_new(o, "seq", json_integer(f->seq));
-  json_object_set_new(o, "frameNumber", json_integer(f->frame_number));
-  json_object_set_new(o, "atUs", json_integer(f->at_us));
-  json_object_set_new(o, "vsyncStartUs", json_integer(f->vsync_start_us));
-  json_object_set_new(o, "buildUs", json_integer(f->build_us));
-  json_object_set_new(o, "rasterUs", json_integer(f->raster_us));
-  json_object_set_new(o, "vsyncOverheadUs", json_integer(f->vsync_overhead_us));
-  json_object_set_new(o, "totalSpanUs", json_integer(f->total_span_us));
+  put(o, &bad, "seq", json_integer(f->seq));
+  put(o, &bad, "frameNumber", json_integer(f->frame_number));
+  put(o, &bad, "atUs", json_integer(f->at_us));
+  put(o, &bad, "vsyncStartUs", json_integer(f->vsync_start_us));
+  put(o, &bad, "buildUs", json_integer(f->build_us));
+  put(o, &bad, "rasterUs", json_integer(f->raster_us));
+  put(o, &bad, "vsyncOverheadUs", json_integer(f->vsync_overhead_us));
+  put(o, &bad, "totalSpanUs", json_integer(f->total_span_us));
   if (f->layer_cache_count >= 0)
-    json_object_set_new(o, "layerCacheCount", json_integer(f->layer_cache_count));
+    put(o, &bad, "layerCacheCount", json_integer(f->layer_cache_count));
   if (f->picture_cache_count >= 0)
-    json_object_set_new(o, "pictureCacheCount", json_integer(f->picture_cache_count));
+    put(o, &bad, "pictureCacheCount", json_integer(f->picture_cache_count));
   if (with_blocks) {
     json_t *bs = json_object();
-    for (size_t i = 0; i < f->nblocks; i++) {
+    for (size_t i = 0; bs && i < f->nblocks; i++) {
       json_t *b = json_object();
-      json_object_set_new(b, "micros", json_integer(f->blocks[i].micros));
-      json_object_set_new(b, "selfMicros", json_integer(f->blocks[i].self_micros));
-      json_object_set_new(b, "count", json_integer(f->blocks[i].count));
-      json_object_set_new(bs, f->blocks[i].name, b);
+      if (!b) {
+        bad = 1;
+        break;
+      }
+      put(b, &bad, "micros", json_integer(f->blocks[i].micros));
+      put(b, &bad, "selfMicros", json_integer(f->blocks[i].self_micros));
+      put(b, &bad, "count", json_integer(f->blocks[i].count));
+      put(bs, &bad, f->blocks[i].name, b);
     }
-    json_object_set_new(o, "blocks", bs);
+    put(o, &bad, "blocks", bs);
   }
   if (f->interaction_id) {
-    json_object_set_new(o, "interactionId", json_string(f->interaction_id));
-    json_object_set_new(o, "linkedBy", json_string(f->linked_by));
+    put(o, &bad, "interactionId", json_string(f->interaction_id));
+    put(o, &bad, "linkedBy", json_string(f->linked_by));
+  }
+  if (bad) {
+    json_decref(o);
+    return NULL;
   }
   return o;
 }

@@ -146,6 +146,7 @@ json_t *store_frames_to_json(const store_t *st, const char *interaction_id, size
     if (!matches(f, interaction_id)) continue;
     picked++;
     json_t *j = record_frame_to_json(f, with_blocks);
+    if (!j) goto oom;
     size_t n = json_dumpb(j, NULL, 0, JSON_COMPACT) + (json_array_size(a) ? 1 : 0);
     if (max_bytes && (skipped || used + n > max_bytes)) {
       json_decref(j);
@@ -153,8 +154,12 @@ json_t *store_frames_to_json(const store_t *st, const char *interaction_id, size
       continue;
     }
     used += n;
-    json_array_insert_new(a, 0, j);
+    if (json_array_insert_new(a, 0, j) != 0) goto oom;
   }
   if (omitted) *omitted = skipped;
   return a;
+
+oom: /* a listing with a frame missing must not pass for a whole one */
+  json_decref(a);
+  return NULL;
 }

@@ -433,76 +433,101 @@ static int cmp_inter_ptr(const void *a, const void *b) {
   return x < y ? -1 : x > y; /* first seen first */
 }
 
-static void set_metric(json_t *o, const char *key, const metric_t *m) {
-  json_t *j = metric_to_json(m);
-  if (j) json_object_set_new(o, key, j);
+/* json_object_set_new / json_array_append_new that remember a failure:
+ * jansson's setters fail silently, and a summary with a member missing must
+ * not pass for a whole one (test_alloc_fail). */
+static void put(json_t *o, int *bad, const char *key, json_t *value) {
+  if (json_object_set_new(o, key, value) != 0) *bad = 1;
+}
+static void push(json_t *a, int *bad, json_t *value) {
+  if (json_array_append_new(a, value) != 0) *bad = 1;
+}
+
+/* A metric with no values is left out; one that could not be built is a
+ * failure. */
+static void set_metric(json_t *o, int *bad, const char *key, const metric_t *m) {
+  if (m->n == 0) return;
+  put(o, bad, key, metric_to_json(m));
 }
 
 json_t *summary_to_json(const summary_t *s, size_t top_blocks, size_t worst_frames,
                         size_t max_interactions) {
+  int bad = 0;
   json_t *o = json_object();
   if (!o) return NULL;
-  json_object_set_new(o, "frames", json_integer((json_int_t)s->frames));
-  json_object_set_new(o, "budgetUs", json_integer(s->budget_us));
-  json_object_set_new(o, "exact", json_boolean(summary_exact(s)));
+  put(o, &bad, "frames", json_integer((json_int_t)s->frames));
+  put(o, &bad, "budgetUs", json_integer(s->budget_us));
+  put(o, &bad, "exact", json_boolean(summary_exact(s)));
   double ratio = s->frames ? round((double)s->jank / (double)s->frames * 10000.0) / 10000.0 : 0;
-  json_object_set_new(o, "jank",
-                      json_pack("{s:I,s:f,s:I}", "frames", (json_int_t)s->jank, "ratio", ratio,
-                                "frozen", (json_int_t)s->frozen));
-  set_metric(o, "buildUs", &s->build);
-  set_metric(o, "rasterUs", &s->raster);
-  set_metric(o, "totalSpanUs", &s->span);
-  set_metric(o, "vsyncOverheadUs", &s->vsync);
+  put(o, &bad, "jank",
+      json_pack("{s:I,s:f,s:I}", "frames", (json_int_t)s->jank, "ratio", ratio, "frozen",
+                (json_int_t)s->frozen));
+  set_metric(o, &bad, "buildUs", &s->build);
+  set_metric(o, &bad, "rasterUs", &s->raster);
+  set_metric(o, &bad, "totalSpanUs", &s->span);
+  set_metric(o, &bad, "vsyncOverheadUs", &s->vsync);
 
   const block_agg_t *order[SUMMARY_MAX_BLOCK_NAMES + 1];
   for (size_t i = 0; i < s->nblocks; i++) order[i] = &s->blocks[i];
   qsort(order, s->nblocks, sizeof order[0], cmp_block_ptr);
   json_t *tb = json_array();
-  for (size_t i = 0; i < s->nblocks && i < top_blocks; i++)
-    json_array_append_new(
-        tb,
-        json_pack("{s:s,s:I,s:I,s:I,s:I}", "name", order[i]->name, "selfMicros",
-                  (json_int_t)order[i]->self_micros, "micros", (json_int_t)order[i]->micros,
-                  "count", (json_int_t)order[i]->count, "frames", (json_int_t)order[i]->frames));
-  json_object_set_new(o, "topBlocks", tb);
+  for (size_t i = 0; tb && i < s->nblocks && i < top_blocks; i++)
+    push(tb, &bad,
+         json_pack("{s:s,s:I,s:I,s:I,s:I}", "name", order[i]->name, "selfMicros",
+                   (json_int_t)order[i]->self_micros, "micros", (json_int_t)order[i]->micros,
+                   "count", (json_int_t)order[i]->count, "frames", (json_int_t)order[i]->frames));
+  put(o, &bad, "topBlocks", tb);
 
   json_t *wf = json_array();
-  for (size_t i = 0; i < s->nworst && i < worst_frames; i++) {
+  for (size_t i = 0; wf && i < s->nworst && i < worst_frames; i++) {
     const worst_t *w = &s->worst[i];
     json_t *j =
         json_pack("{s:I,s:I,s:I,s:I,s:I}", "seq", (json_int_t)w->seq, "frameNumber",
                   (json_int_t)w->frame_number, "buildUs", (json_int_t)w->build_us, "rasterUs",
                   (json_int_t)w->raster_us, "totalSpanUs", (json_int_t)w->total_span_us);
-    if (w->interaction_id) json_object_set_new(j, "interactionId", json_string(w->interaction_id));
+    if (!j) {
+      bad = 1;
+      break;
+    }
+    if (w->interaction_id) put(j, &bad, "interactionId", json_string(w->interaction_id));
     json_t *bl = json_array();
-    for (size_t k = 0; k < w->ntop; k++)
-      json_array_append_new(bl, json_pack("{s:s,s:I}", "name", w->top[k].name, "selfMicros",
-                                          (json_int_t)w->top[k].self_micros));
-    json_object_set_new(j, "topBlocks", bl);
-    json_array_append_new(wf, j);
+    for (size_t k = 0; bl && k < w->ntop; k++)
+      push(bl, &bad,
+           json_pack("{s:s,s:I}", "name", w->top[k].name, "selfMicros",
+                     (json_int_t)w->top[k].self_micros));
+    put(j, &bad, "topBlocks", bl);
+    push(wf, &bad, j);
   }
-  json_object_set_new(o, "worstFrames", wf);
+  put(o, &bad, "worstFrames", wf);
 
   if (s->with_interactions) {
     const inter_t *io[SUMMARY_MAX_INTERACTIONS + 1];
     for (size_t i = 0; i < s->ninter; i++) io[i] = &s->inter[i];
     qsort(io, s->ninter, sizeof io[0], cmp_inter_ptr);
     json_t *ia = json_array();
-    for (size_t i = 0; i < s->ninter && i < max_interactions; i++) {
+    for (size_t i = 0; ia && i < s->ninter && i < max_interactions; i++) {
       const summary_t *c = io[i]->s;
       json_t *j = json_pack("{s:s,s:I,s:I}", "interactionId", io[i]->id, "frames",
                             (json_int_t)c->frames, "jankFrames", (json_int_t)c->jank);
-      if (io[i]->linked_by) json_object_set_new(j, "linkedBy", json_string(io[i]->linked_by));
-      set_metric(j, "buildUs", &c->build);
-      set_metric(j, "rasterUs", &c->raster);
-      set_metric(j, "totalSpanUs", &c->span);
-      json_array_append_new(ia, j);
+      if (!j) {
+        bad = 1;
+        break;
+      }
+      if (io[i]->linked_by) put(j, &bad, "linkedBy", json_string(io[i]->linked_by));
+      set_metric(j, &bad, "buildUs", &c->build);
+      set_metric(j, &bad, "rasterUs", &c->raster);
+      set_metric(j, &bad, "totalSpanUs", &c->span);
+      push(ia, &bad, j);
     }
-    json_object_set_new(o, "interactions", ia);
+    put(o, &bad, "interactions", ia);
   }
   char *spark = summary_sparkline(s);
-  json_object_set_new(o, "sparkline", json_string(spark ? spark : ""));
+  put(o, &bad, "sparkline", spark ? json_string(spark) : NULL);
   free(spark);
+  if (bad) {
+    json_decref(o);
+    return NULL;
+  }
   return o;
 }
 

@@ -60,12 +60,18 @@ static int extract_candidate(const char *input, char *dst, size_t n) {
   if ((m = strstr(b, "Dart VM Service")) || (m = strstr(b, "Dart VM service")) ||
       (m = strstr(b, "Observatory")))
     marker = strstr(m, "at:");
+  /* The phrase comes before the URI it announces; the same words inside a
+   * URI's path are the path's (a normal form must normalise to itself). */
+  const char *first_uri = strstr(b, "://");
+  if (marker && first_uri && first_uri < marker) marker = NULL;
   if (marker && marker < e) {
     const char *w = marker + 3;
     while (w < e && is_space(*w)) w++;
     const char *we = w;
     while (we < e && !is_space(*we)) we++;
-    if (we > w) return copy_span(dst, n, w, we) ? 1 : -1;
+    /* Only a word that is a URI. */
+    const char *s = strstr(w, "://");
+    if (we > w && s && s < we) return copy_span(dst, n, w, we) ? 1 : -1;
   }
   int has_space = 0;
   for (const char *p = b; p < e; p++)

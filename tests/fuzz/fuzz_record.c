@@ -1,0 +1,143 @@
+/* Fuzz target: validation of ext.telescope.frames replies and their
+ * FramePerfRecords (record.c), and what the server does with an accepted
+ * reply: the store (dedup, loss, restarts), the summaries and the listings.
+ *
+ * The input is one reply object, or an array of up to 16 replies taken in
+ * order into one store. Checked for every input: a refused reply leaves the
+ * output zeroed and says why; an accepted one holds the schema's promises
+ * (seq strictly increasing, interaction fields paired, bounded counts); each
+ * record survives record_frame_to_json -> record_frame_parse unchanged; a
+ * reply taken twice adds nothing the second time; every summary and listing
+ * is produced and stays within its byte bound. */
+#include <jansson.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "fuzz.h"
+#include "record.h"
+#include "store.h"
+#include "summary.h"
+
+#define MAX_REPLIES 16
+#define LIST_CAP 65536
+
+static int all_zero(const void *p, size_t n) {
+  const unsigned char *b = p;
+  for (size_t i = 0; i < n; i++)
+    if (b[i]) return 0;
+  return 1;
+}
+
+static void check_accepted(const record_reply_t *r) {
+  FUZZ_ASSERT(r->run_id && r->watcher_version);
+  FUZZ_ASSERT(strlen(r->run_id) <= RECORD_MAX_RUN_ID);
+  FUZZ_ASSERT((r->interaction_id == NULL) == (r->linked_by == NULL));
+  FUZZ_ASSERT(r->nrecords <= RECORD_MAX_RECORDS);
+  FUZZ_ASSERT(r->has_records || r->nrecords == 0);
+  for (size_t i = 0; i < r->nrecords; i++) {
+    const frame_t *f = &r->records[i];
+    FUZZ_ASSERT(i == 0 || f->seq > r->records[i - 1].seq);
+    FUZZ_ASSERT((f->interaction_id == NULL) == (f->linked_by == NULL));
+    FUZZ_ASSERT(f->nblocks <= RECORD_MAX_BLOCKS);
+    /* The trip through JSON and back changes nothing. */
+    json_t *j = record_frame_to_json(f, 1);
+    FUZZ_ASSERT(j != NULL);
+    frame_t back;
+    char err[RECORD_ERR_LEN];
+    FUZZ_ASSERT(record_frame_parse(&back, j, "again", err, sizeof err) == 0);
+    json_t *j2 = record_frame_to_json(&back, 1);
+    FUZZ_ASSERT(json_equal(j, j2));
+    json_decref(j2);
+    json_decref(j);
+    /* A deep copy is the same record. */
+    frame_t copy;
+    FUZZ_ASSERT(record_frame_copy(&copy, &back) == 0);
+    j = record_frame_to_json(&copy, 0);
+    FUZZ_ASSERT(j != NULL && json_object_get(j, "blocks") == NULL);
+    json_decref(j);
+    record_frame_close(&copy);
+    record_frame_close(&back);
+  }
+}
+
+static size_t dumped_size(const json_t *j) {
+  return json_dumpb(j, NULL, 0, JSON_COMPACT);
+}
+
+static void check_outputs(store_t *st, const record_reply_t *r) {
+  const summary_t *sum = store_summary(st, NULL);
+  FUZZ_ASSERT(sum != NULL);
+  json_t *j = summary_to_json(sum, SIZE_MAX, SIZE_MAX, SIZE_MAX);
+  FUZZ_ASSERT(j != NULL);
+  json_decref(j);
+  j = summary_to_json_bounded(sum, SUMMARY_MAX_BYTES);
+  FUZZ_ASSERT(j != NULL && dumped_size(j) <= SUMMARY_MAX_BYTES);
+  json_decref(j);
+  for (size_t i = 0; i < r->nrecords; i++) {
+    const char *id = r->records[i].interaction_id;
+    if (!id) continue;
+    const summary_t *one = store_summary(st, id);
+    if (!one) continue; /* beyond SUMMARY_MAX_INTERACTIONS: counted under "(other)" */
+    j = summary_to_json(one, 3, 3, 0);
+    FUZZ_ASSERT(j != NULL);
+    json_decref(j);
+  }
+  char *spark = summary_sparkline(sum);
+  FUZZ_ASSERT(spark != NULL && record_utf8_length(spark) <= SUMMARY_SPARK_MAX);
+  free(spark);
+  size_t omitted = 0;
+  j = store_frames_to_json(st, NULL, STORE_RECENT, 1, LIST_CAP, &omitted);
+  FUZZ_ASSERT(j != NULL && dumped_size(j) <= LIST_CAP);
+  FUZZ_ASSERT(json_array_size(j) + omitted <= store_recent_count(st));
+  json_decref(j);
+  j = store_frames_to_json(st, r->interaction_id, 5, 0, 0, NULL);
+  FUZZ_ASSERT(j != NULL && json_array_size(j) <= 5);
+  json_decref(j);
+  j = summary_clock_to_json(store_clock(st));
+  FUZZ_ASSERT(j != NULL);
+  json_decref(j);
+}
+
+static void take_reply(store_t *st, const json_t *reply) {
+  record_reply_t r;
+  char err[RECORD_ERR_LEN];
+  err[0] = '\0';
+  if (record_reply_parse(&r, reply, err, sizeof err) != 0) {
+    FUZZ_ASSERT(err[0] != '\0');
+    FUZZ_ASSERT(all_zero(&r, sizeof r));
+    return;
+  }
+  check_accepted(&r);
+  uint64_t seen = store_frames_seen(st);
+  store_add_result_t res;
+  FUZZ_ASSERT(store_add_reply(st, &r, &res) == 0);
+  FUZZ_ASSERT(res.added + res.duplicates == r.nrecords);
+  FUZZ_ASSERT(store_frames_seen(st) == seen + res.added);
+  FUZZ_ASSERT(strcmp(store_run_id(st), r.run_id) == 0);
+  /* The same reply again: every record is a duplicate now. */
+  FUZZ_ASSERT(store_add_reply(st, &r, &res) == 0);
+  FUZZ_ASSERT(res.added == 0 && res.lost == 0 && !res.restarted);
+  check_outputs(st, &r);
+  record_reply_close(&r);
+  FUZZ_ASSERT(all_zero(&r, sizeof r));
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  json_t *input = json_loadb((const char *)data, size, JSON_DECODE_ANY, NULL);
+  if (!input) return 0;
+  store_t *st = store_new(summary_budget_us(0, 60));
+  FUZZ_ASSERT(st != NULL);
+  if (json_is_array(input)) {
+    size_t i;
+    json_t *reply;
+    json_array_foreach(input, i, reply) {
+      if (i == MAX_REPLIES) break;
+      take_reply(st, reply);
+    }
+  } else {
+    take_reply(st, input);
+  }
+  store_free(st);
+  json_decref(input);
+  return 0;
+}
