@@ -15,7 +15,7 @@ JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 CTEST_ARGS ?=
 
 APT_PACKAGES := build-essential cmake pkg-config libjansson-dev libuv1-dev \
-                libwebsockets-dev libwebsockets-evlib-uv check valgrind clang \
+                libwebsockets-dev libwebsockets-evlib-uv check valgrind clang libclang-rt-14-dev \
                 chromium
 
 .PHONY: all deps node-deps configure build test demo check-hard fuzz bench clean format
