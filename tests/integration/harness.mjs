@@ -87,16 +87,36 @@ export async function startSim(args = [], { uriFile } = {}) {
 
 // Starts telescope-mcp under the SDK client, lists tools (which arms the
 // SDK's outputSchema validation), and returns helpers.
+//
+// TELESCOPE_MCP_WRAPPER (e.g. "valgrind -q --error-exitcode=99 --leak-check=full")
+// runs the binary under that command; every --call-timeout-ms is then
+// multiplied by TELESCOPE_TIMEOUT_SCALE (default 20), one is added when
+// absent, and close() waits for the exit and asserts its status is 0.
+export const WRAPPER = (process.env.TELESCOPE_MCP_WRAPPER ?? '').split(/\s+/).filter(Boolean);
+export const TIMEOUT_SCALE = WRAPPER.length ? Number(process.env.TELESCOPE_TIMEOUT_SCALE ?? 20) : 1;
+
+function wrapArgs(args) {
+  if (!WRAPPER.length) return { command: join(BUILD, 'telescope-mcp'), args };
+  args = [...args];
+  const i = args.indexOf('--call-timeout-ms');
+  if (i >= 0) args[i + 1] = String(Math.round(Number(args[i + 1]) * TIMEOUT_SCALE));
+  else args.push('--call-timeout-ms', String(3000 * TIMEOUT_SCALE));
+  return { command: WRAPPER[0], args: [...WRAPPER.slice(1), join(BUILD, 'telescope-mcp'), ...args] };
+}
+
 export async function startMcp(args = [], { env = {} } = {}) {
   const transport = new StdioClientTransport({
-    command: join(BUILD, 'telescope-mcp'), args, env: { ...process.env, ...env }, stderr: 'pipe',
+    ...wrapArgs(args), env: { ...process.env, ...env }, stderr: 'pipe',
   });
   const client = new Client({ name: 'telescope-integration', version: '0' });
   const errors = [];
   client.onerror = (e) => errors.push(e);
   let stderr = '';
   transport.stderr?.on('data', (d) => { stderr += d; serverOutput.push(String(d)); });
-  await client.connect(transport, { timeout: 10000 });
+  await client.connect(transport, { timeout: 10000 * TIMEOUT_SCALE });
+  // The SDK keeps the child private; a wrapped run needs its exit status.
+  const child = transport._process;
+  const exited = new Promise((r) => child.once('exit', (code, sig) => r({ code, sig })));
   const { tools } = await client.listTools();
   assert.equal(tools.length, 1);
   assert.equal(tools[0].name, 'telescope_frames');
@@ -119,7 +139,16 @@ export async function startMcp(args = [], { env = {} } = {}) {
       assert.ok(Buffer.byteLength(text) <= 65536, 'no call returns more than 64 KB of text');
       return { sc, isError: result.isError === true, text, result };
     },
+    pid: child.pid,
+    exited,
     async close() {
+      if (WRAPPER.length && child.exitCode === null && child.signalCode === null) {
+        // The SDK would SIGKILL after 4 s; a wrapped exit (leak check) takes longer.
+        child.stdin.end();
+        const e = await Promise.race([exited, new Promise((r) => setTimeout(r, 60000, null).unref())]);
+        assert.ok(e, 'the wrapped server exited within 60 s of stdin EOF');
+        assert.deepEqual(e, { code: 0, sig: null }, `wrapped server exit status\n${stderr.slice(-4000)}`);
+      }
       await client.close();
       assert.deepEqual(errors.map(String), [], 'stdout held only valid JSON-RPC lines');
     },
