@@ -26,11 +26,19 @@ export const transcript = [];
 export const serverOutput = [];
 export const tokensSeen = new Set();
 
+// TELESCOPE_MCP_WRAPPER (e.g. "valgrind -q --error-exitcode=99 --leak-check=full")
+// runs the binary under that command; every --call-timeout-ms is then
+// multiplied by TELESCOPE_TIMEOUT_SCALE (default 20), one is added when
+// absent, and close() waits for the exit and asserts its status is 0.
+export const WRAPPER = (process.env.TELESCOPE_MCP_WRAPPER ?? '').split(/\s+/).filter(Boolean);
+export const TIMEOUT_SCALE = WRAPPER.length ? Number(process.env.TELESCOPE_TIMEOUT_SCALE ?? 20) : 1;
+
 export function sleep(ms) { return new Promise((r) => setTimeout(r, ms)); }
 
 // Polls fn until it returns a truthy value or the deadline passes.
+// Under a wrapper (valgrind) every deadline stretches by TIMEOUT_SCALE.
 export async function until(fn, { timeoutMs = 5000, everyMs = 25, what = 'condition' } = {}) {
-  const end = Date.now() + timeoutMs;
+  const end = Date.now() + timeoutMs * TIMEOUT_SCALE;
   for (;;) {
     const v = await fn();
     if (v) return v;
@@ -85,16 +93,6 @@ export async function startSim(args = [], { uriFile } = {}) {
   return sim;
 }
 
-// Starts telescope-mcp under the SDK client, lists tools (which arms the
-// SDK's outputSchema validation), and returns helpers.
-//
-// TELESCOPE_MCP_WRAPPER (e.g. "valgrind -q --error-exitcode=99 --leak-check=full")
-// runs the binary under that command; every --call-timeout-ms is then
-// multiplied by TELESCOPE_TIMEOUT_SCALE (default 20), one is added when
-// absent, and close() waits for the exit and asserts its status is 0.
-export const WRAPPER = (process.env.TELESCOPE_MCP_WRAPPER ?? '').split(/\s+/).filter(Boolean);
-export const TIMEOUT_SCALE = WRAPPER.length ? Number(process.env.TELESCOPE_TIMEOUT_SCALE ?? 20) : 1;
-
 function wrapArgs(args) {
   if (!WRAPPER.length) return { command: join(BUILD, 'telescope-mcp'), args };
   args = [...args];
@@ -104,6 +102,8 @@ function wrapArgs(args) {
   return { command: WRAPPER[0], args: [...WRAPPER.slice(1), join(BUILD, 'telescope-mcp'), ...args] };
 }
 
+// Starts telescope-mcp under the SDK client, lists tools (which arms the
+// SDK's outputSchema validation), and returns helpers.
 export async function startMcp(args = [], { env = {} } = {}) {
   const transport = new StdioClientTransport({
     ...wrapArgs(args), env: { ...process.env, ...env }, stderr: 'pipe',
