@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   registerCleanup, pair, sim, startLean, scOf, rssOf, fdsOf, pct, report, MiB, fmtMiB, LONG,
-  TIMEOUT_SCALE, WRAPPER,
+  WRAPPER, MEASURE,
 } from './lib.mjs';
 
 registerCleanup();
@@ -35,7 +35,7 @@ test('1 000 tools/call in flight at once (status and read mixed): every one answ
   assert.ok(st.methods['ext.telescope.frames'] >= N / 2, JSON.stringify(st.methods));
   const rss1 = rssOf(m.pid), fds1 = fdsOf(m.pid);
   assert.equal(fds1, fds0, 'no descriptor left open');
-  assert.ok(rss1 < rss0 + 32 * MiB, `RSS ${fmtMiB(rss0)} → ${fmtMiB(rss1)}`);
+  if (MEASURE) assert.ok(rss1 < rss0 + 32 * MiB, `RSS ${fmtMiB(rss0)} → ${fmtMiB(rss1)}`);
   report('concurrent-1000', { ms, callsPerSec: Math.round(N / (ms / 1000)), p50Ms: pct(lat, 0.5),
     p99Ms: pct(lat, 0.99), rssBefore: fmtMiB(rss0), rssAfter: fmtMiB(rss1), fds: fds1 });
 });
@@ -77,7 +77,7 @@ test(`${LONG ? '1 000 000' : '100 000'} status calls, 32 in flight: all answered
   // Flat: from the sample after warm-up (10 %) to the last, RSS within
   // 10 % + 2 MiB and the same number of descriptors at every sample.
   const warm = samples[1], last = samples[samples.length - 1];
-  assert.ok(last.rss <= warm.rss * 1.1 + 2 * MiB,
+  if (MEASURE) assert.ok(last.rss <= warm.rss * 1.1 + 2 * MiB,
     `RSS grew ${fmtMiB(warm.rss)} → ${fmtMiB(last.rss)}: ${samples.map((x) => fmtMiB(x.rss)).join(' ')}`);
   for (const x of samples.slice(1)) assert.equal(x.fds, warm.fds, `fds at ${x.calls}: ${x.fds} ≠ ${warm.fds}`);
   const st = await s.stats();
@@ -87,5 +87,4 @@ test(`${LONG ? '1 000 000' : '100 000'} status calls, 32 in flight: all answered
     p99Ms: +pct(lat, 0.99).toFixed(2), maxMs: +Math.max(...lat).toFixed(1),
     rssWarm: fmtMiB(warm.rss), rssLast: fmtMiB(last.rss), fds: last.fds,
     simMethods: st.methods });
-  void TIMEOUT_SCALE;
 });
