@@ -170,7 +170,10 @@ for (const stream of ['isolate', 'extension']) {
     for (let i = 0; i < 20; i++) await status(m);
     const before = rssOf(m.pid);
     const s0 = (await s.stats()).floodSent;
-    await s.cmd('flood 10000 ' + stream);
+    // Under valgrind the server parses ~20x slower than 10 000 events/s
+    // arrive; there the case checks correctness at 500/s.
+    const rate = MEASURE ? 10000 : 500;
+    await s.cmd(`flood ${rate} ${stream}`);
     const lat = [];
     const end = Date.now() + (LONG ? 60000 : 3000);
     while (Date.now() < end) {
@@ -185,7 +188,7 @@ for (const stream of ['isolate', 'extension']) {
     await s.cmd('flood 0');
     const sent = (await s.stats()).floodSent - s0;
     const afterRss = rssOf(m.pid);
-    assert.ok(sent >= (LONG ? 400000 : 20000), `the sim posted only ${sent} events`);
+    assert.ok(sent >= rate * (LONG ? 40 : 2), `the sim posted only ${sent} events`);
     assert.ok(Math.max(...lat) < 1000 * TIMEOUT_SCALE, `a status took ${Math.max(...lat)} ms during the flood`);
     if (MEASURE) assert.ok(afterRss - before < 16 * MiB, `RSS grew by ${fmtMiB(afterRss - before)}`);
     report(`flood-${stream}`, { eventsPosted: sent, statusCalls: lat.length, p50Ms: pct(lat, 0.5),
