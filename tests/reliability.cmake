@@ -21,7 +21,7 @@ foreach(t ${RELIABILITY_TESTS})
            COMMAND ${NODE_EXECUTABLE} --test --test-reporter=spec ${t})
   # RUN_SERIAL: RSS, fd counts and latencies are measured; a parallel build
   # or test on the same two cores would make them noise.
-  set_tests_properties(reliability.${name} PROPERTIES LABELS reliability TIMEOUT 300
+  set_tests_properties(reliability.${name} PROPERTIES LABELS reliability TIMEOUT 1200
     RUN_SERIAL ON ENVIRONMENT "${_rel_env}")
 endforeach()
 
