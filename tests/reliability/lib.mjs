@@ -7,7 +7,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import assert from 'node:assert/strict';
 import { after } from 'node:test';
-import { BUILD, startSim, startMcp, serverOutput, assertNoTokenLeak, WRAPPER } from '../integration/harness.mjs';
+import { BUILD, startSim, startMcp, serverOutput, assertNoTokenLeak, WRAPPER, wrappedFailures } from '../integration/harness.mjs';
 
 export * from '../integration/harness.mjs';
 
@@ -53,7 +53,11 @@ export function report(name, obj) { console.log(`# measured ${name} ${JSON.strin
 const cleanup = [];
 export function registerCleanup() {
   after(async () => {
-    for (const c of cleanup.reverse()) await c();
+    // Every clean-up runs even when one fails (a wrapped server's exit
+    // status), so no sim or server outlives the file; the first error wins.
+    const errors = [];
+    for (const c of cleanup.reverse()) { try { await c(); } catch (e) { errors.push(e); } }
+    if (errors.length) throw errors[0];
     assertNoTokenLeak();
   });
 }
@@ -78,6 +82,7 @@ export async function startLean(args = []) {
   const notes = [];
   let nextId = 1, buf = '', stderr = '';
   const exited = new Promise((r) => child.on('exit', (code, sig) => r({ code, sig })));
+  process.on('exit', () => child.kill('SIGKILL'));
   child.stderr.on('data', (d) => { stderr += d; serverOutput.push(String(d)); });
   child.stdout.setEncoding('utf8');
   child.stdout.on('data', (d) => {
@@ -115,7 +120,9 @@ export async function startLean(args = []) {
     async close() {
       child.stdin.end();
       const e = await Promise.race([exited, new Promise((r) => setTimeout(r, 60000, null).unref())]);
-      assert.deepEqual(e, { code: 0, sig: null }, `lean server exit\n${stderr.slice(-4000)}`);
+      if (!e) child.kill('SIGKILL');
+      if (!e || e.code !== 0 || e.sig !== null)
+        wrappedFailures.push(`lean server exit ${JSON.stringify(e)}\n${stderr.slice(-4000)}`);
     },
   };
   const init = await lean.request('initialize', {
