@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   registerCleanup, pair, sim, startLean, scOf, rssOf, fdsOf, pct, report, MiB, fmtMiB, LONG,
-  WRAPPER, MEASURE,
+  WRAPPER, MEASURE, sleep,
 } from './lib.mjs';
 
 registerCleanup();
@@ -88,7 +88,11 @@ test(`${LONG ? '1 000 000' : '100 000'} status calls, 32 in flight: all answered
   const warm = samples[1], last = samples[samples.length - 1];
   if (MEASURE) assert.ok(last.rss <= warm.rss * 1.1 + 2 * MiB,
     `RSS grew ${fmtMiB(warm.rss)} → ${fmtMiB(last.rss)}: ${samples.map((x) => fmtMiB(x.rss)).join(' ')}`);
-  for (const x of samples.slice(1)) assert.equal(x.fds, warm.fds, `fds at ${x.calls}: ${x.fds} ≠ ${warm.fds}`);
+  // A sample may catch a descriptor in use for a moment (the URI file is
+  // read on each re-sync): at most 2 over; once idle, exactly as after warm-up.
+  for (const x of samples.slice(1)) assert.ok(x.fds <= warm.fds + 2, `fds at ${x.calls}: ${x.fds}, ${warm.fds} after warm-up`);
+  await sleep(200);
+  assert.equal(fdsOf(lean.pid), warm.fds, 'descriptors once idle');
   const st = await s.stats();
   assert.equal(st.connections, 1, 'one WebSocket to the app throughout');
   report('sequential', { calls: total, seconds: +(ms / 1000).toFixed(1),
