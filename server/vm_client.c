@@ -286,8 +286,9 @@ struct vm_client {
   size_t npending;
   rxbuf_t rx;
   int closing;
-  int destroy_started, destroy_polls;
-  int open_handles; /* ours: connect_timer + live request timers */
+  int ctx_destroying; /* the first lws_context_destroy call was made */
+  int destroy_polls;  /* 1 ms turns spent waiting for lws to finish */
+  int open_handles;   /* ours: connect_timer + live request timers */
   void (*close_done)(void *arg);
   void *close_arg;
 };
@@ -605,9 +606,11 @@ static int ensure_context(vm_client_t *c) {
   info.options = LWS_SERVER_OPTION_LIBUV | LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT;
   info.foreign_loops = loops;
   info.user = c;
-  info.pcontext = &c->ctx;
   info.gid = -1;
   info.uid = -1;
+  /* lws writes NULL here once the context is really freed (see
+   * client_destroy_step). */
+  info.pcontext = &c->ctx;
   c->ctx = lws_create_context(&info);
   return c->ctx ? 0 : -1;
 }
@@ -619,30 +622,39 @@ static void on_connect_timer_closed(uv_handle_t *h) {
 }
 
 static void count_closing(uv_handle_t *h, void *arg) {
-  if (uv_is_closing(h)) (*(int *)arg)++;
+  if (uv_is_closing(h)) ++*(int *)arg;
+}
+
+/* lws 4.1 destroys a context on a foreign loop in two calls: the first
+ * closes every wsi and then lws's own timer and idle handles, through
+ * libuv close callbacks that still reach callback_vm; only a second call,
+ * once those are done, frees the vhosts and the context (and clears c->ctx
+ * through info.pcontext). Until then c must stay alive. Returns 1 while
+ * there is more to wait for; gives up after ~5 s rather than hold the exit. */
+static int client_destroy_step(vm_client_t *c) {
+  int closing = 0;
+  if (!c->ctx) return 0;
+  if (!c->ctx_destroying) {
+    c->ctx_destroying = 1;
+    lws_context_destroy(c->ctx);
+    return c->ctx != NULL;
+  }
+  if (c->destroy_polls++ > 5000) {
+    log_warn("vm: the WebSocket context did not finish closing; leaving it");
+    return 0;
+  }
+  uv_walk(c->loop, count_closing, &closing);
+  if (closing) return 1;
+  lws_context_destroy(c->ctx);
+  return c->ctx != NULL;
 }
 
 static void on_connect_timer(uv_timer_t *t) {
   vm_client_t *c = container_of(t, vm_client_t, connect_timer);
   if (c->closing) {
-    /* On a foreign loop lws destroys its context in two calls: the first
-     * starts closing its uv handles, the second (once they are closed)
-     * frees the context and clears c->ctx through info.pcontext. */
-    if (c->ctx && !c->destroy_started) {
-      c->destroy_started = 1;
-      lws_context_destroy(c->ctx);
+    if (client_destroy_step(c)) {
       uv_timer_start(&c->connect_timer, on_connect_timer, 1, 0);
       return;
-    }
-    if (c->ctx) {
-      int closing = 0;
-      uv_walk(c->loop, count_closing, &closing);
-      if (closing && ++c->destroy_polls < 2000) {
-        uv_timer_start(&c->connect_timer, on_connect_timer, 1, 0);
-        return;
-      }
-      lws_context_destroy(c->ctx);
-      c->ctx = NULL;
     }
     uv_close((uv_handle_t *)&c->connect_timer, on_connect_timer_closed);
     return;

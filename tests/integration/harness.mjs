@@ -26,11 +26,26 @@ export const transcript = [];
 export const serverOutput = [];
 export const tokensSeen = new Set();
 
+// TELESCOPE_MCP_WRAPPER (e.g. "valgrind -q --error-exitcode=99 --leak-check=full")
+// runs the binary under that command; every --call-timeout-ms is then
+// multiplied by TELESCOPE_TIMEOUT_SCALE (default 20), one is added when
+// absent, and close() waits for the exit; assertNoTokenLeak() asserts every
+// such exit status was 0.
+export const WRAPPER = (process.env.TELESCOPE_MCP_WRAPPER ?? '').split(/\s+/).filter(Boolean);
+export const TIMEOUT_SCALE = WRAPPER.length ? Number(process.env.TELESCOPE_TIMEOUT_SCALE ?? 20) : 1;
+
+// Every child still running when node exits is killed, so a failed
+// clean-up (an after hook that threw half-way) leaves no process behind.
+const children = new Set();
+process.on('exit', () => { for (const c of children) c.kill('SIGKILL'); });
+function track(child) { children.add(child); child.once('exit', () => children.delete(child)); }
+
 export function sleep(ms) { return new Promise((r) => setTimeout(r, ms)); }
 
 // Polls fn until it returns a truthy value or the deadline passes.
+// Under a wrapper (valgrind) every deadline stretches by TIMEOUT_SCALE.
 export async function until(fn, { timeoutMs = 5000, everyMs = 25, what = 'condition' } = {}) {
-  const end = Date.now() + timeoutMs;
+  const end = Date.now() + timeoutMs * TIMEOUT_SCALE;
   for (;;) {
     const v = await fn();
     if (v) return v;
@@ -47,6 +62,7 @@ export async function startSim(args = [], { uriFile } = {}) {
   uriFile ??= join(dir, 'vmservice.uri');
   const child = spawn(join(BUILD, 'telescope-sim'),
     ['--port', '0', '--uri-file', uriFile, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
+  track(child);
   const sim = { child, uriFile, lines: [], waiters: [], stderr: '' };
   let buf = '';
   child.stdout.on('data', (d) => {
@@ -85,6 +101,15 @@ export async function startSim(args = [], { uriFile } = {}) {
   return sim;
 }
 
+function wrapArgs(args) {
+  if (!WRAPPER.length) return { command: join(BUILD, 'telescope-mcp'), args };
+  args = [...args];
+  const i = args.indexOf('--call-timeout-ms');
+  if (i >= 0) args[i + 1] = String(Math.round(Number(args[i + 1]) * TIMEOUT_SCALE));
+  else args.push('--call-timeout-ms', String(3000 * TIMEOUT_SCALE));
+  return { command: WRAPPER[0], args: [...WRAPPER.slice(1), join(BUILD, 'telescope-mcp'), ...args] };
+}
+
 // Starts telescope-mcp under the SDK client, lists tools (which arms the
 // SDK's outputSchema validation), and returns helpers.
 export async function startMcp(args = [], { env = {} } = {}) {
@@ -93,14 +118,18 @@ export async function startMcp(args = [], { env = {} } = {}) {
   if (!args.some((a) => a.startsWith('--call-timeout-ms')) && !args.includes('--sim'))
     args = [...args, '--call-timeout-ms', process.env.TELESCOPE_TEST_CALL_TIMEOUT_MS ?? '10000'];
   const transport = new StdioClientTransport({
-    command: join(BUILD, 'telescope-mcp'), args, env: { ...process.env, ...env }, stderr: 'pipe',
+    ...wrapArgs(args), env: { ...process.env, ...env }, stderr: 'pipe',
   });
   const client = new Client({ name: 'telescope-integration', version: '0' });
   const errors = [];
   client.onerror = (e) => errors.push(e);
   let stderr = '';
   transport.stderr?.on('data', (d) => { stderr += d; serverOutput.push(String(d)); });
-  await client.connect(transport, { timeout: 10000 });
+  await client.connect(transport, { timeout: 10000 * TIMEOUT_SCALE });
+  // The SDK keeps the child private; a wrapped run needs its exit status.
+  const child = transport._process;
+  track(child);
+  const exited = new Promise((r) => child.once('exit', (code, sig) => r({ code, sig })));
   const { tools } = await client.listTools();
   assert.equal(tools.length, 1);
   assert.equal(tools[0].name, 'telescope_frames');
@@ -123,7 +152,20 @@ export async function startMcp(args = [], { env = {} } = {}) {
       assert.ok(Buffer.byteLength(text) <= 65536, 'no call returns more than 64 KB of text');
       return { sc, isError: result.isError === true, text, result };
     },
+    pid: child.pid,
+    exited,
     async close() {
+      if (WRAPPER.length && child.exitCode === null && child.signalCode === null) {
+        // The SDK would SIGKILL after 4 s; a wrapped exit (leak check) takes longer.
+        child.stdin.end();
+        const e = await Promise.race([exited, new Promise((r) => setTimeout(r, 60000, null).unref())]);
+        if (!e) child.kill('SIGKILL');
+        // Recorded, not thrown: a throw here would stop the after hook's
+        // clean-up half-way and leave sims running. assertNoTokenLeak(),
+        // which every file calls last, reports it.
+        if (!e || e.code !== 0 || e.sig !== null)
+          wrappedFailures.push(`wrapped server exit ${JSON.stringify(e)}\n${stderr.slice(-4000)}`);
+      }
       await client.close();
       assert.deepEqual(errors.map(String), [], 'stdout held only valid JSON-RPC lines');
     },
@@ -131,9 +173,14 @@ export async function startMcp(args = [], { env = {} } = {}) {
   return mcp;
 }
 
-// Every test file ends with this: no token the sims printed appears in
-// anything the server wrote (stderr or tool output).
+// Every test file ends with this: every wrapped server exited 0, and no
+// token the sims printed appears in anything the server wrote (stderr or
+// tool output).
+// Exit statuses of wrapped (valgrind) servers that were not 0.
+export const wrappedFailures = [];
+
 export function assertNoTokenLeak() {
+  assert.deepEqual(wrappedFailures, [], 'every wrapped server exited 0');
   assert.ok(tokensSeen.size > 0 && serverOutput.length > 0, 'the scan had something to scan');
   for (const tok of tokensSeen)
     for (const out of serverOutput)

@@ -111,6 +111,9 @@ static const char usage_text[] =
     "                        TimeoutException (DWDS WebSocket mode; 0: never)\n"
     "  web-unregistered 32601|32603\n"
     "                        web: an unregistered extension's error code\n"
+    "  flood N [isolate|extension]\n"
+    "                        post N events a second on that stream (default\n"
+    "                        isolate); 0 stops\n"
     "  drop                  close every connection abruptly\n"
     "  stats                 counters as one JSON object\n"
     "  methods               the methods received, in order (JSON array)\n"
@@ -400,6 +403,7 @@ static json_t *stats_json(sim_t *s) {
     json_object_set_new(j, "droppedAttributions",
                         json_integer((json_int_t)wm_dropped_attributions(s->model)));
   }
+  if (j) json_object_set_new(j, "floodSent", json_integer((json_int_t)s->vm.flood_sent));
   if (j)
     json_object_set_new(
         j, "tracking",
@@ -529,6 +533,16 @@ static int run_command(sim_t *s, char *line) {
     s->gen.timings_delay_ms = (int)v;
     sim_gen_flush(s);
     answer("ok timings-delay %ld", v);
+  } else if (!strcmp(cmd, "flood")) {
+    int ext = 0;
+    if (!arg || parse_long(arg, 0, 1000000, &v))
+      return answer("error flood wants events per second 0..1000000 [isolate|extension]");
+    if (arg2 && !strcmp(arg2, "extension"))
+      ext = 1;
+    else if (arg2 && strcmp(arg2, "isolate") != 0)
+      return answer("error flood wants a stream: isolate|extension");
+    sim_vm_set_flood(s, (int)v, ext);
+    answer("ok flood %ld %s", v, ext ? "extension" : "isolate");
   } else if (!strcmp(cmd, "drop")) {
     size_t n = s->srv.n_conns;
     sim_server_drop_all(s);

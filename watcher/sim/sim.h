@@ -115,6 +115,12 @@ typedef struct sim {
     json_t *last_raw_params;    /* last ext.telescope.frames params as sent */
     json_t *last_handed_params; /* ... and as the handler saw them */
     json_t *ext_history;        /* DDS replays Extension events to new listeners */
+    uv_timer_t flood_timer;     /* `flood N`: N events a second on one stream */
+    int flood_rate;
+    int flood_extension; /* 1: the Extension stream, 0: the Isolate stream */
+    uint64_t flood_last_ms;
+    double flood_carry; /* the fraction of an event owed from the last tick */
+    uint64_t flood_sent;
   } vm;
 
   struct {

@@ -391,6 +391,40 @@ static int ext_available(const sim_t *s, size_t i) {
   return !(flutter_exts[i].native_only && s->cfg.mode == SIM_MODE_WEB);
 }
 
+/* Ticks every 10 ms and posts what the rate owes for the time that really
+ * passed, so a late tick catches up rather than lowering the rate. */
+static void on_flood_tick(uv_timer_t *t) {
+  sim_t *s = t->data;
+  uint64_t now = uv_now(s->loop);
+  double owed =
+      s->vm.flood_carry + (double)s->vm.flood_rate * (double)(now - s->vm.flood_last_ms) / 1000.0;
+  uint64_t n = (uint64_t)owed;
+
+  s->vm.flood_carry = owed - (double)n;
+  s->vm.flood_last_ms = now;
+  for (; n > 0; n--) {
+    s->vm.flood_sent++;
+    if (s->vm.flood_extension) {
+      sim_vm_post_event(s, "Sim.Flood", json_pack("{s:I}", "n", (json_int_t)s->vm.flood_sent));
+    } else {
+      json_t *ev = event_new(s, "ServiceExtensionAdded", current_ref(s));
+      json_object_set_new(ev, "extensionRPC", json_string("ext.sim.flood"));
+      broadcast(s, "Isolate", ev);
+    }
+  }
+}
+
+void sim_vm_set_flood(sim_t *s, int per_second, int extension_stream) {
+  s->vm.flood_rate = per_second;
+  s->vm.flood_extension = extension_stream;
+  s->vm.flood_carry = 0;
+  s->vm.flood_last_ms = uv_now(s->loop);
+  if (per_second > 0)
+    uv_timer_start(&s->vm.flood_timer, on_flood_tick, 10, 10);
+  else
+    uv_timer_stop(&s->vm.flood_timer);
+}
+
 static json_t *extension_rpcs(const sim_t *s) {
   json_t *a = json_array();
   size_t i;
@@ -1112,6 +1146,8 @@ int sim_vm_init(sim_t *s) {
   s->vm.ext_history = json_array();
   new_isolate(s);
   if (uv_timer_init(s->loop, &s->vm.call_timer)) return -1;
+  if (uv_timer_init(s->loop, &s->vm.flood_timer)) return -1;
+  s->vm.flood_timer.data = s;
   if (s->cfg.method_log) {
     s->vm.method_log = fopen(s->cfg.method_log, "a");
     if (!s->vm.method_log) {
@@ -1131,6 +1167,7 @@ void sim_vm_close(sim_t *s) {
   }
   s->vm.calls_head = s->vm.calls_tail = NULL;
   uv_close((uv_handle_t *)&s->vm.call_timer, NULL);
+  uv_close((uv_handle_t *)&s->vm.flood_timer, NULL);
   if (s->vm.method_log) fclose(s->vm.method_log);
   s->vm.method_log = NULL;
   json_decref(s->vm.method_counts);

@@ -41,6 +41,11 @@ void sim_vm_set_hang(sim_t *s, int on);
  * steals data. */
 void sim_vm_post_event(sim_t *s, const char *extension_kind, json_t *data);
 
+/* `flood N isolate|extension`: posts N events a second on that stream
+ * (0 stops). Isolate: ServiceExtensionAdded for an extension no client uses;
+ * Extension: a Sim.Flood event. Both are what a busy app's streams carry. */
+void sim_vm_set_flood(sim_t *s, int per_second, int extension_stream);
+
 /* Calls held (paused isolate, slow or hung extension). */
 size_t sim_vm_held_calls(const sim_t *s);
 
