@@ -42,6 +42,9 @@ typedef enum {
   XX(INVALID_REPLY, "invalid_reply", 1,                                       \
      "The app's reply to ext.telescope.frames was malformed or too large and was rejected.", \
      "Make sure the app's telescope package matches this server (protocol 1); the rejected field is in evidence.") \
+  XX(WATCHER_ERROR, "watcher_error", 1,                                       \
+     "The watcher in the app failed to answer: its handler reported an error.", \
+     "The app's log has the exception; evidence.detail has the error the app sent. Retry after fixing or restarting the app.") \
   XX(APP_RESTARTED, "app_restarted", 0,                                       \
      "The app was hot-restarted.",                                            \
      "The session continues on the new run; frames before the restart stay counted.") \

@@ -214,18 +214,24 @@ static int op_vm_failed(op_t *op, const vm_result_t *res) {
     return 1;
   }
   if (res->rpc_code != 0) {
-    op_fail_text(op, "the app's watcher answered with error %d: %s", res->rpc_code,
-                 res->detail ? res->detail : "");
+    char detail[400];
+    snprintf(detail, sizeof detail, "the app's watcher answered with error %d: %s", res->rpc_code,
+             res->detail ? res->detail : "");
+    op_fail_diag(op, DIAG_WATCHER_ERROR, detail);
     return 1;
   }
   return 0;
 }
 
 static void op_fail_status(op_t *op, const session_status_t *st) {
-  if (st->diag != DIAG_NONE)
+  if (st->diag != DIAG_NONE) {
     op_fail_diag(op, st->diag, st->detail);
-  else
-    op_fail_text(op, "%s failed: %s (%d)", action_names[op->action], st->detail, st->rpc_code);
+  } else {
+    char detail[400];
+    snprintf(detail, sizeof detail, "the app's watcher answered with error %d: %s", st->rpc_code,
+             st->detail);
+    op_fail_diag(op, DIAG_WATCHER_ERROR, detail);
+  }
 }
 
 /* Parses a watcher reply; on failure answers invalid_reply and returns -1. */
