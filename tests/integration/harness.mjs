@@ -106,7 +106,11 @@ function wrapArgs(args) {
   args = [...args];
   const i = args.indexOf('--call-timeout-ms');
   if (i >= 0) args[i + 1] = String(Math.round(Number(args[i + 1]) * TIMEOUT_SCALE));
-  else args.push('--call-timeout-ms', String(3000 * TIMEOUT_SCALE));
+  else {
+    // Everything after --sim belongs to the simulator: ours goes before it.
+    const at = args.includes('--sim') ? args.indexOf('--sim') : args.length;
+    args.splice(at, 0, '--call-timeout-ms', String(3000 * TIMEOUT_SCALE));
+  }
   return { command: WRAPPER[0], args: [...WRAPPER.slice(1), join(BUILD, 'telescope-mcp'), ...args] };
 }
 
@@ -115,8 +119,8 @@ function wrapArgs(args) {
 export async function startMcp(args = [], { env = {} } = {}) {
   // A loaded CI machine (or the sanitizer build) can take seconds for the
   // first connection; tests that are about timeouts pass their own value.
-  if (!args.some((a) => a.startsWith('--call-timeout-ms')) && !args.includes('--sim'))
-    args = [...args, '--call-timeout-ms', process.env.TELESCOPE_TEST_CALL_TIMEOUT_MS ?? '10000'];
+  if (!args.some((a) => a.startsWith('--call-timeout-ms')))
+    args = ['--call-timeout-ms', process.env.TELESCOPE_TEST_CALL_TIMEOUT_MS ?? '10000', ...args];
   const transport = new StdioClientTransport({
     ...wrapArgs(args), env: { ...process.env, ...env }, stderr: 'pipe',
   });
