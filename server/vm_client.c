@@ -90,53 +90,53 @@ static void idscan_feed(idscan_t *s, const char *p, size_t n) {
       break;
     }
     switch (c) {
-    case '"':
-      s->in_str = 1;
-      s->str_role = 0;
-      if (s->depth == 1 && s->expect_key) {
-        s->str_role = 1;
-        s->klen = 0;
-        s->key_long = 0;
-        s->expect_key = 0;
-      } else if (s->depth == 1 && s->want_value) {
-        s->str_role = 2;
-        s->idlen = 0;
-      }
-      s->want_value = 0;
-      break;
-    case '{':
-    case '[':
-      s->depth++;
-      if (s->depth == 1 && c == '{') s->expect_key = 1;
-      s->want_value = 0;
-      break;
-    case '}':
-    case ']':
-      s->depth--;
-      break;
-    case ':':
-      if (s->depth == 1 && s->after_key) {
-        s->key[s->klen] = '\0';
-        s->want_value = !s->key_long && strcmp(s->key, "id") == 0;
-        s->after_key = 0;
-      }
-      break;
-    case ',':
-      if (s->depth == 1) s->expect_key = 1;
-      break;
-    case ' ':
-    case '\t':
-    case '\r':
-    case '\n':
-      break;
-    default:
-      if (s->want_value && ((c >= '0' && c <= '9') || c == '-')) {
-        s->in_num = 1;
-        s->idlen = 0;
-        s->id[s->idlen++] = c;
-      }
-      s->want_value = 0;
-      break;
+      case '"':
+        s->in_str = 1;
+        s->str_role = 0;
+        if (s->depth == 1 && s->expect_key) {
+          s->str_role = 1;
+          s->klen = 0;
+          s->key_long = 0;
+          s->expect_key = 0;
+        } else if (s->depth == 1 && s->want_value) {
+          s->str_role = 2;
+          s->idlen = 0;
+        }
+        s->want_value = 0;
+        break;
+      case '{':
+      case '[':
+        s->depth++;
+        if (s->depth == 1 && c == '{') s->expect_key = 1;
+        s->want_value = 0;
+        break;
+      case '}':
+      case ']':
+        s->depth--;
+        break;
+      case ':':
+        if (s->depth == 1 && s->after_key) {
+          s->key[s->klen] = '\0';
+          s->want_value = !s->key_long && strcmp(s->key, "id") == 0;
+          s->after_key = 0;
+        }
+        break;
+      case ',':
+        if (s->depth == 1) s->expect_key = 1;
+        break;
+      case ' ':
+      case '\t':
+      case '\r':
+      case '\n':
+        break;
+      default:
+        if (s->want_value && ((c >= '0' && c <= '9') || c == '-')) {
+          s->in_num = 1;
+          s->idlen = 0;
+          s->id[s->idlen++] = c;
+        }
+        s->want_value = 0;
+        break;
     }
   }
   s->id[s->idlen] = '\0';
@@ -286,6 +286,7 @@ struct vm_client {
   size_t npending;
   rxbuf_t rx;
   int closing;
+  int destroy_started, destroy_polls;
   int open_handles; /* ours: connect_timer + live request timers */
   void (*close_done)(void *arg);
   void *close_arg;
@@ -374,11 +375,35 @@ static void fail_all_soon(vm_client_t *c, diag_code_t diag, const char *detail) 
 
 static void schedule_connect(vm_client_t *c);
 
+/* The token of the URI last dialled. lws's log callback has no user
+ * pointer, and its client logs print the bare request path ("GET /TOKEN=/ws"),
+ * which log_redact cannot recognise without a scheme: scrub it here. */
+static char lws_log_secret[VM_URI_MAX];
+
+static void lws_log_remember_path(const char *path) {
+  const char *b = path[0] == '/' ? path + 1 : path;
+  size_t n = strlen(b);
+  if (n >= 3 && strcmp(b + n - 3, "/ws") == 0) n -= 3;
+  if (n >= sizeof lws_log_secret || (n == 2 && memcmp(b, "ws", 2) == 0)) n = 0;
+  memcpy(lws_log_secret, b, n);
+  lws_log_secret[n] = '\0';
+}
+
 static void lws_log_emit(int level, const char *line) {
-  /* lws lines may carry the request path: log_msg redacts tokens. */
-  size_t n = strlen(line);
-  while (n && (line[n - 1] == '\n' || line[n - 1] == '\r')) n--;
-  log_debug("lws: %.*s", (int)n, line);
+  char clean[2048];
+  size_t o = 0, slen = strlen(lws_log_secret);
+  for (const char *p = line; *p && o + 1 < sizeof clean;) {
+    if (slen && strncmp(p, lws_log_secret, slen) == 0) {
+      o += (size_t)snprintf(clean + o, sizeof clean - o, "\xe2\x80\xa6redacted\xe2\x80\xa6");
+      if (o >= sizeof clean) o = sizeof clean - 1;
+      p += slen;
+    } else {
+      clean[o++] = *p++;
+    }
+  }
+  while (o && (clean[o - 1] == '\n' || clean[o - 1] == '\r')) o--;
+  clean[o] = '\0';
+  log_debug("lws: %s", clean); /* log_msg redacts any full URI as well */
 }
 
 static vm_request_t *find_pending(vm_client_t *c, const char *id) {
@@ -394,8 +419,7 @@ static void handle_message(vm_client_t *c) {
     idscan_t s = {0};
     idscan_feed(&s, c->rx.buf, c->rx.len);
     vm_request_t *r = s.found ? find_pending(c, s.id) : NULL;
-    log_warn("vm: ignoring a malformed message from the app (%zu bytes): %s", c->rx.len,
-             jerr.text);
+    log_warn("vm: ignoring a malformed message from the app (%zu bytes): %s", c->rx.len, jerr.text);
     if (r) {
       char detail[200];
       snprintf(detail, sizeof detail, "the app's reply to %s was not valid JSON: %.100s", r->method,
@@ -406,41 +430,46 @@ static void handle_message(vm_client_t *c) {
   }
   char id[40];
   switch (msg_classify(msg, id, sizeof id)) {
-  case MSG_EVENT: {
-    json_t *params = json_object_get(msg, "params");
-    if (c->opt.on_event)
-      c->opt.on_event(c->opt.arg, json_string_value(json_object_get(params, "streamId")),
-                      json_object_get(params, "event"));
-    break;
-  }
-  case MSG_REPLY: {
-    vm_request_t *r = find_pending(c, id);
-    if (!r) {
-      log_debug("vm: reply for unknown or expired id %s dropped", id);
+    case MSG_EVENT: {
+      json_t *params = json_object_get(msg, "params");
+      if (c->opt.on_event)
+        c->opt.on_event(c->opt.arg, json_string_value(json_object_get(params, "streamId")),
+                        json_object_get(params, "event"));
       break;
     }
-    vm_client_reply_t reply = {0};
-    json_t *error = json_object_get(msg, "error");
-    char detail[512];
-    if (error) {
-      json_t *code = json_object_get(error, "code");
-      const char *m = json_string_value(json_object_get(error, "message"));
-      const char *d = json_string_value(json_object_get(json_object_get(error, "data"), "details"));
-      reply.rpc_code = json_is_integer(code) ? (int)json_integer_value(code) : RPC_INTERNAL_ERROR;
-      reply.error = error;
-      snprintf(detail, sizeof detail, "%s failed: %d %s%s%.300s", r->method, reply.rpc_code,
-               m ? m : "(no message)", d ? ": " : "", d ? d : "");
-      reply.detail = detail;
-    } else {
-      reply.result = json_object_get(msg, "result");
-      reply.detail = "ok";
+    case MSG_REPLY: {
+      vm_request_t *r = find_pending(c, id);
+      if (!r) {
+        log_debug("vm: reply for unknown or expired id %s dropped", id);
+        break;
+      }
+      vm_client_reply_t reply = {0};
+      json_t *error = json_object_get(msg, "error");
+      char detail[640];
+      if (error) {
+        json_t *code = json_object_get(error, "code");
+        const char *m = json_string_value(json_object_get(error, "message"));
+        const char *d =
+            json_string_value(json_object_get(json_object_get(error, "data"), "details"));
+        reply.rpc_code = json_is_integer(code) ? (int)json_integer_value(code) : RPC_INTERNAL_ERROR;
+        reply.error = error;
+        char raw[512];
+        snprintf(raw, sizeof raw, "%s failed: %d %.100s%s%.300s", r->method, reply.rpc_code,
+                 m ? m : "(no message)", d ? ": " : "", d ? d : "");
+        /* The app's own text may quote a VM-service URI (DDS does): details
+         * reach the agent, so they pass the same redactor as logs. */
+        log_redact(raw, detail, sizeof detail);
+        reply.detail = detail;
+      } else {
+        reply.result = json_object_get(msg, "result");
+        reply.detail = "ok";
+      }
+      request_finish(r, &reply);
+      break;
     }
-    request_finish(r, &reply);
-    break;
-  }
-  case MSG_OTHER:
-    log_debug("vm: ignoring a message that is neither a reply nor an event");
-    break;
+    case MSG_OTHER:
+      log_debug("vm: ignoring a message that is neither a reply nor an event");
+      break;
   }
   json_decref(msg);
 }
@@ -463,7 +492,8 @@ static void connection_lost(vm_client_t *c, diag_code_t diag, const char *detail
   c->state = CONN_IDLE;
   rxbuf_reset(&c->rx);
   fail_all_soon(c, diag, detail);
-  if (c->opt.on_state && !c->closing) c->opt.on_state(c->opt.arg, VM_CLIENT_DISCONNECTED, diag, detail);
+  if (c->opt.on_state && !c->closing)
+    c->opt.on_state(c->opt.arg, VM_CLIENT_DISCONNECTED, diag, detail);
 }
 
 static int callback_vm(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
@@ -471,87 +501,91 @@ static int callback_vm(struct lws *wsi, enum lws_callback_reasons reason, void *
   struct lws_context *ctx = lws_get_context(wsi);
   vm_client_t *c = ctx ? lws_context_user(ctx) : NULL;
   if (!c) return 0;
+  if (log_get_level() >= LOG_TRACE)
+    log_msg(LOG_TRACE, "vm: lws reason %d wsi %p ours %p state %d", (int)reason, (void *)wsi,
+            (void *)c->wsi, (int)c->state);
   switch (reason) {
-  case LWS_CALLBACK_CLIENT_CONNECTION_ERROR: {
-    /* lws may have cleared *pwsi before telling us, hence the NULL case. */
-    if (c->state != CONN_CONNECTING || (c->wsi && wsi != c->wsi)) break;
-    const char *why = in ? (const char *)in : "unknown error";
-    char detail[256];
-    diag_code_t diag;
-    if (strncmp(why, "HS:", 3) == 0) {
-      /* The TCP connection worked and an HTTP server answered, but not with
-       * a WebSocket upgrade: a wrong token (403) or not a VM service. */
-      unsigned int status = lws_http_client_http_response(wsi);
-      diag = DIAG_CONNECTION_REJECTED;
-      if (status)
-        snprintf(detail, sizeof detail,
-                 "the VM service refused the WebSocket upgrade (HTTP %u): wrong token or not a "
-                 "VM service",
-                 status);
-      else
-        snprintf(detail, sizeof detail, "the VM service refused the WebSocket upgrade (%s)", why);
-    } else {
-      diag = DIAG_NOT_CONNECTED;
-      snprintf(detail, sizeof detail, "could not connect to the VM service (%s)", why);
-    }
-    c->backoff_ms = c->backoff_ms ? c->backoff_ms * 2 : BACKOFF_MIN_MS;
-    if (c->backoff_ms > BACKOFF_MAX_MS) c->backoff_ms = BACKOFF_MAX_MS;
-    c->next_attempt = uv_now(c->loop) + (uint64_t)c->backoff_ms;
-    connection_lost(c, diag, detail);
-    break;
-  }
-  case LWS_CALLBACK_CLIENT_ESTABLISHED:
-    if (wsi != c->wsi) break;
-    c->state = CONN_OPEN;
-    c->backoff_ms = 0;
-    rxbuf_reset(&c->rx);
-    if (c->opt.on_state) c->opt.on_state(c->opt.arg, VM_CLIENT_CONNECTED, DIAG_NONE, "connected");
-    if (c->out_head && c->wsi) lws_callback_on_writable(c->wsi);
-    break;
-  case LWS_CALLBACK_CLIENT_WRITEABLE: {
-    if (wsi != c->wsi || c->state != CONN_OPEN) break;
-    vm_request_t *r = c->out_head;
-    if (!r) break;
-    int n = lws_write(wsi, r->frame + LWS_PRE, r->frame_len, LWS_WRITE_TEXT);
-    if (n < (int)r->frame_len) {
-      log_warn("vm: write of %s failed", r->method);
-      return -1; /* closes the connection; CLIENT_CLOSED fails the rest */
-    }
-    out_unlink(c, r);
-    if (c->out_head) lws_callback_on_writable(wsi);
-    break;
-  }
-  case LWS_CALLBACK_CLIENT_RECEIVE: {
-    if (wsi != c->wsi) break;
-    if (lws_frame_is_binary(wsi)) {
-      /* Binary frames carry only heap snapshots, which we never ask for. */
+    case LWS_CALLBACK_CLIENT_CONNECTION_ERROR: {
+      /* lws may have cleared *pwsi before telling us, hence the NULL case. */
+      if (c->state != CONN_CONNECTING || (c->wsi && wsi != c->wsi)) break;
+      const char *why = in ? (const char *)in : "unknown error";
+      char detail[256];
+      diag_code_t diag;
+      if (strncmp(why, "HS:", 3) == 0) {
+        /* The TCP connection worked and an HTTP server answered, but not with
+         * a WebSocket upgrade: a wrong token (403) or not a VM service. */
+        unsigned int status = lws_http_client_http_response(wsi);
+        diag = DIAG_CONNECTION_REJECTED;
+        if (status)
+          snprintf(detail, sizeof detail,
+                   "the VM service refused the WebSocket upgrade (HTTP %u): wrong token or not a "
+                   "VM service",
+                   status);
+        else
+          snprintf(detail, sizeof detail, "the VM service refused the WebSocket upgrade (%s)", why);
+      } else {
+        diag = DIAG_NOT_CONNECTED;
+        snprintf(detail, sizeof detail, "could not connect to the VM service (%s)", why);
+      }
+      c->backoff_ms = c->backoff_ms ? c->backoff_ms * 2 : BACKOFF_MIN_MS;
+      if (c->backoff_ms > BACKOFF_MAX_MS) c->backoff_ms = BACKOFF_MAX_MS;
+      c->next_attempt = uv_now(c->loop) + (uint64_t)c->backoff_ms;
+      connection_lost(c, diag, detail);
       break;
     }
-    int final = lws_is_final_fragment(wsi) && lws_remaining_packet_payload(wsi) == 0;
-    switch (rxbuf_feed(&c->rx, in, len, final)) {
-    case RX_MORE:
-      break;
-    case RX_MESSAGE:
-      handle_message(c);
+    case LWS_CALLBACK_CLIENT_ESTABLISHED:
+      if (wsi != c->wsi) break;
+      c->state = CONN_OPEN;
+      c->backoff_ms = 0;
       rxbuf_reset(&c->rx);
+      if (c->opt.on_state) c->opt.on_state(c->opt.arg, VM_CLIENT_CONNECTED, DIAG_NONE, "connected");
+      if (c->out_head && c->wsi) lws_callback_on_writable(c->wsi);
       break;
-    case RX_OVERSIZE:
-    case RX_NOMEM:
-      handle_oversize(c);
-      rxbuf_reset(&c->rx);
+    case LWS_CALLBACK_CLIENT_WRITEABLE: {
+      if (wsi != c->wsi || c->state != CONN_OPEN) break;
+      vm_request_t *r = c->out_head;
+      if (!r) break;
+      int n = lws_write(wsi, r->frame + LWS_PRE, r->frame_len, LWS_WRITE_TEXT);
+      if (n < (int)r->frame_len) {
+        log_warn("vm: write of %s failed", r->method);
+        return -1; /* closes the connection; CLIENT_CLOSED fails the rest */
+      }
+      out_unlink(c, r);
+      if (c->out_head) lws_callback_on_writable(wsi);
       break;
     }
-    break;
-  }
-  case LWS_CALLBACK_CLIENT_CLOSED:
-    if (wsi != c->wsi) break;
-    connection_lost(c, DIAG_NOT_CONNECTED, "the VM service closed the connection");
-    break;
-  case LWS_CALLBACK_WSI_DESTROY:
-    if (wsi == c->wsi) connection_lost(c, DIAG_NOT_CONNECTED, "the connection to the VM service ended");
-    break;
-  default:
-    break;
+    case LWS_CALLBACK_CLIENT_RECEIVE: {
+      if (wsi != c->wsi) break;
+      if (lws_frame_is_binary(wsi)) {
+        /* Binary frames carry only heap snapshots, which we never ask for. */
+        break;
+      }
+      int final = lws_is_final_fragment(wsi) && lws_remaining_packet_payload(wsi) == 0;
+      switch (rxbuf_feed(&c->rx, in, len, final)) {
+        case RX_MORE:
+          break;
+        case RX_MESSAGE:
+          handle_message(c);
+          rxbuf_reset(&c->rx);
+          break;
+        case RX_OVERSIZE:
+        case RX_NOMEM:
+          handle_oversize(c);
+          rxbuf_reset(&c->rx);
+          break;
+      }
+      break;
+    }
+    case LWS_CALLBACK_CLIENT_CLOSED:
+      if (wsi != c->wsi) break;
+      connection_lost(c, DIAG_NOT_CONNECTED, "the VM service closed the connection");
+      break;
+    case LWS_CALLBACK_WSI_DESTROY:
+      if (wsi == c->wsi)
+        connection_lost(c, DIAG_NOT_CONNECTED, "the connection to the VM service ended");
+      break;
+    default:
+      break;
   }
   return 0;
 }
@@ -571,6 +605,7 @@ static int ensure_context(vm_client_t *c) {
   info.options = LWS_SERVER_OPTION_LIBUV | LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT;
   info.foreign_loops = loops;
   info.user = c;
+  info.pcontext = &c->ctx;
   info.gid = -1;
   info.uid = -1;
   c->ctx = lws_create_context(&info);
@@ -583,10 +618,29 @@ static void on_connect_timer_closed(uv_handle_t *h) {
   client_maybe_free(c);
 }
 
+static void count_closing(uv_handle_t *h, void *arg) {
+  if (uv_is_closing(h)) (*(int *)arg)++;
+}
+
 static void on_connect_timer(uv_timer_t *t) {
   vm_client_t *c = container_of(t, vm_client_t, connect_timer);
   if (c->closing) {
+    /* On a foreign loop lws destroys its context in two calls: the first
+     * starts closing its uv handles, the second (once they are closed)
+     * frees the context and clears c->ctx through info.pcontext. */
+    if (c->ctx && !c->destroy_started) {
+      c->destroy_started = 1;
+      lws_context_destroy(c->ctx);
+      uv_timer_start(&c->connect_timer, on_connect_timer, 1, 0);
+      return;
+    }
     if (c->ctx) {
+      int closing = 0;
+      uv_walk(c->loop, count_closing, &closing);
+      if (closing && ++c->destroy_polls < 2000) {
+        uv_timer_start(&c->connect_timer, on_connect_timer, 1, 0);
+        return;
+      }
       lws_context_destroy(c->ctx);
       c->ctx = NULL;
     }
@@ -605,6 +659,7 @@ static void on_connect_timer(uv_timer_t *t) {
     fail_all_soon(c, DIAG_NOT_CONNECTED, err);
     return;
   }
+  lws_log_remember_path(u.path);
   if (ensure_context(c) != 0) {
     fail_all_soon(c, DIAG_NOT_CONNECTED, "could not create the WebSocket context");
     return;
@@ -654,7 +709,10 @@ vm_client_t *vm_client_new(uv_loop_t *loop, const vm_client_options_t *opt) {
   c->rx.limit = VM_CLIENT_MAX_MESSAGE;
   uv_timer_init(loop, &c->connect_timer);
   c->open_handles = 1;
-  lws_set_log_level(LLL_ERR | LLL_WARN, lws_log_emit);
+  lws_set_log_level(log_get_level() >= LOG_TRACE
+                        ? LLL_ERR | LLL_WARN | LLL_NOTICE | LLL_INFO | LLL_CLIENT
+                        : LLL_ERR | LLL_WARN,
+                    lws_log_emit);
   return c;
 }
 
@@ -739,9 +797,13 @@ void vm_client_disconnect(vm_client_t *c, const char *why) {
     c->opt.on_state(c->opt.arg, VM_CLIENT_DISCONNECTED, DIAG_NOT_CONNECTED, why);
 }
 
-int vm_client_is_connected(const vm_client_t *c) { return c->state == CONN_OPEN; }
+int vm_client_is_connected(const vm_client_t *c) {
+  return c->state == CONN_OPEN;
+}
 
-size_t vm_client_pending(const vm_client_t *c) { return c->npending; }
+size_t vm_client_pending(const vm_client_t *c) {
+  return c->npending;
+}
 
 void vm_client_close(vm_client_t *c, void (*done)(void *arg), void *arg) {
   if (c->closing) return;

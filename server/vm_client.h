@@ -29,9 +29,15 @@ typedef struct vm_request vm_request_t;
  *                       (HTTP 403 / not a WebSocket), UNRESPONSIVE (timeout);
  *   error != NULL       the app answered with a JSON-RPC error (rpc_code);
  *   result != NULL      the app answered with a result.
- * A reply we could not use (over the size limit, or invalid JSON whose id we
- * could still find) gives diag NONE, rpc_code RPC_INTERNAL_ERROR and no
- * error/result objects. Objects are borrowed for the callback only. */
+ * A reply we could not use gives diag NONE, no error/result objects and
+ * rpc_code RPC_INTERNAL_ERROR when it was over VM_CLIENT_MAX_MESSAGE (we stop
+ * keeping it at the limit and only scan the rest for its id, so memory stays
+ * bounded) or RPC_PARSE_ERROR when it was not valid JSON. Either way the
+ * offending message is dropped with a log line and the connection stays up.
+ * Choice: a malformed message whose top-level "id" cannot be found fails
+ * nothing at once (failing every pending call for one bad message would
+ * punish the innocent); the call it answered ends at its timeout
+ * (UNRESPONSIVE). Objects are borrowed for the callback only. */
 typedef struct {
   diag_code_t diag;
   int rpc_code;

@@ -54,8 +54,8 @@ struct vm_app {
   void *event_arg;
 
   /* The URI: set explicitly (wins) or read from uri_file before each connect. */
-  int uri_set;           /* vm_app_set_uri accepted one, or opt.uri parsed */
-  int uri_status;        /* vm_uri_status_t of opt.uri when it did not parse */
+  int uri_set;    /* vm_app_set_uri accepted one, or opt.uri parsed */
+  int uri_status; /* vm_uri_status_t of opt.uri when it did not parse */
   char uri_err[256];
   char uri_ws[VM_URI_MAX]; /* the URI in use (explicit or last read from the file) */
 
@@ -99,7 +99,9 @@ static int kind_is_paused(const char *kind, runtime_t rt) {
          strcmp(kind, "PauseException") == 0 || strcmp(kind, "PausePostRequest") == 0;
 }
 
-static const char *str_or(const char *s) { return s ? s : ""; }
+static const char *str_or(const char *s) {
+  return s ? s : "";
+}
 
 static int lists_extension(json_t *isolate, const char *ext) {
   size_t i;
@@ -121,7 +123,10 @@ static json_t *stringify_params(json_t *params) {
     if (json_is_string(v)) {
       json_object_set(out, k, v);
     } else if (json_is_true(v) || json_is_false(v) || json_is_null(v)) {
-      json_object_set_new(out, k, json_string(json_is_true(v) ? "true" : json_is_false(v) ? "false" : "null"));
+      json_object_set_new(out, k,
+                          json_string(json_is_true(v)    ? "true"
+                                      : json_is_false(v) ? "false"
+                                                         : "null"));
     } else {
       char *t = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
       json_object_set_new(out, k, json_string(t ? t : ""));
@@ -129,6 +134,28 @@ static json_t *stringify_params(json_t *params) {
     }
   }
   return out;
+}
+
+static int error_mentions(json_t *error, const char *word) {
+  const char *m = json_string_value(json_object_get(error, "message"));
+  const char *d = json_string_value(json_object_get(json_object_get(error, "data"), "details"));
+  return (m && strstr(m, word)) || (d && strstr(d, word));
+}
+
+/* DWDS wraps several distinct failures of an extension call as -32603
+ * (vmservice.md 6): its WebSocket-mode 10 s timeout (a hidden tab), "No
+ * clients available" (no page connected), and, in some versions, an
+ * unregistered extension ("Unexpected null value"). Tell them apart by text;
+ * anything else stays the app's own error. */
+static diag_code_t web_internal_error_diag(json_t *error, int is_watcher) {
+  if (error_mentions(error, "Timeout") || error_mentions(error, "timed out"))
+    return DIAG_UNRESPONSIVE;
+  if (error_mentions(error, "No clients available")) return DIAG_NOT_CONNECTED;
+  if (is_watcher &&
+      (error_mentions(error, "null") || error_mentions(error, "Unknown") ||
+       error_mentions(error, "not registered") || error_mentions(error, "ext.telescope.frames")))
+    return DIAG_WATCHER_MISSING;
+  return DIAG_NONE;
 }
 
 /* ---- calls ---- */
@@ -166,8 +193,8 @@ static void on_call_timer(uv_timer_t *t) {
   }
   /* The deadline passed: say why as precisely as we know. */
   if (!app->connected) {
-    snprintf(call->detail, sizeof call->detail,
-             "could not reach the VM service within %d ms", app->timeout_ms);
+    snprintf(call->detail, sizeof call->detail, "could not reach the VM service within %d ms",
+             app->timeout_ms);
     call_finish(call, DIAG_NOT_CONNECTED, 0, call->detail, NULL);
   } else if (app->paused) {
     snprintf(call->detail, sizeof call->detail, "isolate %s is paused (%s)", app->isolate_id,
@@ -383,8 +410,9 @@ static void on_sync_version(void *arg, const vm_client_reply_t *r) {
   if (r->result) {
     json_t *ma = json_object_get(r->result, "major"), *mi = json_object_get(r->result, "minor");
     if (json_is_integer(ma) && json_is_integer(mi))
-      snprintf(app->vm_version, sizeof app->vm_version, "%" JSON_INTEGER_FORMAT ".%" JSON_INTEGER_FORMAT,
-               json_integer_value(ma), json_integer_value(mi));
+      snprintf(app->vm_version, sizeof app->vm_version,
+               "%" JSON_INTEGER_FORMAT ".%" JSON_INTEGER_FORMAT, json_integer_value(ma),
+               json_integer_value(mi));
   }
 }
 
@@ -430,14 +458,21 @@ static void on_ext_reply(void *arg, const vm_client_reply_t *r) {
     return;
   }
   if (r->error || !r->result) {
-    int missing = r->rpc_code == RPC_METHOD_NOT_FOUND ||
-                  (app->runtime == RUNTIME_WEB && r->rpc_code == RPC_INTERNAL_ERROR && r->error);
-    if (is_watcher && missing) {
+    diag_code_t d = DIAG_NONE;
+    if (r->rpc_code == RPC_METHOD_NOT_FOUND)
+      d = is_watcher ? DIAG_WATCHER_MISSING : DIAG_NONE;
+    else if (app->runtime == RUNTIME_WEB && r->rpc_code == RPC_INTERNAL_ERROR && r->error)
+      d = web_internal_error_diag(r->error, is_watcher);
+    if (d == DIAG_WATCHER_MISSING) {
       app->watcher = WATCHER_MISSING_;
       snprintf(call->detail, sizeof call->detail,
                "isolate %s does not serve %s (the app answered %d)", app->isolate_id,
                VM_APP_WATCHER_EXTENSION, r->rpc_code);
       call_finish(call, DIAG_WATCHER_MISSING, r->rpc_code, call->detail, NULL);
+      return;
+    }
+    if (d != DIAG_NONE) {
+      call_finish(call, d, r->rpc_code, r->detail, NULL);
       return;
     }
     call_finish(call, DIAG_NONE, r->rpc_code, r->detail, NULL);
@@ -457,7 +492,8 @@ static void on_ext_reply(void *arg, const vm_client_reply_t *r) {
       start_sync(app);
       return;
     }
-    call_finish(call, DIAG_WATCHER_MISSING, 0, "the app's isolate exited and no other serves the watcher", NULL);
+    call_finish(call, DIAG_WATCHER_MISSING, 0,
+                "the app's isolate exited and no other serves the watcher", NULL);
     return;
   }
   if (app->runtime == RUNTIME_WEB && type && strcmp(type, "Response") == 0)
@@ -638,6 +674,8 @@ static void on_client_event(void *arg, const char *stream, json_t *event) {
     app->watcher = WATCHER_UNKNOWN;
     set_pause(app, NULL);
     if (app->sync == SYNC_READY) app->sync = SYNC_NONE;
+    /* a sync under way may already hold the dead isolate: look again after it */
+    if (app->sync == SYNC_RUNNING) app->sync_again = 1;
   } else if (strcmp(kind, "IsolateRunnable") == 0 || strcmp(kind, "IsolateStart") == 0) {
     if (!app->isolate_id[0] || app->watcher != WATCHER_PRESENT) {
       if (app->sync == SYNC_READY) app->sync = SYNC_NONE;
@@ -739,15 +777,17 @@ json_t *vm_app_connection_json(const vm_app_t *app) {
     json_object_set_new(o, "paused", json_boolean(app->paused));
     if (app->pause_kind[0]) json_object_set_new(o, "pauseKind", json_string(app->pause_kind));
   }
-  const char *w = !app->connected                     ? "unknown"
-                  : app->watcher == WATCHER_PRESENT   ? "present"
-                  : app->watcher == WATCHER_MISSING_  ? "missing"
-                                                      : "unknown";
+  const char *w = !app->connected                    ? "unknown"
+                  : app->watcher == WATCHER_PRESENT  ? "present"
+                  : app->watcher == WATCHER_MISSING_ ? "missing"
+                                                     : "unknown";
   json_object_set_new(o, "watcher", json_string(w));
-  if (app->watcher_version) json_object_set_new(o, "watcherVersion", json_string(app->watcher_version));
-  json_object_set_new(o, "runtime", json_string(app->runtime == RUNTIME_WEB      ? "web"
-                                                : app->runtime == RUNTIME_NATIVE ? "native"
-                                                                                 : "unknown"));
+  if (app->watcher_version)
+    json_object_set_new(o, "watcherVersion", json_string(app->watcher_version));
+  json_object_set_new(o, "runtime",
+                      json_string(app->runtime == RUNTIME_WEB      ? "web"
+                                  : app->runtime == RUNTIME_NATIVE ? "native"
+                                                                   : "unknown"));
   if (app->vm_version[0]) json_object_set_new(o, "vmVersion", json_string(app->vm_version));
   return o;
 }

@@ -26,13 +26,17 @@ typedef struct vm_call vm_call_t;
  *   NOT_CONNECTED        no URI, refused, closed (also: method not allowed)
  *   CONNECTION_REJECTED  HTTP 403 / not a VM service / non-loopback host
  *   WATCHER_MISSING      no isolate serves ext.telescope.frames (-32601, or
- *                        -32603 on web, for that method)
+ *                        on web a -32603 "Unexpected null value"/"Unknown
+ *                        service method"; a web -32603 that names a timeout
+ *                        is UNRESPONSIVE, "No clients available" is
+ *                        NOT_CONNECTED; rpc_code keeps the app's code)
  *   ISOLATE_PAUSED       the isolate is paused: nothing was sent, or the call
  *                        in flight was abandoned when the pause event came
  *   UNRESPONSIVE         no answer within the call timeout
  * diag DIAG_NONE with rpc_code != 0: the app answered with that JSON-RPC
  * error (e.g. -32602, -32000), or the reply was unusable: RPC_PARSE_ERROR
- * (not JSON), RPC_INTERNAL_ERROR (over 64 MiB). detail never holds a token. */
+ * (not JSON), RPC_INTERNAL_ERROR (over 64 MiB; see vm_client.h). The
+ * connection stays up in both cases. detail never holds a token. */
 typedef struct {
   diag_code_t diag;
   int rpc_code;
@@ -43,13 +47,13 @@ typedef struct {
 typedef void (*vm_reply_cb)(void *arg, const vm_result_t *res);
 
 typedef enum {
-  VM_APP_EV_CONNECTED,       /* the socket came up and the isolate was picked */
-  VM_APP_EV_DISCONNECTED,    /* the socket went down */
-  VM_APP_EV_RESTARTED,       /* the watched isolate changed id (hot restart) */
-  VM_APP_EV_RELOADED,        /* IsolateReload on the watched isolate (same id) */
-  VM_APP_EV_PAUSED,          /* the watched isolate paused */
-  VM_APP_EV_RESUMED,         /* ... and resumed */
-  VM_APP_EV_EXTENSION_ADDED  /* ext.telescope.frames appeared (watcher now present) */
+  VM_APP_EV_CONNECTED,      /* the socket came up and the isolate was picked */
+  VM_APP_EV_DISCONNECTED,   /* the socket went down */
+  VM_APP_EV_RESTARTED,      /* the watched isolate changed id (hot restart) */
+  VM_APP_EV_RELOADED,       /* IsolateReload on the watched isolate (same id) */
+  VM_APP_EV_PAUSED,         /* the watched isolate paused */
+  VM_APP_EV_RESUMED,        /* ... and resumed */
+  VM_APP_EV_EXTENSION_ADDED /* ext.telescope.frames appeared (watcher now present) */
 } vm_app_event_t;
 
 typedef struct {

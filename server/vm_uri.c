@@ -13,7 +13,9 @@ static void set_err(char *err, size_t errlen, const char *msg) {
   if (err && errlen) snprintf(err, errlen, "%s", msg);
 }
 
-static int is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\f' || c == '\v'; }
+static int is_space(char c) {
+  return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\f' || c == '\v';
+}
 
 /* Copies [b, e) into dst (size n); 0 when it did not fit. */
 static int copy_span(char *dst, size_t n, const char *b, const char *e) {

@@ -6,15 +6,28 @@
 #include <check.h>
 
 START_TEST(allowlist_is_exact) {
-  static const char *ok[] = {"getVersion", "getVM", "getIsolate", "streamListen", "streamCancel",
-                             "_flutter.listViews", "ext.telescope.frames",
+  static const char *ok[] = {"getVersion",
+                             "getVM",
+                             "getIsolate",
+                             "streamListen",
+                             "streamCancel",
+                             "_flutter.listViews",
+                             "ext.telescope.frames",
                              "ext.flutter.profileWidgetBuilds",
                              "ext.flutter.profileRenderObjectLayouts",
                              "ext.flutter.profileRenderObjectPaints"};
   for (size_t i = 0; i < sizeof ok / sizeof *ok; i++) ck_assert(vm_client_method_allowed(ok[i]));
-  static const char *no[] = {"evaluate", "invoke", "kill", "reloadSources", "resume",
-                             "ext.flutter.reassemble", "ext.telescope.framesX", "getVersio",
-                             "", "_flutter.runInView", "ext.telescope"};
+  static const char *no[] = {"evaluate",
+                             "invoke",
+                             "kill",
+                             "reloadSources",
+                             "resume",
+                             "ext.flutter.reassemble",
+                             "ext.telescope.framesX",
+                             "getVersio",
+                             "",
+                             "_flutter.runInView",
+                             "ext.telescope"};
   for (size_t i = 0; i < sizeof no / sizeof *no; i++) ck_assert(!vm_client_method_allowed(no[i]));
   ck_assert(!vm_client_method_allowed(NULL));
 }
@@ -31,7 +44,9 @@ START_TEST(idscan_finds_top_level_id_in_any_chunking) {
   static const struct {
     const char *text, *id;
   } cases[] = {
-      {"{\"jsonrpc\":\"2.0\",\"result\":{\"id\":\"inner\",\"x\":[1,{\"id\":\"deep\"}]},\"id\":\"17\"}", "17"},
+      {"{\"jsonrpc\":\"2.0\",\"result\":{\"id\":\"inner\",\"x\":[1,{\"id\":\"deep\"}]},\"id\":"
+       "\"17\"}",
+       "17"},
       {"{\"id\":\"5\",\"result\":{}}", "5"},
       {"{\"jsonrpc\":\"2.0\", \"result\":{\"s\":\"a \\\"id\\\":\\\"9\\\" b\"},\"id\" : 42}", "42"},
       {"{\"error\":{\"code\":-32000},\"id\":\"x\\\"y\"}", "x\"y"},
@@ -102,7 +117,8 @@ END_TEST
 
 START_TEST(classify_replies_and_events) {
   char id[40];
-  json_t *m = json_loads("{\"jsonrpc\":\"2.0\",\"result\":{\"type\":\"Version\"},\"id\":\"3\"}", 0, NULL);
+  json_t *m =
+      json_loads("{\"jsonrpc\":\"2.0\",\"result\":{\"type\":\"Version\"},\"id\":\"3\"}", 0, NULL);
   ck_assert_int_eq(msg_classify(m, id, sizeof id), MSG_REPLY);
   ck_assert_str_eq(id, "3");
   json_decref(m);
@@ -110,13 +126,17 @@ START_TEST(classify_replies_and_events) {
   ck_assert_int_eq(msg_classify(m, id, sizeof id), MSG_REPLY);
   ck_assert_str_eq(id, "12");
   json_decref(m);
-  m = json_loads("{\"jsonrpc\":\"2.0\",\"method\":\"streamNotify\",\"params\":{\"streamId\":\"Debug\","
-                 "\"event\":{\"kind\":\"Resume\"}}}",
-                 0, NULL);
+  m = json_loads(
+      "{\"jsonrpc\":\"2.0\",\"method\":\"streamNotify\",\"params\":{\"streamId\":\"Debug\","
+      "\"event\":{\"kind\":\"Resume\"}}}",
+      0, NULL);
   ck_assert_int_eq(msg_classify(m, id, sizeof id), MSG_EVENT);
   json_decref(m);
   static const char *other[] = {
-      "[]", "{\"id\":\"1\"}", "{\"result\":{},\"id\":[1]}", "{\"result\":{},\"id\":null}",
+      "[]",
+      "{\"id\":\"1\"}",
+      "{\"result\":{},\"id\":[1]}",
+      "{\"result\":{},\"id\":null}",
       "{\"method\":\"streamNotify\",\"params\":{\"streamId\":1,\"event\":{}}}",
       "{\"method\":\"streamNotify\"}"};
   for (size_t i = 0; i < sizeof other / sizeof *other; i++) {

@@ -28,11 +28,13 @@ static const struct {
     /* DevTools URLs */
     {"http://127.0.0.1:9101?uri=http://127.0.0.1:53166/EMYU73JbR-A=/", WS},
     {"http://127.0.0.1:9101/?uri=http%3A%2F%2F127.0.0.1%3A53166%2FEMYU73JbR-A%3D%2F", WS},
-    {"http://127.0.0.1:9101/#/?theme=dark&uri=ws%3A%2F%2F127.0.0.1%3A53166%2FEMYU73JbR-A%3D%2Fws&ide=x",
+    {"http://127.0.0.1:9101/#/"
+     "?theme=dark&uri=ws%3A%2F%2F127.0.0.1%3A53166%2FEMYU73JbR-A%3D%2Fws&ide=x",
      WS},
     {"http://127.0.0.1:9101/performance?ide=VSCode&uri=ws://127.0.0.1:53166/EMYU73JbR-A=/ws", WS},
     /* whole flutter run lines, both wordings */
-    {"A Dart VM Service on sdk gphone64 arm64 is available at: http://127.0.0.1:53166/EMYU73JbR-A=/",
+    {"A Dart VM Service on sdk gphone64 arm64 is available at: "
+     "http://127.0.0.1:53166/EMYU73JbR-A=/",
      WS},
     {"flutter: A Dart VM Service on macOS is available at: http://127.0.0.1:53166/EMYU73JbR-A=/\n",
      WS},
@@ -105,9 +107,9 @@ START_TEST(loopback_policy) {
   ck_assert_int_eq(vm_uri_parse("http://[fe80::1]:1/T=/", 0, &u, err, sizeof err), VM_URI_REMOTE);
   ck_assert_int_eq(vm_uri_parse("http://example.com:1/T=/", 0, &u, err, sizeof err), VM_URI_REMOTE);
   /* A DevTools page on loopback must not smuggle in a remote VM. */
-  ck_assert_int_eq(vm_uri_parse("http://127.0.0.1:9101?uri=http://10.1.2.3:5/T=/", 0, &u, err,
-                                sizeof err),
-                   VM_URI_REMOTE);
+  ck_assert_int_eq(
+      vm_uri_parse("http://127.0.0.1:9101?uri=http://10.1.2.3:5/T=/", 0, &u, err, sizeof err),
+      VM_URI_REMOTE);
   /* allowed with allow_remote */
   ck_assert_int_eq(vm_uri_parse("http://10.0.0.1:53166/EMYU73JbR-A=/", 1, &u, err, sizeof err),
                    VM_URI_OK);

@@ -7,13 +7,14 @@
 #include <check.h>
 #include <jansson.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <uv.h>
 
 #include "vm_isolate.h"
 
 typedef struct {
-  int n;          /* callbacks so far */
+  int n; /* callbacks so far */
   diag_code_t diag;
   int rpc;
   char detail[600];
@@ -40,7 +41,16 @@ static void got_reset(got_t *g) {
   g->loop = loop;
 }
 
-static void guard_cb(uv_timer_t *t) { (void)t; }
+static void guard_cb(uv_timer_t *t) {
+  (void)t;
+}
+
+/* VM_TEST_SLOW=N stretches every deadline N times (for valgrind runs). */
+static int test_slow(void) {
+  const char *e = getenv("VM_TEST_SLOW");
+  int n = e ? atoi(e) : 1;
+  return n > 0 ? n : 1;
+}
 
 /* Runs the loop until *counter >= target or ms pass; returns 1 when reached. */
 static int run_until(uv_loop_t *loop, const int *counter, int target, int ms) {
@@ -48,14 +58,16 @@ static int run_until(uv_loop_t *loop, const int *counter, int target, int ms) {
   uv_timer_init(loop, &guard);
   uv_timer_start(&guard, guard_cb, 5, 5);
   uv_update_time(loop);
-  uint64_t deadline = uv_now(loop) + (uint64_t)ms;
+  uint64_t deadline = uv_now(loop) + (uint64_t)ms * (uint64_t)test_slow();
   while (*counter < target && uv_now(loop) < deadline) uv_run(loop, UV_RUN_ONCE);
   uv_close((uv_handle_t *)&guard, NULL);
   uv_run(loop, UV_RUN_NOWAIT);
   return *counter >= target;
 }
 
-static void app_closed(void *arg) { (*(int *)arg)++; }
+static void app_closed(void *arg) {
+  (*(int *)arg)++;
+}
 
 /* Closes app and proves nothing is left on the loop. */
 static void close_app_and_loop(vm_app_t *app, uv_loop_t *loop) {

@@ -614,13 +614,13 @@ int main(int argc, char **argv) {
 
   if (s->cfg.mode == SIM_MODE_WEB) {
     /* DWDS prints no trailing slash and serves the socket on /<token>. */
-    snprintf(s->http_uri, sizeof s->http_uri, "http://%s:%d/%s", s->cfg.host, s->srv.port,
+    snprintf(s->http_uri, sizeof s->http_uri, "http://%.100s:%d/%.64s", s->cfg.host, s->srv.port,
              s->token);
-    snprintf(s->ws_uri, sizeof s->ws_uri, "ws://%s:%d/%s", s->cfg.host, s->srv.port, s->token);
+    snprintf(s->ws_uri, sizeof s->ws_uri, "ws://%.100s:%d/%.64s", s->cfg.host, s->srv.port, s->token);
   } else {
-    snprintf(s->http_uri, sizeof s->http_uri, "http://%s:%d/%s/", s->cfg.host, s->srv.port,
+    snprintf(s->http_uri, sizeof s->http_uri, "http://%.100s:%d/%.64s/", s->cfg.host, s->srv.port,
              s->token);
-    snprintf(s->ws_uri, sizeof s->ws_uri, "ws://%s:%d/%s/ws", s->cfg.host, s->srv.port, s->token);
+    snprintf(s->ws_uri, sizeof s->ws_uri, "ws://%.100s:%d/%.64s/ws", s->cfg.host, s->srv.port, s->token);
   }
   write_uri_file(s); /* before the banner: whoever sees the banner finds the file */
   printf("A Dart VM Service on telescope-sim is available at: %s\n", s->http_uri);
