@@ -109,6 +109,18 @@ read that continues from the previous one makes one). Counting each extra call a
 ${fmt(median(sAdd) - extra(o.vmCalls.status) * rawSmall, 0)} µs for \`status\` and
 ${fmt(median(rAdd) - extra(o.vmCalls.read) * rawSmall, 0)} µs for \`read\` (validation of ${o.records} records,
 their summary and the result text). This estimate is derived, not measured.
+
+Where the time goes, as CPU time per call (ms, all rounds; \`/proc/PID/stat\`, 10 ms ticks
+summed over ${rounds * o.calls} calls):
+
+| call | telescope-mcp | telescope-sim | the Node client |
+|---|---|---|---|
+${Object.keys(R).map((k) => `| ${k} | ${fmt(R[k].cpu.mcp, 2)} | ${fmt(R[k].cpu.sim, 2)} | ${fmt(R[k].cpu.node, 2)} |`).join('\n')}
+
+For \`read\`, telescope-mcp's CPU time is the parse and validation of the reply's
+${fmt(o.rawBytes / 1024, 0)} KB with jansson (section 3 measures that rate in-process), where the raw
+client parses the same bytes with V8's \`JSON.parse\`, which is faster. That is work, not waiting:
+the price of checking every record before an agent sees it.
 `);
 }
 

@@ -160,3 +160,9 @@ export class RawVm {
 
 export const callTool = (peer, args) =>
   peer.request('tools/call', { name: 'telescope_frames', arguments: args });
+
+// CPU time (ms) a process has used so far: utime + stime of /proc/PID/stat.
+export function cpuMs(pid) {
+  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(f[11]) + Number(f[12])) * 10; // USER_HZ is 100 on Linux
+}

@@ -6,7 +6,7 @@
 //               frame lost, for telescope-mcp and for a raw draining client.
 //   economy   — section 5: bytes of text of `stop` (detail summary) after
 //               sessions of 1 k and 100 k frames, against the records' bytes.
-import { StdioPeer, startSim, RawVm, sleep, pct, callTool } from './lib.mjs';
+import { StdioPeer, startSim, RawVm, sleep, pct, callTool, cpuMs } from './lib.mjs';
 
 const SIM_ARGS = ['--blocks', '20'];
 const us = (a, b) => Number(b - a) / 1e3;
@@ -70,17 +70,23 @@ export async function overhead({ mcp, sim, rounds, calls = 50 }) {
     for (const k of Object.keys(after)) if (after[k] !== (before[k] ?? 0)) per[k] = (after[k] - (before[k] ?? 0)) / 10;
     vmCalls[name] = per;
   }
-  const res = Object.fromEntries(Object.keys(kinds).map((k) => [k, { p50: [], p99: [] }]));
+  const res = Object.fromEntries(Object.keys(kinds).map((k) => [k, { p50: [], p99: [], cpu: { mcp: 0, sim: 0, node: 0 } }]));
   const names = Object.keys(kinds);
   for (let r = 0; r < rounds; r++) {
     const order = r % 2 ? [...names].reverse() : names; // interleaved, alternating order
     for (const name of order) {
       const xs = [];
+      const m0 = cpuMs(peer.child.pid), s0 = cpuMs(s.child.pid), n0 = process.cpuUsage();
       for (let i = 0; i < calls; i++) xs.push(await kinds[name]());
+      const n1 = process.cpuUsage(n0), c = res[name].cpu;
+      c.mcp += cpuMs(peer.child.pid) - m0;
+      c.sim += cpuMs(s.child.pid) - s0;
+      c.node += (n1.user + n1.system) / 1000;
       res[name].p50.push(pct(xs, 0.5));
       res[name].p99.push(pct(xs, 0.99));
     }
   }
+  for (const k of names) for (const p of ['mcp', 'sim', 'node']) res[k].cpu[p] /= rounds * calls;
   vm.close();
   await peer.close();
   await s.stop();
@@ -138,7 +144,7 @@ async function sustainRaw(sim, fps, seconds) {
   return { seen, lost, written, rate: (w1 - w0) / ((t1 - t0) / 1000) };
 }
 
-export async function sustain({ mcp, sim, rounds, levels = [2000, 4000, 8000], seconds = 1 }) {
+export async function sustain({ mcp, sim, rounds, levels = [2000, 4000], seconds = 3 }) {
   const subjects = {
     'telescope-mcp session': (fps) => sustainMcp(mcp, sim, fps, seconds),
     'raw WebSocket reader': (fps) => sustainRaw(sim, fps, seconds),
