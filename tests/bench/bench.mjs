@@ -41,8 +41,9 @@ if (want('startup')) {
   const startRatio = median(r[base].startMs) / median(r[ours].startMs);
   const rssRatio = median(r[base].rssKiB) / median(r[ours].rssKiB);
   const perRound = (k) => r[base][k].map((b, i) => b / r[ours][k][i]);
-  target('1. start-up ≥ 50× faster than the TS SDK server', `${fmt(startRatio)}×`, startRatio >= 50);
-  target('1. peak RSS ≥ 15× smaller', `${fmt(rssRatio)}×`, rssRatio >= 15);
+  const sr = median(perRound('startMs')), rr = median(perRound('rssKiB'));
+  target('1. start-up ≥ 50× faster than the TS SDK server', `${fmt(startRatio)}× (ratio of the medians; per-round median ${fmt(sr)}×)`, startRatio >= 50 && sr >= 50);
+  target('1. peak RSS ≥ 15× smaller', `${fmt(rssRatio)}× (per-round median ${fmt(rr)}×)`, rssRatio >= 15 && rr >= 15);
   sections.push(`## 1. Start-up and footprint
 
 Spawn → \`initialize\` response, and peak RSS (VmHWM) over initialize + tools/list + 100 \`status\`
@@ -57,9 +58,12 @@ calls + EOF. Baseline: a minimal one-tool MCP stdio server on the official TypeS
 | ${base} | ${cell(r[base].startMs, 2)} | ${icell(r[base].rssKiB)} |
 | ratio, baseline ÷ telescope-mcp | ${cell(perRound('startMs'))} | ${cell(perRound('rssKiB'))} |
 
-**Start: ${fmt(startRatio)}× faster** than the baseline (target ≥ 50×: ${met(startRatio >= 50)}).
-**Peak RSS: ${fmt(rssRatio)}× smaller** (target ≥ 15×: ${met(rssRatio >= 15)}). The ratio row is the
-per-round ratio (each round runs both), its median and spread.
+**Start: ${fmt(startRatio)}× faster** than the baseline, as the ratio of the medians; the median of the
+per-round ratios is ${fmt(sr)}× (target ≥ 50×: ${met(startRatio >= 50 && sr >= 50)}).
+**Peak RSS: ${fmt(rssRatio)}× smaller** (per-round ${fmt(rr)}×; target ≥ 15×: ${met(rssRatio >= 15 && rr >= 15)}).
+The ratio row is the per-round ratio (each round runs both, one after the other), its median and
+spread: start-up times swing with the machine's load, the footprint hardly does. Most of the
+baseline's start is Node loading the SDK and zod; most of its RSS is V8's heap.
 `);
 }
 
@@ -186,9 +190,13 @@ ${rows.join('\n')}
 **Highest rate with zero frames lost in every run: telescope-mcp ${int(ours)} fps, the raw reader
 ${int(base)} fps** (ratio ${fmt(base ? ours / base : NaN, 2)}; target ≥ 2 000 fps: ${met(ours >= 2000)}).
 Both share the sim: it draws the frames, runs the watcher model and serialises every
-\`read\` reply (20-block records, ~1.2 KB each) on one thread, on the same 2 cores as the reader. The
-ceiling is where the app side (the sim) stops keeping up as much as where telescope-mcp does;
-the raw reader, which only counts records, is the reference for that.
+\`read\` reply (20-block records, ~1.2 KB each) on one thread, on the same 2 cores as the reader, so
+part of the ceiling is the app side's. The runs-lossless columns show who falls behind first at the
+next rate: telescope-mcp parses and validates every record in C with jansson before it counts it
+(section 3: its CPU cost per record; section 2: several times the Node client's \`JSON.parse\` of
+the same bytes), while the raw reader only parses and counts. On a machine this loaded that is the
+likely reason it loses frames at ${int(s.levels.find((l) => l > ours) ?? NaN)} fps in more runs than the raw reader; the
+rates are levels of ×2, so "highest" is a lower bound within a factor of 2.
 `);
 }
 
