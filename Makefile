@@ -14,7 +14,8 @@ JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 CTEST_ARGS ?=
 
 APT_PACKAGES := build-essential cmake pkg-config libjansson-dev libuv1-dev \
-                libwebsockets-dev libwebsockets-evlib-uv check valgrind clang
+                libwebsockets-dev libwebsockets-evlib-uv check valgrind clang \
+                chromium
 
 .PHONY: all deps node-deps configure build test demo check-hard bench clean format
 
@@ -56,7 +57,7 @@ build: configure
 test: build node-deps
 	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS) $(CTEST_ARGS)
 
-demo: build
+demo: build node-deps
 	@sh examples/demo.sh $(BUILD)
 
 # The whole suite again under ASan+UBSan, in its own build tree (valgrind

@@ -1,20 +1,26 @@
 #!/bin/sh
-# Interim demo: a scripted MCP session against BUILD_DIR/telescope-mcp, printed
-# readably. Usage: sh examples/demo.sh [BUILD_DIR]   (what `make demo` runs)
+# The demo: telescope-sim (a simulated, janky Flutter app) measured by the real
+# telescope-mcp through the official MCP SDK client, printed for a human.
+#
+#   sh examples/demo.sh [BUILD_DIR]     (what `make demo` runs; default: build)
+#
+# Needs node and the pinned SDK in tests/client/node_modules (make node-deps).
+# Exits non-zero when any step fails; stops every process it started.
 set -eu
 build=${1:-build}
 here=$(cd "$(dirname "$0")" && pwd)
-bin="$build/telescope-mcp"
-if [ ! -x "$bin" ]; then
-  echo "demo: $bin not found; build first (make build)" >&2
+for exe in telescope-mcp telescope-sim; do
+  if [ ! -x "$build/$exe" ]; then
+    echo "demo: $build/$exe not found; build first (make build)" >&2
+    exit 1
+  fi
+done
+if ! command -v node >/dev/null 2>&1; then
+  echo "demo: node not found; run make deps (or install Node 18+)" >&2
   exit 1
 fi
-if command -v node >/dev/null 2>&1; then
-  exec node "$here/demo.mjs" "$bin"
+if [ ! -d "$here/../tests/client/node_modules/@modelcontextprotocol/sdk" ]; then
+  echo "demo: the MCP SDK is missing; run make node-deps" >&2
+  exit 1
 fi
-# Without node: the same session, raw. Each response is one JSON line.
-echo "(node not found: showing the raw JSON-RPC exchange)"
-while IFS= read -r line; do
-  printf '\n-> %s\n' "$line"
-  printf '%s\n' "$line" | "$bin" 2>/dev/null | sed 's/^/<- /'
-done < "$here/jsonrpc/legacy_session.jsonl"
+exec node "$here/demo.mjs" "$build"

@@ -6,6 +6,7 @@
 
 static const char usage_text[] =
     "Usage: telescope-mcp [OPTIONS]\n"
+    "       telescope-mcp [OPTIONS] --sim [SIM OPTIONS]\n"
     "\n"
     "An MCP server on stdio that gives AI coding agents sight of a Flutter app's\n"
     "frame performance through one tool, telescope_frames. Start it from an MCP\n"
@@ -20,17 +21,27 @@ static const char usage_text[] =
     "  --call-timeout-ms N        give up on a VM-service call after N ms (default 3000)\n"
     "  --allow-remote             accept a VM service on a non-loopback host\n"
     "  --max-line-bytes N         longest accepted JSON-RPC line (default 4194304)\n"
+    "  --chart-dir DIR            where chart \"svg\" (stop/capture) writes its SVG files,\n"
+    "                             created if missing (default: the working directory)\n"
     "  --log-level LEVEL          error|warn|info|debug|trace on stderr (default warn)\n"
-    "  --help                     print this help and exit\n"
+    "  --sim [SIM OPTIONS]        start telescope-sim (a simulated Flutter app) as a child\n"
+    "                             and use it; every argument after --sim goes to the sim\n"
+    "                             (e.g. --sim --scenario janky --seed 7); it ends with us\n"
+    "  --help, -h                 print this help and exit\n"
     "  --version                  print the version and exit\n"
     "\n"
     "Environment (flags win):\n"
     "  TELESCOPE_VM_SERVICE_URI       as --vm-service-uri\n"
     "  TELESCOPE_VM_SERVICE_URI_FILE  as --vm-service-uri-file\n"
     "  TELESCOPE_LOG_LEVEL            as --log-level\n"
+    "  TELESCOPE_EOF_GRACE_MS         after stdin closes, calls in flight may finish\n"
+    "                                 for this many ms (default 150, 0 to 60000)\n"
+    "  (with --sim the two URI variables are ignored)\n"
     "\n"
     "Exit status: 0 on stdin EOF, SIGTERM or SIGINT; 2 on a bad command line;\n"
-    "1 on a fatal runtime error.\n";
+    "1 on a fatal runtime error.\n"
+    "\n"
+    "More: man telescope-mcp; the schemas are in share/telescope/schema.\n";
 
 /* Parses a whole decimal number in [lo, hi]. */
 static int parse_uint(const char *s, unsigned long long lo, unsigned long long hi,
@@ -55,6 +66,7 @@ config_result_t config_parse(config_t *cfg, int argc, char **argv, FILE *out, FI
   cfg->log_level = LOG_WARN;
   cfg->call_timeout_ms = CONFIG_DEFAULT_CALL_TIMEOUT_MS;
   cfg->max_line_bytes = CONFIG_DEFAULT_MAX_LINE_BYTES;
+  cfg->eof_grace_ms = CONFIG_DEFAULT_EOF_GRACE_MS;
 
   const char *env;
   if ((env = getenv("TELESCOPE_LOG_LEVEL")) && *env) {
@@ -68,12 +80,21 @@ config_result_t config_parse(config_t *cfg, int argc, char **argv, FILE *out, FI
     }
     cfg->log_level = (log_level_t)l;
   }
+  if ((env = getenv("TELESCOPE_EOF_GRACE_MS")) && *env) {
+    unsigned long long g;
+    if (parse_uint(env, 0, 60000, &g)) {
+      fprintf(err, "telescope-mcp: TELESCOPE_EOF_GRACE_MS: must be an integer from 0 to 60000, got '%s'\n", env);
+      return CONFIG_USAGE;
+    }
+    cfg->eof_grace_ms = (unsigned)g;
+  }
   if ((env = getenv("TELESCOPE_VM_SERVICE_URI")) && *env && set_str(&cfg->vm_service_uri, env))
     goto oom;
   if ((env = getenv("TELESCOPE_VM_SERVICE_URI_FILE")) && *env &&
       set_str(&cfg->vm_service_uri_file, env))
     goto oom;
 
+  const char *uri_flag = NULL; /* a URI given as a flag, which --sim would contradict */
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
@@ -84,13 +105,24 @@ config_result_t config_parse(config_t *cfg, int argc, char **argv, FILE *out, FI
       fprintf(out, "telescope-mcp %s\n", TELESCOPE_VERSION);
       return CONFIG_DONE;
     }
+    /* Everything after --sim is the sim's: our own flags must come first. */
+    if (strcmp(a, "--sim") == 0) {
+      cfg->sim_argv = argv + i + 1;
+      cfg->sim_argc = argc - i - 1;
+      break;
+    }
     if (strcmp(a, "--allow-remote") == 0) {
       cfg->allow_remote = 1;
       continue;
     }
     /* The valued flags, as "--flag VALUE" or "--flag=VALUE". */
-    static const char *valued[] = {"--log-level",       "--vm-service-uri", "--vm-service-uri-file",
-                                   "--call-timeout-ms", "--max-line-bytes", NULL};
+    static const char *valued[] = {"--log-level",
+                                   "--vm-service-uri",
+                                   "--vm-service-uri-file",
+                                   "--call-timeout-ms",
+                                   "--max-line-bytes",
+                                   "--chart-dir",
+                                   NULL};
     const char *flag = NULL, *val = NULL;
     for (const char **f = valued; *f; f++) {
       size_t n = strlen(*f);
@@ -127,12 +159,20 @@ config_result_t config_parse(config_t *cfg, int argc, char **argv, FILE *out, FI
         return CONFIG_USAGE;
       }
       if (set_str(&cfg->vm_service_uri, val)) goto oom;
+      uri_flag = "--vm-service-uri";
     } else if (strcmp(flag, "--vm-service-uri-file") == 0) {
       if (!*val) {
         fprintf(err, "telescope-mcp: --vm-service-uri-file: empty path\n");
         return CONFIG_USAGE;
       }
       if (set_str(&cfg->vm_service_uri_file, val)) goto oom;
+      uri_flag = "--vm-service-uri-file";
+    } else if (strcmp(flag, "--chart-dir") == 0) {
+      if (!*val) {
+        fprintf(err, "telescope-mcp: --chart-dir: empty path\n");
+        return CONFIG_USAGE;
+      }
+      if (set_str(&cfg->chart_dir, val)) goto oom;
     } else if (strcmp(flag, "--call-timeout-ms") == 0) {
       if (parse_uint(val, 1, 600000, &n)) {
         fprintf(err,
@@ -152,6 +192,16 @@ config_result_t config_parse(config_t *cfg, int argc, char **argv, FILE *out, FI
       cfg->max_line_bytes = (size_t)n;
     }
   }
+  if (cfg->sim_argv) {
+    if (uri_flag) {
+      fprintf(err, "telescope-mcp: --sim and %s exclude each other (see --help)\n", uri_flag);
+      return CONFIG_USAGE;
+    }
+    /* The sim's URI file replaces any app named in the environment. */
+    free(cfg->vm_service_uri);
+    free(cfg->vm_service_uri_file);
+    cfg->vm_service_uri = cfg->vm_service_uri_file = NULL;
+  }
   return CONFIG_RUN;
 
 oom:
@@ -162,5 +212,6 @@ oom:
 void config_close(config_t *cfg) {
   free(cfg->vm_service_uri);
   free(cfg->vm_service_uri_file);
-  cfg->vm_service_uri = cfg->vm_service_uri_file = NULL;
+  free(cfg->chart_dir);
+  cfg->vm_service_uri = cfg->vm_service_uri_file = cfg->chart_dir = NULL;
 }

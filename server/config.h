@@ -16,10 +16,17 @@ typedef struct {
   unsigned call_timeout_ms;  /* --call-timeout-ms, default 3000 */
   int allow_remote;          /* --allow-remote: accept non-loopback VM-service hosts */
   size_t max_line_bytes;     /* --max-line-bytes, default 4 MiB */
+  char *chart_dir;           /* --chart-dir: where chart "svg" files go; owned, NULL = the working
+                                directory */
+  unsigned eof_grace_ms;     /* TELESCOPE_EOF_GRACE_MS: calls in flight may finish this long after stdin EOF */
+  char **sim_argv;           /* --sim: the telescope-sim options after it (borrowed from argv);
+                                NULL without --sim */
+  int sim_argc;              /* how many there are (may be 0) */
 } config_t;
 
 #define CONFIG_DEFAULT_CALL_TIMEOUT_MS 3000u
 #define CONFIG_DEFAULT_MAX_LINE_BYTES ((size_t)4 << 20)
+#define CONFIG_DEFAULT_EOF_GRACE_MS 150u
 
 typedef enum {
   CONFIG_RUN = 0,  /* go on and serve */

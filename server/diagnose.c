@@ -26,10 +26,8 @@ diagnose_step_t diagnose_step(const diagnose_facts_t *f) {
   if (f->new_frames > 0)
     return final(!f->session_active && !f->new_frames_have_blocks ? DIAG_ATTRIBUTION_OFF
                                                                   : DIAG_NONE);
-  /* Empty read: did the engine draw since we last looked? */
-  if (f->liveness_before_known && f->liveness_now > f->liveness_before)
-    return f->reread_done ? final(DIAG_FRAMES_PENDING)
-                          : next(DIAGNOSE_NEXT_REREAD, DIAGNOSE_REREAD_DELAY_MS);
+  /* Once probed, the probe decides: the counter now includes the probe's
+   * own frame, which must not read as "the engine drew since we looked". */
   switch (f->probe) {
     case DIAGNOSE_PROBE_MOVED:
       return final(DIAG_APP_IDLE);
@@ -38,6 +36,10 @@ diagnose_step_t diagnose_step(const diagnose_facts_t *f) {
     case DIAGNOSE_PROBE_NOT_DONE:
       break;
   }
+  /* Empty read: did the engine draw since we last looked? */
+  if (f->liveness_before_known && f->liveness_now > f->liveness_before)
+    return f->reread_done ? final(DIAG_FRAMES_PENDING)
+                          : next(DIAGNOSE_NEXT_REREAD, DIAGNOSE_REREAD_DELAY_MS);
   return next(DIAGNOSE_NEXT_PROBE, DIAGNOSE_PROBE_WAIT_MS);
 }
 

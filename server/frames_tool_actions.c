@@ -7,7 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
+#include "chart.h"
 #include "cursor.h"
 #include "diagnose.h"
 #include "frames_tool.h"
@@ -44,6 +46,7 @@ struct op {
   int wait_ms, duration_ms; /* -1 when absent */
   double budget_ms;
   int track[TRACK__COUNT];
+  int chart; /* chart: "svg" (stop/capture) */
 
   vm_call_t *vmc; /* the one VM call in flight */
   uv_timer_t timer;
@@ -131,11 +134,20 @@ static int op_gone(op_t *op, session_t *s, int opened) {
   return 1;
 }
 
-static void op_finish(op_t *op, json_t *res, int is_error) {
-  if (op->call) tool_call_finish(op->call, res, is_error, NULL);
-  else json_decref(res);
+/* extra (stolen, may be NULL): content blocks after the text block. */
+static void op_finish_extra(op_t *op, json_t *res, int is_error, json_t *extra) {
+  if (op->call) {
+    tool_call_finish(op->call, res, is_error, extra);
+  } else {
+    json_decref(res);
+    json_decref(extra);
+  }
   op->call = NULL;
   op_free(op);
+}
+
+static void op_finish(op_t *op, json_t *res, int is_error) {
+  op_finish_extra(op, res, is_error, NULL);
 }
 
 static void op_fail_text(op_t *op, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -252,6 +264,7 @@ static void put_frames(op_t *op, json_t *r, store_t *st, int64_t budget_us) {
 /* ---- the diagnosis of an empty read (DESIGN 4) ------------------------- */
 
 static void diag_step(op_t *op);
+static json_t *chart_put(op_t *op, json_t *r);
 static void capture_begin(op_t *op);
 static void read_again(op_t *op);
 static void read_finish(op_t *op);
@@ -353,12 +366,13 @@ static void diag_step(op_t *op) {
       json_object_set_new(r, "nextCursor", json_string(cur));
   }
   if (st.code != DIAG_NONE) json_object_set_new(r, "diagnosis", diagnose_to_json(st.code, &op->facts));
+  json_t *chart_content = op->chart ? chart_put(op, r) : NULL;
   if (op->ft->closing_session) { /* its store was this answer's frames */
     if (op->store_kind == ST_BORROWED) op->store = NULL;
     session_free(op->ft->closing_session);
     op->ft->closing_session = NULL;
   }
-  op_finish(op, r, 0);
+  op_finish_extra(op, r, 0, chart_content);
 }
 
 /* ---- read -------------------------------------------------------------- */
@@ -834,6 +848,64 @@ static void do_capture(op_t *op) {
   open_session(op);
 }
 
+/* ---- chart: "svg" (issue 8) -------------------------------------------- */
+
+/* Writes the chart of the frames this stop/capture answer covers (the
+ * store's kept frames, of the interaction when stop filters by one) to
+ * <chart-dir>/telescope-<session>-<UTC time>.svg, puts "chart" {path, uri}
+ * into r and returns the resource_link block for the content (resource_link
+ * exists from 2025-06-18 on; earlier clients find the path in the text).
+ * A chart that cannot be written does not fail the call: the answer has no
+ * "chart", a text block says why, and a warning is logged. Called before
+ * the closing session is freed (its id and budget are read here). */
+static json_t *chart_put(op_t *op, json_t *r) {
+  frames_tool_t *ft = op->ft;
+  if (!op->call) return NULL;
+  session_t *s = ft->closing_session ? ft->closing_session : ft->session;
+  int64_t budget = s ? session_budget_us(s) : summary_budget_us(op->budget_ms, ft->w.refresh_rate);
+  const char *iid = op->action == A_STOP ? op->interaction_id : NULL;
+  size_t n = op->store ? store_recent_count(op->store) : 0, m = 0;
+  frame_t *frames = n ? calloc(n, sizeof *frames) : NULL; /* shallow copies */
+  for (size_t i = 0; frames && i < n; i++) {
+    const frame_t *f = store_recent_at(op->store, i);
+    if (!iid || (f->interaction_id && !strcmp(f->interaction_id, iid))) frames[m++] = *f;
+  }
+  char title[256], when[32], name[128], path[4352], uri[13100], err[512];
+  struct timespec ts;
+  struct tm tm;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  gmtime_r(&ts.tv_sec, &tm);
+  strftime(when, sizeof when, "%Y%m%dT%H%M%S", &tm);
+  const char *sid = s ? session_id(s) : "none";
+  snprintf(title, sizeof title, "telescope %s %s%s%s", sid, action_names[op->action],
+           iid ? " of " : "", iid ? iid : "");
+  snprintf(name, sizeof name, "telescope-%s-%s.%03ldZ.svg", sid, when, ts.tv_nsec / 1000000);
+  char *svg = n && !frames ? NULL : chart_svg(frames, m, budget, title);
+  int rc = svg ? chart_file_write(ft->cfg->chart_dir, name, svg, path, sizeof path, err, sizeof err)
+               : (snprintf(err, sizeof err, "out of memory"), -1);
+  free(svg);
+  size_t janky = 0;
+  for (size_t i = 0; i < m; i++) janky += (size_t)chart_is_janky(&frames[i], budget);
+  free(frames);
+  if (rc == 0 && chart_file_uri(path, uri, sizeof uri) < 0) {
+    snprintf(err, sizeof err, "chart path too long for a URI");
+    rc = -1;
+  }
+  if (rc < 0) {
+    log_warn("chart: not written: %s", err);
+    char text[600];
+    snprintf(text, sizeof text, "chart: not written: %s", err);
+    return json_pack("[{s:s, s:s}]", "type", "text", "text", text);
+  }
+  json_object_set_new(r, "chart", json_pack("{s:s, s:s}", "path", path, "uri", uri));
+  if (strcmp(tool_call_protocol_version(op->call), "2025-06-18") < 0) return NULL;
+  char desc[160];
+  snprintf(desc, sizeof desc, "SVG frame chart: %zu frames, %zu janky, budget %.1f ms", m, janky,
+           (double)budget / 1000.0);
+  return json_pack("[{s:s, s:s, s:s, s:s, s:s}]", "type", "resource_link", "uri", uri, "name",
+                   strrchr(path, '/') + 1, "mimeType", "image/svg+xml", "description", desc);
+}
+
 /* ---- entry ------------------------------------------------------------- */
 
 static char *dup_arg(json_t *args, const char *key) {
@@ -874,6 +946,8 @@ void frames_tool_run(frames_tool_t *ft, tool_call_t *call, json_t *args) {
   op->track[TRACK_WIDGETS] = json_is_true(json_object_get(args, "trackWidgets"));
   op->track[TRACK_LAYOUTS] = json_is_true(json_object_get(args, "trackLayouts"));
   op->track[TRACK_PAINTS] = json_is_true(json_object_get(args, "trackPaints"));
+  const char *chart = json_string_value(json_object_get(args, "chart"));
+  op->chart = chart && !strcmp(chart, "svg");
 
   if (op->cursor) {
     char run[CURSOR_RUN_ID_MAX + 1], err[160];
@@ -882,6 +956,10 @@ void frames_tool_run(frames_tool_t *ft, tool_call_t *call, json_t *args) {
       op_fail_text(op, "%s (pass a nextCursor from an earlier read, or leave it out)", err);
       return;
     }
+  }
+  if (op->chart && op->action != A_STOP && op->action != A_CAPTURE) {
+    op_fail_text(op, "chart: only with action stop or capture (it charts the frames they return)");
+    return;
   }
   if (op->action == A_MARK && op->linked_by && !op->interaction_id) {
     op_fail_text(op, "linkedBy: only with interactionId (mark without interactionId ends the "

@@ -17,6 +17,7 @@
 #include "frames_tool.h"
 #include "log.h"
 #include "mcp.h"
+#include "sim_child.h"
 #include "stdio_transport.h"
 
 typedef struct {
@@ -25,6 +26,7 @@ typedef struct {
   stdio_t *io;
   mcp_session_t *mcp;
   frames_tool_t *tool;
+  sim_child_t *sim; /* --sim: telescope-sim as our child; NULL otherwise */
   uv_signal_t sigterm, sigint;
   uv_timer_t grace; /* stdin EOF: calls in flight get a moment to finish */
   uint64_t grace_until;
@@ -32,9 +34,9 @@ typedef struct {
 } app_t;
 
 /* After stdin EOF, calls in flight (e.g. a status whose connection attempt
- * is under way) may still finish within this many ms; then they are
- * cancelled. Keeps the exit well within the 200 ms the spec asks. */
-#define EOF_GRACE_MS 120
+ * is under way) may still finish within cfg.eof_grace_ms (150 by default,
+ * so `telescope-mcp < session.jsonl` gets its answers); then they are
+ * cancelled. */
 /* A closed fd 0-2 would be reused by libuv for its own descriptors, which it
  * then refuses to close (an assertion aborts). stdin and stdout are the
  * transport, so without them there is nothing to do: fatal. A closed stderr
@@ -75,11 +77,39 @@ static void io_closed(void *arg) {
   app->io = NULL;
 }
 
+static void sim_stopped(void *arg) {
+  app_t *app = arg;
+  /* Last: the writes queued by the steps above still go out before close. */
+  if (app->io) stdio_close(app->io, io_closed, app);
+}
+
 static void tool_closed(void *arg) {
   app_t *app = arg;
   app->tool = NULL;
-  /* Last: the writes queued by the steps above still go out before close. */
-  if (app->io) stdio_close(app->io, io_closed, app);
+  /* The sim goes after the tool, so the tool's connection closes cleanly. */
+  sim_child_t *sim = app->sim;
+  app->sim = NULL;
+  sim_child_stop(sim, sim_stopped, app);
+}
+
+/* --sim: starts the child and waits (briefly) for its URI file, which then
+ * stands for --vm-service-uri-file. Returns the exit code to fail with, or 0. */
+static int app_start_sim(app_t *app) {
+  int status = 0;
+  int err = sim_child_start(&app->loop, app->cfg.sim_argv, app->cfg.sim_argc, &app->sim);
+  if (err == 0) err = sim_child_wait_ready(app->sim, 10000, &status);
+  if (err == 0) {
+    app->cfg.vm_service_uri_file = strdup(sim_child_uri_file(app->sim));
+    if (app->cfg.vm_service_uri_file) return 0;
+    log_error("out of memory");
+  } else if (err == UV_ESRCH) {
+    log_error("--sim: telescope-sim exited with status %d before it was ready", status);
+  }
+  sim_child_stop(app->sim, NULL, NULL);
+  app->sim = NULL;
+  uv_run(&app->loop, UV_RUN_DEFAULT);
+  /* The sim's own "bad command line" is ours too: its options came from us. */
+  return (err == UV_ESRCH && status == 2) || err == UV_EINVAL ? 2 : 1;
 }
 
 /* Starts the shutdown; every later step runs from a callback. */
@@ -109,7 +139,7 @@ static void on_eof(void *arg) {
     app_stop(app, "stdin closed");
     return;
   }
-  app->grace_until = uv_now(&app->loop) + EOF_GRACE_MS;
+  app->grace_until = uv_now(&app->loop) + app->cfg.eof_grace_ms;
   uv_timer_init(&app->loop, &app->grace);
   app->grace.data = app;
   uv_timer_start(&app->grace, grace_tick, 5, 5);
@@ -150,6 +180,8 @@ int main(int argc, char **argv) {
     log_error("cannot create the event loop");
     goto fail_loop;
   }
+  if (app.cfg.sim_argv && (rc = app_start_sim(&app)) != 0) goto fail_sim;
+  rc = 1;
   app.tool = frames_tool_new(&app.loop, &app.cfg);
   if (!app.tool) {
     log_error("cannot create the tool (embedded schema unreadable?)");
@@ -198,8 +230,11 @@ fail_io:
 fail_mcp:
   frames_tool_close(app.tool, NULL, NULL);
 fail_tool:
+  sim_child_stop(app.sim, NULL, NULL);
+  uv_run(&app.loop, UV_RUN_DEFAULT);
+fail_sim:
   uv_loop_close(&app.loop);
 fail_loop:
   config_close(&app.cfg);
-  return 1;
+  return rc;
 }

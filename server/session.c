@@ -263,14 +263,22 @@ static int track_enabled_value(const json_t *result) {
   return -1;
 }
 
-static void open_start_reply(void *arg, const vm_result_t *res) {
-  session_t *s = arg;
+/* Every step's reply starts here: 1 when the call failed (the step is then
+ * already failed). */
+static int step_reply_failed(session_t *s, const vm_result_t *res) {
   s->step_call = NULL;
   session_status_t st;
   if (status_from(&st, res) < 0) {
     step_fail(s, &st);
-    return;
+    return 1;
   }
+  return 0;
+}
+
+static void open_start_reply(void *arg, const vm_result_t *res) {
+  session_t *s = arg;
+  if (step_reply_failed(s, res)) return;
+  session_status_t st;
   record_reply_t r;
   char err[RECORD_ERR_LEN];
   if (record_reply_parse(&r, res->result, err, sizeof err) < 0) {
@@ -322,12 +330,7 @@ static void open_next(session_t *s) {
 
 static void track_get_reply(void *arg, const vm_result_t *res) {
   session_t *s = arg;
-  s->step_call = NULL;
-  session_status_t st;
-  if (status_from(&st, res) < 0) {
-    step_fail(s, &st);
-    return;
-  }
+  if (step_reply_failed(s, res)) return;
   s->track_prev[s->step / 2] = track_enabled_value(res->result);
   s->step++;
   open_next(s);
@@ -335,12 +338,7 @@ static void track_get_reply(void *arg, const vm_result_t *res) {
 
 static void track_set_reply(void *arg, const vm_result_t *res) {
   session_t *s = arg;
-  s->step_call = NULL;
-  session_status_t st;
-  if (status_from(&st, res) < 0) {
-    step_fail(s, &st);
-    return;
-  }
+  if (step_reply_failed(s, res)) return;
   s->track_on[s->step / 2] = 1;
   s->step++;
   open_next(s);
@@ -348,12 +346,7 @@ static void track_set_reply(void *arg, const vm_result_t *res) {
 
 static void close_track_reply(void *arg, const vm_result_t *res) {
   session_t *s = arg;
-  s->step_call = NULL;
-  session_status_t st;
-  if (status_from(&st, res) < 0) {
-    step_fail(s, &st);
-    return;
-  }
+  if (step_reply_failed(s, res)) return;
   s->track_on[s->step - 1] = 0;
   s->step++;
   close_next(s);
@@ -476,12 +469,7 @@ static void close_next(session_t *s) {
 
 static void close_stop_reply(void *arg, const vm_result_t *res) {
   session_t *s = arg;
-  s->step_call = NULL;
-  session_status_t st;
-  if (status_from(&st, res) < 0) {
-    step_fail(s, &st);
-    return;
-  }
+  if (step_reply_failed(s, res)) return;
   s->step = 1;
   close_next(s);
 }

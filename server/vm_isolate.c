@@ -746,7 +746,10 @@ int vm_app_set_uri(vm_app_t *app, const char *user_uri, char *err, size_t errlen
   if (st != VM_URI_OK) return DIAG_NOT_CONNECTED;
   app->uri_status = VM_URI_OK;
   app->uri_err[0] = '\0';
-  if (app->uri_set && strcmp(u.ws, app->uri_ws) == 0) return 0;
+  if (strcmp(u.ws, app->uri_ws) == 0) { /* same app (maybe read from the file): keep the socket */
+    app->uri_set = 1;
+    return 0;
+  }
   int had = app->uri_ws[0] != '\0';
   app->uri_set = 1;
   snprintf(app->uri_ws, sizeof app->uri_ws, "%s", u.ws);

@@ -192,6 +192,24 @@ vm_uri_status_t vm_uri_parse(const char *input, int allow_remote, vm_uri_t *out,
     const char *colon = memchr(auth, ':', (size_t)(auth_end - auth));
     host_e = colon ? colon : auth_end;
     if (colon) port_b = colon + 1;
+    if (colon && memchr(colon + 1, ':', (size_t)(auth_end - colon - 1))) {
+      /* An IPv6 address without brackets ("http://::1:8181/T=/", as some
+       * tools print it): accept it when everything before the last colon is
+       * an IPv6 address and the rest a port; anything else is ambiguous. */
+      const char *last = auth_end - 1;
+      while (*last != ':') last--;
+      char v6[INET6_ADDRSTRLEN + 1];
+      struct in6_addr a6;
+      size_t hl = (size_t)(last - auth);
+      if (hl >= sizeof v6 || !copy_span(v6, sizeof v6, auth, last) ||
+          inet_pton(AF_INET6, v6, &a6) != 1) {
+        set_err(err, errlen, "VM-service URI has an IPv6 host without [brackets]");
+        return VM_URI_MALFORMED;
+      }
+      host_e = last;
+      port_b = last + 1;
+      bracketed = 1;
+    }
   }
   if (host_e == host_b) {
     set_err(err, errlen, "VM-service URI has no host");

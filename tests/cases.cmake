@@ -53,7 +53,7 @@ if(VALGRIND_EXECUTABLE AND TELESCOPE_VALGRIND_OK)
   endforeach()
 endif()
 
-# The interim demo runs end to end and ends with a clean exit.
+# The demo runs end to end and ends with a clean exit.
 add_test(NAME demo.smoke
          COMMAND sh ${CMAKE_SOURCE_DIR}/examples/demo.sh $<TARGET_FILE_DIR:telescope-mcp>)
 set_tests_properties(demo.smoke PROPERTIES LABELS case TIMEOUT 60

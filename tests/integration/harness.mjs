@@ -88,6 +88,10 @@ export async function startSim(args = [], { uriFile } = {}) {
 // Starts telescope-mcp under the SDK client, lists tools (which arms the
 // SDK's outputSchema validation), and returns helpers.
 export async function startMcp(args = [], { env = {} } = {}) {
+  // A loaded CI machine (or the sanitizer build) can take seconds for the
+  // first connection; tests that are about timeouts pass their own value.
+  if (!args.some((a) => a.startsWith('--call-timeout-ms')) && !args.includes('--sim'))
+    args = [...args, '--call-timeout-ms', process.env.TELESCOPE_TEST_CALL_TIMEOUT_MS ?? '10000'];
   const transport = new StdioClientTransport({
     command: join(BUILD, 'telescope-mcp'), args, env: { ...process.env, ...env }, stderr: 'pipe',
   });

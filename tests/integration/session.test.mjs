@@ -220,3 +220,20 @@ test('cursors carry the run: a cursor from before a restart is answered sensibly
   assert.equal(bad.isError, true);
   assert.match(bad.text, /cursor/);
 });
+
+test('token economy: the largest listing stays under 64 KB, a summary under 4 KB', async () => {
+  const { s, m } = await setup(['--fps', '500']);
+  await m.call({ action: 'start', trackWidgets: true, trackLayouts: true, trackPaints: true });
+  await until(async () => (await s.stats()).recordsWritten > 1200, { timeoutMs: 10000, what: '1200 frames' });
+  const r = await m.call({ action: 'read', detail: 'blocks', limit: 1000 });
+  const bytes = Buffer.byteLength(r.text);
+  assert.ok(bytes <= 65536, `read is ${bytes} bytes`);
+  assert.ok(r.sc.frames.length > 0 && r.sc.frames.length < 1000, 'the listing was trimmed to fit, not dropped');
+  assert.ok(r.sc.summary.frames > r.sc.frames.length, 'the summary still covers every frame');
+  const newest = r.sc.frames[r.sc.frames.length - 1].seq;
+  assert.ok(r.sc.frames.every((f, i) => i === 0 || f.seq === r.sc.frames[i - 1].seq + 1), 'the newest, contiguous');
+  assert.ok(newest >= r.sc.summary.frames - 5, 'ends at the newest frame');
+  const stop = await m.call({ action: 'stop' });
+  assert.ok(Buffer.byteLength(stop.text) <= 4096 + 1024, `stop is ${Buffer.byteLength(stop.text)} bytes`);
+  assert.ok(Buffer.byteLength(JSON.stringify(stop.sc.summary)) <= 4096);
+});

@@ -26,6 +26,13 @@ await run({
       const p = JSON.parse(await sim.cmdOk('params'));
       assert.deepEqual(p.raw, { isolateId: iso, action: 'read', since: 0, limit: 5, x: { a: 1, b: [1, 2] }, f: 10, g: 1.5 });
       assert.deepEqual(p.handed, { isolateId: iso, action: 'read', since: '0', limit: '5', x: '{a: 1, b: [1, 2]}', f: '10', g: '1.5' });
+      // More of Dart's toString(): doubles keep ".0", exponents lose C's padding,
+      // strings inside collections are bare. Sent as raw text to keep 10.0 a double.
+      const id = 'raw-types';
+      const reply = await c.sendRaw(`{"jsonrpc":"2.0","id":"${id}","method":"ext.telescope.frames","params":{"isolateId":"${iso}","action":"status","d":10.0,"e":1e21,"t":1e-7,"u":0.000001,"v":-2.5e-8,"w":123456.789,"x":1.5e300,"b":true,"n":null,"m":{"k":"v","l":[true,"x"]}}}`, id);
+      assert.equal(reply.result.protocol, 1);
+      const p2 = JSON.parse(await sim.cmdOk('params'));
+      assert.deepEqual(p2.handed, { isolateId: iso, action: 'status', d: '10.0', e: '1e+21', t: '1e-7', u: '0.000001', v: '-2.5e-8', w: '123456.789', x: '1.5e+300', b: 'true', n: 'null', m: '{k: v, l: [true, x]}' });
       const rec = r.records.find((x) => x.blocks.BUILD) || (await c.call('ext.telescope.frames', { isolateId: iso })).records.at(-1);
       for (const k of ['seq', 'frameNumber', 'buildUs', 'rasterUs', 'totalSpanUs', 'vsyncStartUs']) {
         assert.equal(typeof rec[k], 'number', k);

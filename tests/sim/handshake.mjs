@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Sim, Client, run, upgradeRequest, httpGet } from './lib.mjs';
+import { Sim, Client, run, upgradeRequest, httpGet, waitFor } from './lib.mjs';
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'tsim-'));
 
@@ -62,6 +62,10 @@ await run({
       assert.equal(r.body, 'forbidden origin');
       r = await upgradeRequest(sim.port, '/abcdefghijk=/ws', { Origin: 'http://localhost:9100' });
       assert.equal(r.status, 101);
+      // The raw VM selects implicit-redirect when a subprotocol is offered.
+      r = await upgradeRequest(sim.port, '/abcdefghijk=/ws', { 'Sec-WebSocket-Protocol': 'implicit-redirect' });
+      assert.equal(r.status, 101);
+      assert.equal(r.headers['sec-websocket-protocol'], 'implicit-redirect');
       r = await upgradeRequest(sim.port, '/abcdefghijk=/other');
       assert.equal(r.status, 404);
       r = await upgradeRequest(sim.port, '/zzz/ws');
@@ -92,15 +96,30 @@ await run({
     const help = spawnSync(process.env.TELESCOPE_SIM, ['--help']);
     assert.equal(help.status, 0);
     for (const w of ['--host', '--port', '--token', '--mode', '--fps', '--scenario', '--seed',
-      '--uri-file', '--ring', '--timings-batch-ms', '--method-log', '--no-watcher', 'scenario ',
+      '--uri-file', '--ring', '--timings-batch-ms', '--method-log', '--no-watcher', '--start-paused',
+      '--exit-on-eof', 'scenario ', 'web-timeout', 'web-unregistered', 'params',
       'fps N', 'inject N', 'pause', 'resume', 'restart', 'reload', 'watcher off|on', 'ext-delay',
       'ext-hang', 'ext-error', 'reply normal', 'timings-delay', 'drop', 'stats', 'methods', 'quit']) {
       assert.ok(help.stdout.toString().includes(w), `--help mentions ${w}`);
     }
   },
 
+  async '--host takes a name: it binds and prints the address; an unknown name exits 2'() {
+    const sim = await Sim.start(['--host', 'localhost']);
+    try {
+      assert.match(sim.httpUri, /^http:\/\/127\.0\.0\.1:\d+\//);
+      const c = await Client.connect(sim.wsUri);
+      assert.equal((await c.call('getVersion')).type, 'Version');
+      c.close();
+    } finally { await sim.stop(); }
+    const { spawnSync } = await import('node:child_process');
+    const bad = spawnSync(process.env.TELESCOPE_SIM, ['--host', 'no-such-host.invalid'], { input: '' });
+    assert.equal(bad.status, 2);
+    assert.match(bad.stderr.toString(), /cannot resolve --host/);
+  },
+
   async 'stdin EOF does not stop the sim; SIGTERM exits 0'() {
-    const sim = await Sim.start([]);
+    const sim = await Sim.start([], { keepOnEof: true });
     sim.proc.stdin.end();
     await new Promise((r) => setTimeout(r, 100));
     assert.equal(sim.exited, null);
@@ -108,5 +127,10 @@ await run({
     assert.equal((await c.call('getVersion')).major, 4);
     c.close();
     assert.deepEqual(await sim.stop(), { code: 0, signal: null });
+    // --exit-on-eof ties the sim to whoever holds its stdin.
+    const child = await Sim.start(['--exit-on-eof'], { keepOnEof: true });
+    child.proc.stdin.end();
+    await waitFor('exit on EOF', () => child.exited);
+    assert.deepEqual(await child.stop(), { code: 0, signal: null });
   },
 });

@@ -32,9 +32,28 @@ await run({
       assert.equal(r.result.protocol, 1);
       await c.waitEvent('Resume');
       assert.equal((await c.call('getIsolate', { isolateId: iso })).pauseEvent.kind, 'Resume');
-      // The resume RPC works too.
-      await c.call('pause', { isolateId: iso });
+      // The resume RPC works too, for any Pause* kind.
+      await sim.cmdOk('pause PauseBreakpoint');
+      assert.equal((await c.call('getIsolate', { isolateId: iso })).pauseEvent.kind, 'PauseBreakpoint');
       await c.call('resume', { isolateId: iso });
+      assert.equal((await c.call('getIsolate', { isolateId: iso })).pauseEvent.kind, 'Resume');
+      const notPaused = await c.send('resume', { isolateId: iso });
+      assert.equal(notPaused.error.code, 106);
+      assert.match(await sim.cmd('pause Sleeping'), /^error/);
+      c.close();
+    } finally { await sim.stop(); }
+  },
+
+  async '--start-paused: PauseStart until resume, no frames before'() {
+    const sim = await Sim.start(['--start-paused']);
+    try {
+      const c = await Client.connect(sim.wsUri);
+      const iso = await isolateOf(c);
+      assert.equal((await c.call('getIsolate', { isolateId: iso })).pauseEvent.kind, 'PauseStart');
+      await settle(80);
+      assert.equal((await sim.stats()).framesDrawn, 0);
+      await c.call('resume', { isolateId: iso });
+      await waitFor('frames after resume', async () => (await sim.stats()).framesDrawn > 0);
       c.close();
     } finally { await sim.stop(); }
   },
@@ -121,6 +140,9 @@ await run({
       assert.equal(r.type, 'Response');
       const p = JSON.parse(await sim.cmdOk('params'));
       assert.deepEqual(p.handed, { action: 'read', limit: '3' }, 'DWDS drops isolateId');
+      await c.call('ext.telescope.frames', { action: 'status', m: { a: 1 }, b: true });
+      assert.deepEqual(JSON.parse(await sim.cmdOk('params')).handed,
+        { action: 'status', m: '{"a":1}', b: 'true' }, 'DWDS jsonEncodes non-strings');
       r = await c.call('ext.flutter.profileWidgetBuilds', {});
       assert.equal(r.type, 'Response');
       assert.equal(r.enabled, 'false');
@@ -130,6 +152,18 @@ await run({
       e = await c.send('ext.telescope.frames', { action: 'status' });
       assert.equal(e.error.code, -32601);
       assert.equal(e.error.message, 'Unknown service method: ext.telescope.frames');
+      await sim.cmdOk('web-unregistered 32603');
+      e = await c.send('ext.telescope.frames', { action: 'status' });
+      assert.deepEqual(e.error, { code: -32603, message: 'Unexpected null value' });
+      await sim.cmdOk('watcher on');
+      // DWDS WebSocket mode: a call the page does not answer times out as -32603.
+      await sim.cmdOk('web-timeout 150');
+      await sim.cmdOk('ext-hang on');
+      e = await c.send('ext.telescope.frames', { action: 'status' });
+      assert.equal(e.error.code, -32603);
+      assert.match(e.error.message, /TimeoutException after 0:00:00\.150000/);
+      await sim.cmdOk('ext-hang off');
+      assert.equal((await sim.stats()).heldCalls, 0);
       e = await c.send('streamListen', { streamId: 'Profiler' });
       assert.equal(e.error.code, -32602);
       await c.call('streamListen', { streamId: 'Isolate' });

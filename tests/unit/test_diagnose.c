@@ -93,6 +93,11 @@ START_TEST(liveness_flat_or_unknown_probes) {
   ck_assert_int_eq(s.next, DIAGNOSE_NEXT_PROBE);
   f.probe = DIAGNOSE_PROBE_MOVED;
   expect_final(&f, DIAG_APP_IDLE);
+  /* The tool refreshes liveness_now after the probe: the probe's own frame
+   * moved it, which is app_idle, not a re-read. */
+  f.liveness_now = 101;
+  expect_final(&f, DIAG_APP_IDLE);
+  f.liveness_now = 100;
   f.probe = DIAGNOSE_PROBE_NOT_MOVED;
   expect_final(&f, DIAG_ENGINE_STALLED);
   f.liveness_before_known = 0;

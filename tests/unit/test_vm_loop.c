@@ -48,6 +48,7 @@ START_TEST(refused_port_is_not_connected) {
                 g.detail, (unsigned long long)(g.at_ms - t0));
   ck_assert_ptr_null(strstr(g.detail, "SECRETTOKEN"));
   json_t *conn = vm_app_connection_json(app);
+  assert_connection_matches_schema(conn);
   ck_assert_str_eq(json_string_value(json_object_get(conn, "state")), "not_connected");
   ck_assert_ptr_null(
       strstr(json_string_value(json_object_get(conn, "vmServiceUri")), "SECRETTOKEN"));
@@ -74,6 +75,9 @@ START_TEST(reconnect_backs_off) {
   vm_app_options_t opt = {.uri = uri, .call_timeout_ms = 3000};
   vm_app_t *app = vm_app_new(&loop, &opt);
   got_t g = {.loop = &loop};
+  /* a first dial creates the lws context (slow under valgrind): not timed */
+  vm_app_refresh(app, got_cb, &g);
+  ck_assert(run_until(&loop, &g.n, 1, 3000));
   uv_update_time(&loop);
   uint64_t end = uv_now(&loop) + 800;
   int calls = 0;
@@ -84,8 +88,8 @@ START_TEST(reconnect_backs_off) {
     ck_assert_int_eq(g.diag, DIAG_NOT_CONNECTED);
     calls++;
   }
-  /* 0 + 50 + 100 + 200 + 400 ms: about five dials fit in 800 ms */
-  ck_assert_msg(calls >= 3 && calls <= 7, "%d dials in 800 ms", calls);
+  /* waits of 50 + 100 + 200 + 400 (+ 800) ms: four or five dials fit */
+  ck_assert_msg(calls >= 2 && calls <= 6, "%d dials in 800 ms", calls);
   got_reset(&g);
   close_app_and_loop(app, &loop);
 }
@@ -117,6 +121,7 @@ START_TEST(remote_host_refused_before_any_dial) {
   ck_assert_int_eq(g.diag, DIAG_CONNECTION_REJECTED);
   ck_assert(g.at_ms - t0 < 100);
   json_t *conn = vm_app_connection_json(app);
+  assert_connection_matches_schema(conn);
   ck_assert_str_eq(json_string_value(json_object_get(conn, "state")), "rejected");
   json_decref(conn);
   got_reset(&g);

@@ -50,6 +50,7 @@ static const struct {
     {"http://LocalHost:53166/EMYU73JbR-A=/", "ws://localhost:53166/EMYU73JbR-A=/ws"},
     {"http://[::1]:53166/EMYU73JbR-A=/", "ws://[::1]:53166/EMYU73JbR-A=/ws"},
     {"ws://127.9.8.7:1/EMYU73JbR-A=/ws", "ws://127.9.8.7:1/EMYU73JbR-A=/ws"},
+    {"http://::1:53166/EMYU73JbR-A=/", "ws://[::1]:53166/EMYU73JbR-A=/ws"}, /* unbracketed */
     /* no auth code (--disable-service-auth-codes) */
     {"http://127.0.0.1:8181/", "ws://127.0.0.1:8181/ws"},
     /* the token is kept verbatim, including characters a decoder would touch */
@@ -135,6 +136,8 @@ static const struct {
     {"http://127.0.0.1:12ab/T=/", "bad port"},
     {"http://[::1/T=/", "unclosed"},
     {"http://[zz::1]:5/T=/", "invalid IPv6"},
+    {"http://fe80::zz:5/T=/", "without [brackets]"},
+    {"http://a:b:c/T=/", "without [brackets]"},
     {"http://user@127.0.0.1:5/T=/", "user info"},
     {"http://127.0.0.1:5/T=\"/", "quote"},
     {"http://127.0.0.1:9101?uri=", "no scheme"},

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <uv.h>
 
+#include "schema_embed.h"
 #include "vm_isolate.h"
 
 typedef struct {
@@ -67,6 +68,39 @@ static int run_until(uv_loop_t *loop, const int *counter, int target, int ms) {
 
 static void app_closed(void *arg) {
   (*(int *)arg)++;
+}
+
+/* Checks conn against the `connection` object of the output schema (the
+ * embedded bytes): required keys, no unknown keys, types and enums. */
+static void assert_connection_matches_schema(json_t *conn) {
+  json_t *schema = json_loads(schema_telescope_frames_output, 0, NULL);
+  json_t *cs = json_object_get(json_object_get(schema, "properties"), "connection");
+  ck_assert_ptr_nonnull(cs);
+  json_t *props = json_object_get(cs, "properties");
+  size_t i;
+  json_t *req;
+  json_array_foreach(json_object_get(cs, "required"), i, req) {
+    ck_assert_msg(json_object_get(conn, json_string_value(req)) != NULL, "missing %s",
+                  json_string_value(req));
+  }
+  const char *k;
+  json_t *v;
+  json_object_foreach(conn, k, v) {
+    json_t *p = json_object_get(props, k);
+    ck_assert_msg(p != NULL, "connection.%s is not in the schema", k);
+    const char *type = json_string_value(json_object_get(p, "type"));
+    if (type && strcmp(type, "string") == 0) ck_assert_msg(json_is_string(v), "%s not a string", k);
+    if (type && strcmp(type, "boolean") == 0) ck_assert_msg(json_is_boolean(v), "%s not bool", k);
+    json_t *en = json_object_get(p, "enum");
+    if (en) {
+      int found = 0;
+      size_t j;
+      json_t *e;
+      json_array_foreach(en, j, e) found |= json_equal(e, v);
+      ck_assert_msg(found, "connection.%s = %s is not an allowed value", k, json_string_value(v));
+    }
+  }
+  json_decref(schema);
 }
 
 /* Closes app and proves nothing is left on the loop. */

@@ -103,7 +103,14 @@ static void sim_start(sim_proc_t *s, const char *const *extra) {
     else
       snprintf(s->devtools, sizeof s->devtools, "%s", at);
   }
-  ck_assert_int_eq(sscanf(s->http_uri, "http://127.0.0.1:%d/%63[^/]/", &s->port, s->token), 2);
+  /* http://HOST:PORT/TOKEN/ with HOST 127.0.0.1, ::1 or [::1] */
+  const char *tok = strchr(s->http_uri + strlen("http://"), '/');
+  ck_assert_ptr_nonnull(tok);
+  const char *pc = tok;
+  while (pc > s->http_uri && pc[-1] != ':') pc--;
+  s->port = atoi(pc);
+  ck_assert_int_eq(sscanf(tok, "/%63[^/]", s->token), 1);
+  ck_assert_int_gt(s->port, 0);
 }
 
 /* Sends a command; returns the `ok …` answer (static) or fails the test. */

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <netdb.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -81,6 +82,10 @@ static const char usage_text[] =
     "  --timings-batch-ms N   FrameTiming batch interval (default 100)\n"
     "  --method-log PATH      append every VM-service method received, one a line\n"
     "  --no-watcher           start without ext.telescope.frames registered\n"
+    "  --start-paused         the isolate starts paused (PauseStart), like\n"
+    "                         flutter run --start-paused; `resume` lets it run\n"
+    "  --exit-on-eof          stop when stdin reaches EOF (a parent process that\n"
+    "                         holds the pipe ties the sim to its own lifetime)\n"
     "  --verbose              log connections and lws notices on stderr\n"
     "  --help, --version\n"
     "\n"
@@ -90,7 +95,9 @@ static const char usage_text[] =
     "  fps N                 change the frame rate\n"
     "  inject N              the next N drawn frames are janky (SlowWidget,\n"
     "                        build > 2x budget)\n"
-    "  pause | resume        pause the isolate (Debug PauseInterrupted; extension\n"
+    "  pause [KIND] | resume pause the isolate (a Debug event of KIND, default\n"
+    "                        PauseInterrupted; also PauseBreakpoint, PauseException,\n"
+    "                        PauseStart, PausePostRequest, PauseExit; extension\n"
     "                        replies are held) / resume it (Resume)\n"
     "  restart               hot restart: IsolateExit, new isolate id,\n"
     "                        IsolateStart/IsolateRunnable, ServiceExtensionAdded,\n"
@@ -103,12 +110,17 @@ static const char usage_text[] =
     "  reply normal|malformed|huge MB|wrongtypes\n"
     "                        shape of ext.telescope.frames replies\n"
     "  timings-delay MS      hold FrameTimings back MS (frames_pending)\n"
+    "  web-timeout MS        web: extension calls unanswered after MS get -32603\n"
+    "                        TimeoutException (DWDS WebSocket mode; 0: never)\n"
+    "  web-unregistered 32601|32603\n"
+    "                        web: an unregistered extension's error code\n"
     "  drop                  close every connection abruptly\n"
     "  stats                 counters as one JSON object\n"
     "  methods               the methods received, in order (JSON array)\n"
     "  params                the last ext.telescope.frames params, raw and as\n"
     "                        the handler saw them (JSON)\n"
-    "  quit                  stop (so do SIGTERM and SIGINT; stdin EOF does not)\n"
+    "  quit                  stop (so do SIGTERM and SIGINT; stdin EOF does not,\n"
+    "                        unless --exit-on-eof)\n"
     "\n"
     "On start it prints the two lines `flutter run` prints: the VM Service URI\n"
     "and the DevTools URL.\n";
@@ -163,6 +175,8 @@ static int parse_args(int argc, char **argv, sim_config_t *cfg) {
     O_BATCH,
     O_METHOD_LOG,
     O_NO_WATCHER,
+    O_EXIT_ON_EOF,
+    O_START_PAUSED,
     O_VERBOSE,
     O_HELP,
     O_VERSION
@@ -180,6 +194,8 @@ static int parse_args(int argc, char **argv, sim_config_t *cfg) {
                                        {"timings-batch-ms", required_argument, NULL, O_BATCH},
                                        {"method-log", required_argument, NULL, O_METHOD_LOG},
                                        {"no-watcher", no_argument, NULL, O_NO_WATCHER},
+                                       {"exit-on-eof", no_argument, NULL, O_EXIT_ON_EOF},
+                                       {"start-paused", no_argument, NULL, O_START_PAUSED},
                                        {"verbose", no_argument, NULL, O_VERBOSE},
                                        {"help", no_argument, NULL, O_HELP},
                                        {"version", no_argument, NULL, O_VERSION},
@@ -260,6 +276,12 @@ static int parse_args(int argc, char **argv, sim_config_t *cfg) {
       case O_NO_WATCHER:
         cfg->no_watcher = 1;
         break;
+      case O_EXIT_ON_EOF:
+        cfg->exit_on_eof = 1;
+        break;
+      case O_START_PAUSED:
+        cfg->start_paused = 1;
+        break;
       case O_VERBOSE:
         cfg->verbose = 1;
         break;
@@ -309,6 +331,26 @@ static uint64_t random_seed(void) {
     close(fd);
   }
   return v ^ (uint64_t)sim_wall_ms() ^ ((uint64_t)getpid() << 32);
+}
+
+/* lws binds to an address, not a name: resolve --host to its numeric form
+ * (IPv4 preferred), which is also what the printed URIs carry. */
+static int resolve_host(const char *host, char *out, size_t n) {
+  struct addrinfo hints, *res = NULL, *ai, *pick = NULL;
+  int rc;
+
+  memset(&hints, 0, sizeof hints);
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  rc = getaddrinfo(host, NULL, &hints, &res);
+  if (rc) return -1;
+  for (ai = res; ai; ai = ai->ai_next)
+    if (!pick || (ai->ai_family == AF_INET && pick->ai_family != AF_INET)) pick = ai;
+  rc = pick ? getnameinfo(pick->ai_addr, pick->ai_addrlen, out, (socklen_t)n, NULL, 0,
+                          NI_NUMERICHOST)
+            : -1;
+  freeaddrinfo(res);
+  return rc ? -1 : 0;
 }
 
 static int mkdirs_for(const char *path) {
@@ -433,8 +475,11 @@ static int run_command(sim_t *s, char *line) {
     sim_gen_inject(s, (int)v);
     answer("ok inject %ld", v);
   } else if (!strcmp(cmd, "pause")) {
-    sim_vm_pause(s);
-    answer("ok paused %s", s->vm.isolate_id);
+    if (sim_vm_pause(s, arg))
+      return answer(
+          "error pause wants PauseInterrupted|PauseBreakpoint|PauseException|"
+          "PauseStart|PausePostRequest|PauseExit");
+    answer("ok paused %s %s", s->vm.isolate_id, s->vm.pause_kind);
   } else if (!strcmp(cmd, "resume")) {
     sim_vm_resume(s);
     sim_gen_flush(s);
@@ -477,6 +522,17 @@ static int run_command(sim_t *s, char *line) {
     } else
       return answer("error reply wants normal|malformed|huge MB|wrongtypes");
     answer("ok reply %s%s%s", arg, arg2 ? " " : "", arg2 ? arg2 : "");
+  } else if (!strcmp(cmd, "web-timeout")) {
+    if (!arg || parse_long(arg, 0, 3600000, &v))
+      return answer("error web-timeout wants milliseconds 0..3600000");
+    s->vm.web_timeout_ms = (int)v;
+    answer("ok web-timeout %ld%s", v, s->cfg.mode == SIM_MODE_WEB ? "" : " (applies in web mode)");
+  } else if (!strcmp(cmd, "web-unregistered")) {
+    if (!arg || (strcmp(arg, "32601") && strcmp(arg, "32603")))
+      return answer("error web-unregistered wants 32601|32603");
+    s->vm.web_unregistered = arg[4] == '1' ? -32601 : -32603;
+    answer("ok web-unregistered -%s%s", arg,
+           s->cfg.mode == SIM_MODE_WEB ? "" : " (applies in web mode)");
   } else if (!strcmp(cmd, "timings-delay")) {
     if (!arg || parse_long(arg, 0, 3600000, &v))
       return answer("error timings-delay wants milliseconds 0..3600000");
@@ -537,12 +593,14 @@ static void on_stdin_read(uv_stream_t *st, ssize_t n, const uv_buf_t *buf) {
   if (n > 0) {
     feed_stdin(&sim, buf->base, (size_t)n);
   } else if (n < 0) {
-    /* EOF does not stop the simulator: tests may close its stdin. */
+    /* EOF does not stop the simulator (tests may close its stdin), unless
+     * a parent asked for its lifetime with --exit-on-eof. */
     uv_read_stop(st);
     if (stdin_active) {
       stdin_active = 0;
       uv_close((uv_handle_t *)st, NULL);
     }
+    if (sim.cfg.exit_on_eof) shutdown_sim(&sim);
   }
 }
 
@@ -561,6 +619,7 @@ static void start_stdin(sim_t *s) {
     char buf[8192];
     ssize_t n;
     while (!s->stopping && (n = read(0, buf, sizeof buf)) > 0) feed_stdin(s, buf, (size_t)n);
+    if (s->cfg.exit_on_eof) shutdown_sim(s);
     return;
   }
   if (rc) return;
@@ -593,14 +652,26 @@ static void on_signal(uv_signal_t *h, int signum) {
 
 int main(int argc, char **argv) {
   sim_t *s = &sim;
+  char host_num[64], uri_host[72];
   wm_config_t mcfg;
   int rc;
 
   rc = parse_args(argc, argv, &s->cfg);
   if (rc >= 0) return rc;
   signal(SIGPIPE, SIG_IGN);
+  /* `telescope-sim &` from an interactive shell: reading the terminal from
+   * the background would stop the whole app; the read fails instead and the
+   * sim goes on without stdin commands. */
+  signal(SIGTTIN, SIG_IGN);
   s->rng = s->cfg.seeded ? s->cfg.seed : random_seed();
   if (!s->cfg.seeded) s->cfg.seed = sim_rand_next(&s->rng);
+  if (resolve_host(s->cfg.host, host_num, sizeof host_num)) {
+    fprintf(stderr, "telescope-sim: cannot resolve --host %s\n", s->cfg.host);
+    return 2;
+  }
+  s->cfg.host = host_num;
+  /* An IPv6 address goes in brackets inside a URI. */
+  snprintf(uri_host, sizeof uri_host, strchr(host_num, ':') ? "[%s]" : "%s", host_num);
   s->loop = uv_default_loop();
   make_token(s);
   sim_new_run_id(s);
@@ -617,6 +688,7 @@ int main(int argc, char **argv) {
   if (sim_server_init(s)) goto fail_server;
   if (sim_vm_init(s)) goto fail_vm;
   if (sim_gen_init(s)) goto fail_gen;
+  if (s->cfg.start_paused) sim_vm_pause(s, "PauseStart");
   uv_signal_init(s->loop, &sig_int);
   uv_signal_init(s->loop, &sig_term);
   uv_signal_start(&sig_int, on_signal, SIGINT);
@@ -624,13 +696,14 @@ int main(int argc, char **argv) {
 
   if (s->cfg.mode == SIM_MODE_WEB) {
     /* DWDS prints no trailing slash and serves the socket on /<token>. */
-    snprintf(s->http_uri, sizeof s->http_uri, "http://%.100s:%d/%.64s", s->cfg.host, s->srv.port,
+    snprintf(s->http_uri, sizeof s->http_uri, "http://%.71s:%d/%.63s", uri_host, s->srv.port,
              s->token);
-    snprintf(s->ws_uri, sizeof s->ws_uri, "ws://%.100s:%d/%.64s", s->cfg.host, s->srv.port, s->token);
+    snprintf(s->ws_uri, sizeof s->ws_uri, "ws://%.71s:%d/%.63s", uri_host, s->srv.port, s->token);
   } else {
-    snprintf(s->http_uri, sizeof s->http_uri, "http://%.100s:%d/%.64s/", s->cfg.host, s->srv.port,
+    snprintf(s->http_uri, sizeof s->http_uri, "http://%.71s:%d/%.63s/", uri_host, s->srv.port,
              s->token);
-    snprintf(s->ws_uri, sizeof s->ws_uri, "ws://%.100s:%d/%.64s/ws", s->cfg.host, s->srv.port, s->token);
+    snprintf(s->ws_uri, sizeof s->ws_uri, "ws://%.71s:%d/%.63s/ws", uri_host, s->srv.port,
+             s->token);
   }
   write_uri_file(s); /* before the banner: whoever sees the banner finds the file */
   printf("A Dart VM Service on telescope-sim is available at: %s\n", s->http_uri);

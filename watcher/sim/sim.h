@@ -48,6 +48,8 @@ typedef struct {
   int timings_batch_ms;
   const char *method_log;
   int no_watcher;
+  int exit_on_eof;  /* stdin EOF stops the sim (a parent's lifetime) */
+  int start_paused; /* the isolate starts at PauseStart (flutter run --start-paused) */
   int verbose;
 } sim_config_t;
 
@@ -102,6 +104,8 @@ typedef struct sim {
     int ext_delay_ms;
     int ext_hang;
     int ext_error;
+    int web_timeout_ms;   /* web: DWDS WebSocket-mode timeout (0: none) */
+    int web_unregistered; /* web: -32601 or -32603 for an unknown ext */
     sim_reply_t reply;
     size_t huge_mb;
     sim_call_t *calls_head, *calls_tail;

@@ -264,9 +264,16 @@ static int callback_vmservice(struct lws *wsi, enum lws_callback_reasons reason,
 }
 
 /* One protocol serves HTTP and WebSocket alike: lws gives a request without
- * Sec-WebSocket-Protocol to protocols[0]. The VM service has no subprotocol. */
+ * Sec-WebSocket-Protocol to protocols[0]. The raw VM selects the subprotocol
+ * implicit-redirect when a client offers one; DDS and DWDS have none (lws
+ * then hangs up where they would answer 101 without one: the client fails
+ * either way). */
 static const struct lws_protocols protocols[] = {
     {"vmservice", callback_vmservice, sizeof(struct pss), 0, 0, NULL, 0},
+    {NULL, NULL, 0, 0, 0, NULL, 0}};
+static const struct lws_protocols protocols_vm[] = {
+    {"vmservice", callback_vmservice, sizeof(struct pss), 0, 0, NULL, 0},
+    {"implicit-redirect", callback_vmservice, sizeof(struct pss), 0, 0, NULL, 0},
     {NULL, NULL, 0, 0, 0, NULL, 0}};
 
 static void lws_log_to_sim(int level, const char *line) {
@@ -285,6 +292,9 @@ int sim_server_init(sim_t *s) {
   info.foreign_loops = loops;
   info.user = s;
   info.port = CONTEXT_PORT_NO_LISTEN;
+  /* lws drains a partly sent message from its buffer at most this much per
+   * writable event; at the 4 KiB default a 64 MiB reply took seconds. */
+  info.pt_serv_buf_size = 1 << 20;
   s->srv.ctx = lws_create_context(&info);
   if (!s->srv.ctx) {
     fprintf(stderr,
@@ -295,7 +305,7 @@ int sim_server_init(sim_t *s) {
   memset(&info, 0, sizeof info);
   info.port = s->cfg.port;
   info.iface = s->cfg.host;
-  info.protocols = protocols;
+  info.protocols = s->cfg.mode == SIM_MODE_VM ? protocols_vm : protocols;
   info.vhost_name = "vmservice";
   info.options = LWS_SERVER_OPTION_LIBUV;
   s->srv.vhost = lws_create_vhost(s->srv.ctx, &info);
@@ -304,6 +314,10 @@ int sim_server_init(sim_t *s) {
     return -1;
   }
   s->srv.port = lws_get_vhost_listen_port(s->srv.vhost);
+  if (s->srv.port <= 0) { /* lws may make a vhost that listens nowhere */
+    fprintf(stderr, "telescope-sim: cannot listen on %s:%d\n", s->cfg.host, s->cfg.port);
+    return -1;
+  }
   return 0;
 }
 

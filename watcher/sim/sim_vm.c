@@ -1,5 +1,6 @@
 #include "sim_vm.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -13,6 +14,7 @@
   X(INVALID_REQUEST, -32600, "Invalid Request")                  \
   X(METHOD_NOT_FOUND, -32601, "Method not found")                \
   X(INVALID_PARAMS, -32602, "Invalid params")                    \
+  X(INTERNAL_ERROR, -32603, "Internal error")                    \
   X(SERVER_ERROR, -32000, "Server error")                        \
   X(STREAM_ALREADY_SUBSCRIBED, 103, "Stream already subscribed") \
   X(STREAM_NOT_SUBSCRIBED, 104, "Stream not subscribed")         \
@@ -50,6 +52,7 @@ struct sim_call {
   json_t *params;     /* as the handler sees them (ext: stringified) */
   char isolate_id[48];
   uint64_t due_ms;
+  uint64_t deadline_ms; /* web: DWDS gives up on the call then (0: never) */
   int hang;
 };
 
@@ -105,31 +108,59 @@ static void sb_puts(sb_t *b, const char *s) {
   sb_add(b, s, strlen(s));
 }
 
-/* Dart's double.toString(): shortest round-trip digits, always a '.' or an
- * exponent ("10.0", "1.5", "1e+21", "1e-7"). */
+/* Dart's double.toString(), as in JavaScript: the shortest digits that read
+ * back to the same double; fixed notation for exponents -6..20 (always with
+ * a point: "10.0"), else "1.5e+21" / "1e-7". */
 static void dart_double(sb_t *b, double d) {
-  char tmp[48], out[48];
-  int prec;
-  const char *e;
+  char tmp[64], digits[32], out[64];
+  const char *p;
+  int prec, exp, nd = 0, i, o = 0;
 
-  for (prec = 1; prec <= 17; prec++) {
-    snprintf(tmp, sizeof tmp, "%.*g", prec, d);
-    if (strtod(tmp, NULL) == d) break;
-  }
-  e = strchr(tmp, 'e');
-  if (e) {
-    /* C pads the exponent ("1e-07"); Dart does not. */
-    size_t m = (size_t)(e - tmp) + 2;
-    const char *digits = e + 2;
-    memcpy(out, tmp, m);
-    while (*digits == '0' && digits[1]) digits++;
-    snprintf(out + m, sizeof out - m, "%s", digits);
-    sb_puts(b, out);
+  if (isnan(d)) {
+    sb_puts(b, "NaN");
     return;
   }
-  sb_puts(b, tmp);
-  if (!strpbrk(tmp, ".ni")) /* not inf/nan, no point yet */
-    sb_puts(b, ".0");
+  if (isinf(d)) {
+    sb_puts(b, d < 0 ? "-Infinity" : "Infinity");
+    return;
+  }
+  if (d == 0) {
+    sb_puts(b, signbit(d) ? "-0.0" : "0.0");
+    return;
+  }
+  for (prec = 0; prec < 17; prec++) {
+    snprintf(tmp, sizeof tmp, "%.*e", prec, d);
+    if (strtod(tmp, NULL) == d) break;
+  }
+  p = tmp;
+  if (*p == '-') out[o++] = *p++;
+  for (; *p && *p != 'e'; p++)
+    if (*p >= '0' && *p <= '9' && nd < (int)sizeof digits) digits[nd++] = *p;
+  exp = atoi(p + 1);
+  while (nd > 1 && digits[nd - 1] == '0') nd--;
+  if (exp >= 21 || exp <= -7) {
+    out[o++] = digits[0];
+    if (nd > 1) {
+      out[o++] = '.';
+      for (i = 1; i < nd; i++) out[o++] = digits[i];
+    }
+    snprintf(out + o, sizeof out - (size_t)o, "e%c%d", exp < 0 ? '-' : '+', exp < 0 ? -exp : exp);
+  } else if (exp >= 0) {
+    for (i = 0; i <= exp; i++) out[o++] = i < nd ? digits[i] : '0';
+    out[o++] = '.';
+    if (nd > exp + 1)
+      for (i = exp + 1; i < nd; i++) out[o++] = digits[i];
+    else
+      out[o++] = '0';
+    out[o] = '\0';
+  } else {
+    out[o++] = '0';
+    out[o++] = '.';
+    for (i = 0; i < -exp - 1; i++) out[o++] = '0';
+    for (i = 0; i < nd; i++) out[o++] = digits[i];
+    out[o] = '\0';
+  }
+  sb_puts(b, out);
 }
 
 /* The VM hands extension handlers Map<String,String> built with toString()
@@ -264,7 +295,9 @@ static void send_method_not_found(const sim_t *s, sim_call_t *k) {
       send_error(s, k, RPC_METHOD_NOT_FOUND, msg, NULL);
       break;
     case SIM_MODE_WEB: /* DWDS checks its extension registry first */
-      if (!strncmp(k->method, "ext.", 4)) {
+      if (!strncmp(k->method, "ext.", 4) && s->vm.web_unregistered == RPC_INTERNAL_ERROR) {
+        send_error(s, k, RPC_INTERNAL_ERROR, "Unexpected null value", NULL); /* flutter#186896 */
+      } else if (!strncmp(k->method, "ext.", 4)) {
         snprintf(msg, sizeof msg, "Unknown service method: %s", k->method);
         send_error(s, k, RPC_METHOD_NOT_FOUND, msg, NULL);
       } else {
@@ -386,6 +419,19 @@ static void run_call(sim_t *s, sim_call_t *k);
 
 static void on_call_timer(uv_timer_t *t);
 
+/* DWDS's WebSocket mode relays extension calls to the page with a timeout;
+ * a TimeoutException becomes -32603. */
+static void send_web_timeout(const sim_t *s, sim_call_t *k) {
+  char msg[160];
+  uint64_t ms = (uint64_t)s->vm.web_timeout_ms;
+  snprintf(msg, sizeof msg,
+           "Unexpected DWDS error for callServiceExtension: TimeoutException after "
+           "%llu:%02llu:%02llu.%03llu000: Future not completed",
+           (unsigned long long)(ms / 3600000), (unsigned long long)(ms / 60000 % 60),
+           (unsigned long long)(ms / 1000 % 60), (unsigned long long)(ms % 1000));
+  send_error(s, k, RPC_INTERNAL_ERROR, msg, NULL);
+}
+
 /* Answers every held call that may go now, in arrival order; replies may
  * therefore leave out of order. Re-arms the timer for the next delayed one. */
 static void pump(sim_t *s) {
@@ -403,7 +449,15 @@ static void pump(sim_t *s) {
         wait = 1;
         if (!next || k->due_ms < next) next = k->due_ms;
       }
+      if (wait && k->deadline_ms && k->deadline_ms <= now) {
+        *pp = k->next;
+        k->next = NULL;
+        send_web_timeout(s, k);
+        call_free(k);
+        continue;
+      }
       if (wait) {
+        if (k->deadline_ms && (!next || k->deadline_ms < next)) next = k->deadline_ms;
         s->vm.calls_tail = k;
         pp = &k->next;
         continue;
@@ -446,6 +500,39 @@ static void set_type_response(const sim_t *s, json_t *result) {
     json_object_set_new(result, "type", json_string("Response"));
 }
 
+/* The reply with a "padding" member of n bytes, spliced in as text: making
+ * jansson escape-check 64 MiB took a second, longer than a client timeout. */
+static void send_padded(sim_call_t *k, json_t *result, size_t n) {
+  static const char head[] = "{\"jsonrpc\":\"2.0\",\"result\":";
+  static const char pad[] = ",\"padding\":\"";
+  char *body, *id, *text, *p;
+  size_t blen, ilen, len;
+
+  if (!k->reply || !k->conn) return;
+  body = json_dumps(result, JSON_COMPACT);
+  id = json_dumps(k->id, JSON_COMPACT | JSON_ENCODE_ANY);
+  if (!body || !id) goto done;
+  blen = strlen(body) - 1; /* without the closing brace */
+  ilen = strlen(id);
+  len = sizeof head - 1 + blen + sizeof pad - 1 + n + 2 + 6 + ilen + 1;
+  text = malloc(len);
+  if (!text) goto done;
+  p = text;
+  memcpy(p, head, sizeof head - 1), p += sizeof head - 1;
+  memcpy(p, body, blen), p += blen;
+  memcpy(p, pad, sizeof pad - 1), p += sizeof pad - 1;
+  memset(p, 'x', n), p += n;
+  memcpy(p, "\"}", 2), p += 2;
+  memcpy(p, ",\"id\":", 6), p += 6;
+  memcpy(p, id, ilen), p += ilen;
+  *p++ = '}';
+  sim_server_send(k->conn, text, (size_t)(p - text));
+  free(text);
+done:
+  free(body);
+  free(id);
+}
+
 static void frames_reply(sim_t *s, sim_call_t *k) {
   char *detail = NULL;
   json_t *r;
@@ -482,17 +569,11 @@ static void frames_reply(sim_t *s, sim_call_t *k) {
       json_object_set_new(r, "collecting", json_string("true"));
       break;
     }
-    case SIM_REPLY_HUGE: {
-      size_t n = s->vm.huge_mb << 20;
-      char *pad = malloc(n + 1);
-      if (pad) {
-        memset(pad, 'x', n);
-        pad[n] = '\0';
-        json_object_set_new(r, "padding", json_stringn(pad, n));
-        free(pad);
-      }
-      break;
-    }
+    case SIM_REPLY_HUGE:
+      set_type_response(s, r);
+      send_padded(k, r, s->vm.huge_mb << 20);
+      json_decref(r);
+      return;
     case SIM_REPLY_MALFORMED:
       if (k->reply && k->conn) {
         char *id = json_dumps(k->id, JSON_ENCODE_ANY | JSON_COMPACT);
@@ -622,6 +703,9 @@ static int do_extension(sim_t *s, sim_call_t *k) {
   snprintf(k->isolate_id, sizeof k->isolate_id, "%s", s->vm.isolate_id);
   k->due_ms = frames && s->vm.ext_delay_ms > 0 ? uv_now(s->loop) + (uint64_t)s->vm.ext_delay_ms : 0;
   k->hang = frames && s->vm.ext_hang;
+  k->deadline_ms = s->cfg.mode == SIM_MODE_WEB && s->vm.web_timeout_ms > 0
+                       ? uv_now(s->loop) + (uint64_t)s->vm.web_timeout_ms
+                       : 0;
   hold(s, k);
   pump(s);
   return 1;
@@ -813,7 +897,7 @@ static void do_resume(sim_t *s, sim_call_t *k) {
 static void do_pause(sim_t *s, sim_call_t *k) {
   if (!check_isolate(s, k)) return;
   send_result(k, json_pack("{s:s}", "type", "Success"));
-  sim_vm_pause(s);
+  sim_vm_pause(s, NULL);
 }
 
 #define SIM_METHODS(X)                                   \
@@ -946,15 +1030,24 @@ void sim_vm_conn_closed(sim_t *s, sim_conn_t *c) {
 
 /* ---- scripted app events ------------------------------------------------- */
 
-void sim_vm_pause(sim_t *s) {
+int sim_vm_pause(sim_t *s, const char *kind) {
+  static const char *const kinds[] = {"PauseInterrupted", "PauseBreakpoint",  "PauseException",
+                                      "PauseStart",       "PausePostRequest", "PauseExit"};
+  size_t i;
   json_t *ev;
-  if (s->vm.paused) return;
+
+  if (!kind) kind = kinds[0];
+  for (i = 0; i < sizeof kinds / sizeof *kinds; i++)
+    if (!strcmp(kind, kinds[i])) break;
+  if (i == sizeof kinds / sizeof *kinds) return -1;
+  if (s->vm.paused) return 0;
   s->vm.paused = 1;
-  s->vm.pause_kind = "PauseInterrupted";
+  s->vm.pause_kind = kinds[i]; /* static storage: getIsolate reports it */
   s->vm.pause_ms = sim_wall_ms();
-  ev = event_new(s, "PauseInterrupted", current_ref(s));
+  ev = event_new(s, kinds[i], current_ref(s));
   json_object_set_new(ev, "timestamp", json_integer(s->vm.pause_ms));
   broadcast(s, "Debug", ev);
+  return 0;
 }
 
 void sim_vm_resume(sim_t *s) {
@@ -1012,6 +1105,7 @@ int sim_vm_init(sim_t *s) {
 
   snprintf(s->vm.group_id, sizeof s->vm.group_id, "isolateGroups/%llu", (unsigned long long)g);
   s->vm.pause_kind = "Resume";
+  s->vm.web_unregistered = RPC_METHOD_NOT_FOUND;
   s->vm.watcher = !s->cfg.no_watcher;
   s->vm.method_counts = json_object();
   s->vm.method_list = json_array();

@@ -29,7 +29,8 @@ void sim_vm_handle_message(sim_t *s, sim_conn_t *c, const char *text, size_t len
 void sim_vm_conn_closed(sim_t *s, sim_conn_t *c);
 
 /* Scripted app events (stdin commands). */
-void sim_vm_pause(sim_t *s);
+/* kind: a Pause* event kind (NULL: PauseInterrupted); -1 when unknown. */
+int sim_vm_pause(sim_t *s, const char *kind);
 void sim_vm_resume(sim_t *s);
 void sim_vm_restart(sim_t *s);
 void sim_vm_reload(sim_t *s);
