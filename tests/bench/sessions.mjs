@@ -42,7 +42,8 @@ export async function overhead({ mcp, sim, rounds, calls = 50 }) {
   await s.cmd('scenario steady');
   while ((await s.stats()).recordsWritten < since + 100) await sleep(5);
   await s.cmd('scenario idle');
-  await sleep(100);
+  // Until the last drawn frame's timing is in (the count stops moving).
+  for (let prev = -1, now; (now = (await s.stats()).recordsWritten) !== prev; prev = now) await sleep(100);
   const raw1 = await vm.frames({ action: 'read', since, limit: 500 });
   const n = raw1.msg.result.records.length;
   const viaMcp = await tool(peer, { action: 'read', cursor });
