@@ -87,6 +87,11 @@ export async function startSim(simPath, args = []) {
   const child = spawn(simPath, ['--port', '0', '--seed', '7', '--uri-file', uriFile, ...args],
     { stdio: ['pipe', 'pipe', 'ignore'] });
   const exited = new Promise((r) => child.on('exit', (code, sig) => r({ code, sig })));
+  // The sim does not stop at stdin EOF: never leave one behind, even when a
+  // section throws.
+  const reap = () => child.kill('SIGTERM');
+  process.on('exit', reap);
+  exited.then(() => process.off('exit', reap));
   let buf = '';
   const lines = [];
   const waiters = [];

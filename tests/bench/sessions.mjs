@@ -37,8 +37,11 @@ export async function overhead({ mcp, sim, rounds, calls = 50 }) {
   await tool(peer, { action: 'status' });
   const first = await tool(peer, { action: 'read' });
   const cursor = first.res.structuredContent.nextCursor;
+  // The raw reads start where the cursor points (v1:<runId>:<seq>:<check>,
+  // base64url): the empty first read probed the idle app, which drew a frame.
+  const since = Number(Buffer.from(cursor, 'base64url').toString().split(':')[2]);
   // Attribution on (a session would do it), so the records carry their blocks.
-  const since = (await vm.frames({ action: 'start' })).msg.result.lastSeq;
+  await vm.frames({ action: 'start' });
   await s.cmd('scenario steady');
   while ((await s.stats()).recordsWritten < since + 100) await sleep(5);
   await s.cmd('scenario idle');
