@@ -6,4 +6,4 @@ build=${1:-build}
 if [ ! -d "$here/node_modules" ] || [ "$here/package-lock.json" -nt "$here/node_modules/.package-lock.json" ]; then
   (cd "$here" && npm ci --no-audit --no-fund --loglevel=error)
 fi
-exec node "$here/bench.mjs" "$build"
+exec node --experimental-websocket --no-warnings "$here/bench.mjs" "$build"

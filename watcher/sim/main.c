@@ -70,12 +70,15 @@ static const char usage_text[] =
     "                         bytes, base64url, like the VM; fixed by --seed)\n"
     "  --mode dds|vm|web      which server to imitate (default dds): DDS as behind\n"
     "                         `flutter run`, the raw VM service, or DWDS (web)\n"
-    "  --fps N                frames per second while drawing (default 60)\n"
+    "  --fps N                frames per second while drawing (default 60; up to\n"
+    "                         100000: above 1000 each 1 ms tick draws several)\n"
     "  --scenario S           steady|janky|idle|stalled (default steady)\n"
     "  --seed N               make tokens, ids and frame durations reproducible\n"
     "  --uri-file PATH        write the ws URI there (no newline), like\n"
     "                         flutter run --vmservice-out-file\n"
     "  --ring N               watcher ring capacity (records kept)\n"
+    "  --blocks N             pad every frame with CustomNN blocks to N distinct\n"
+    "                         block names (1..64; default: the natural tree)\n"
     "  --timings-batch-ms N   FrameTiming batch interval (default 100)\n"
     "  --method-log PATH      append every VM-service method received, one a line\n"
     "  --no-watcher           start without ext.telescope.frames registered\n"
@@ -138,7 +141,7 @@ static int parse_long(const char *s, long lo, long hi, long *out) {
 static int parse_fps(const char *s, double *out) {
   char *end;
   double v = strtod(s, &end);
-  if (end == s || *end || !(v >= 0.1 && v <= 1000)) return -1;
+  if (end == s || *end || !(v >= 0.1 && v <= SIM_MAX_FPS)) return -1;
   *out = v;
   return 0;
 }
@@ -171,6 +174,7 @@ static int parse_args(int argc, char **argv, sim_config_t *cfg) {
     O_SEED,
     O_URI_FILE,
     O_RING,
+    O_BLOCKS,
     O_BATCH,
     O_METHOD_LOG,
     O_NO_WATCHER,
@@ -189,6 +193,7 @@ static int parse_args(int argc, char **argv, sim_config_t *cfg) {
                                        {"seed", required_argument, NULL, O_SEED},
                                        {"uri-file", required_argument, NULL, O_URI_FILE},
                                        {"ring", required_argument, NULL, O_RING},
+                                       {"blocks", required_argument, NULL, O_BLOCKS},
                                        {"timings-batch-ms", required_argument, NULL, O_BATCH},
                                        {"method-log", required_argument, NULL, O_METHOD_LOG},
                                        {"no-watcher", no_argument, NULL, O_NO_WATCHER},
@@ -234,7 +239,7 @@ static int parse_args(int argc, char **argv, sim_config_t *cfg) {
         break;
       case O_FPS:
         if (parse_fps(optarg, &cfg->fps))
-          return bad_usage("--fps wants a number in 0.1..1000, got '%s'", optarg);
+          return bad_usage("--fps wants a number in 0.1..100000, got '%s'", optarg);
         break;
       case O_SCENARIO:
         if ((c = sim_scenario_parse(optarg)) < 0)
@@ -257,6 +262,11 @@ static int parse_args(int argc, char **argv, sim_config_t *cfg) {
         if (parse_long(optarg, 1, 10000000, &v))
           return bad_usage("--ring wants 1..10000000, got '%s'", optarg);
         cfg->ring = (size_t)v;
+        break;
+      case O_BLOCKS:
+        if (parse_long(optarg, 1, SIM_MAX_BLOCKS, &v))
+          return bad_usage("--blocks wants 1..64, got '%s'", optarg);
+        cfg->blocks = (int)v;
         break;
       case O_BATCH:
         if (parse_long(optarg, 1, 60000, &v))
@@ -460,7 +470,7 @@ static int run_command(sim_t *s, char *line) {
     answer("ok scenario %s", arg);
   } else if (!strcmp(cmd, "fps")) {
     double fps;
-    if (!arg || parse_fps(arg, &fps)) return answer("error fps wants a number in 0.1..1000");
+    if (!arg || parse_fps(arg, &fps)) return answer("error fps wants a number in 0.1..100000");
     sim_gen_set_fps(s, fps);
     answer("ok fps %g", fps);
   } else if (!strcmp(cmd, "inject")) {

@@ -44,6 +44,7 @@ typedef struct {
   int seeded; /* --seed given: everything random is reproducible */
   const char *uri_file;
   size_t ring; /* 0: the model's default */
+  int blocks;  /* 0: the natural tree; else pad each frame to this many block names */
   int timings_batch_ms;
   const char *method_log;
   int no_watcher;
@@ -127,6 +128,8 @@ typedef struct sim {
     uv_timer_t frame_timer;
     uv_timer_t flush_timer;
     double next_tick_ms;
+    int64_t burst_last_us; /* above SIM_TICK_MAX_FPS: when the last tick drew */
+    double burst_due;      /* ... and the fraction of a frame it left over */
     sim_scenario_t scenario;
     double fps;
     uint64_t frame_index; /* frames drawn so far: seeds each frame */

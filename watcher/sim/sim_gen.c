@@ -10,7 +10,7 @@
  * ~100 ms after a frame, the first frame at once, and at once when 100
  * frames are waiting. */
 #define TIMINGS_BACKLOG_FLUSH 100
-#define MAX_EVENTS 96
+#define MAX_EVENTS 128
 
 static const char *const scenario_names[] = {"steady", "janky", "idle", "stalled"};
 
@@ -93,6 +93,35 @@ static int64_t render_objects(evbuf_t *b, int tracked, int64_t t, int64_t flex, 
   return c;
 }
 
+static const char *const custom_names[SIM_MAX_BLOCKS] = {
+    "Custom01", "Custom02", "Custom03", "Custom04", "Custom05", "Custom06", "Custom07",
+    "Custom08", "Custom09", "Custom10", "Custom11", "Custom12", "Custom13", "Custom14",
+    "Custom15", "Custom16", "Custom17", "Custom18", "Custom19", "Custom20", "Custom21",
+    "Custom22", "Custom23", "Custom24", "Custom25", "Custom26", "Custom27", "Custom28",
+    "Custom29", "Custom30", "Custom31", "Custom32", "Custom33", "Custom34", "Custom35",
+    "Custom36", "Custom37", "Custom38", "Custom39", "Custom40", "Custom41", "Custom42",
+    "Custom43", "Custom44", "Custom45", "Custom46", "Custom47", "Custom48", "Custom49",
+    "Custom50", "Custom51", "Custom52", "Custom53", "Custom54", "Custom55", "Custom56",
+    "Custom57", "Custom58", "Custom59", "Custom60", "Custom61", "Custom62", "Custom63",
+    "Custom64"};
+
+/* --blocks N: custom blocks (named CustomNN, 2 µs apart) inside FINALIZE
+ * TREE until the frame has N distinct block names, FINALIZE TREE counted.
+ * Returns FINALIZE TREE's end, moved later when they do not fit. */
+static int64_t pad_blocks(evbuf_t *b, int want, int64_t t, int64_t end) {
+  size_t i, j;
+  int distinct = 1, k;
+  for (i = 0; i < b->n; i++) {
+    for (j = 0; j < i && strcmp(b->ev[j].name, b->ev[i].name); j++) continue;
+    if (j == i) distinct++;
+  }
+  for (k = 0; distinct < want && k < SIM_MAX_BLOCKS; k++, distinct++) {
+    push(b, custom_names[k], t + 1 + 2 * k, t + 2 + 2 * k);
+    if (t + 3 + 2 * k > end) end = t + 3 + 2 * k;
+  }
+  return end;
+}
+
 /* Builds one frame starting at vsync: fills b (finish order) and *timing;
  * returns the time the framework's work ended (FINALIZE TREE). */
 static int64_t build_frame(sim_t *s, const draws_t *d, int jank_us, int64_t vsync, evbuf_t *b,
@@ -170,6 +199,7 @@ static int64_t build_frame(sim_t *s, const draws_t *d, int jank_us, int64_t vsyn
 
   t = c + 5;
   end = t + d->finalize;
+  if (s->cfg.blocks > 0) end = pad_blocks(b, s->cfg.blocks, t, end);
   push(b, "FINALIZE TREE", t, end);
 
   s->gen.have_post = 1;
@@ -248,11 +278,11 @@ static void on_flush(uv_timer_t *t) {
   sim_gen_flush(s);
 }
 
-static void draw_frame(sim_t *s) {
+static void draw_frame(sim_t *s, int64_t now) {
   draws_t d;
   evbuf_t b;
   wm_timing_t timing;
-  int64_t budget = (int64_t)(1e6 / s->gen.fps), now = sim_now_us(), end;
+  int64_t budget = (int64_t)(1e6 / s->gen.fps), end;
   int jank_us = 0;
 
   draw_numbers(s, &d);
@@ -282,7 +312,8 @@ static void draw_frame(sim_t *s) {
 static void on_tick(uv_timer_t *t);
 
 static void schedule_tick(sim_t *s) {
-  double period = 1000.0 / s->gen.fps, now = (double)uv_now(s->loop);
+  double period = s->gen.fps > SIM_TICK_MAX_FPS ? 1.0 : 1000.0 / s->gen.fps;
+  double now = (double)uv_now(s->loop);
   double delay;
 
   s->gen.next_tick_ms += period;
@@ -313,8 +344,23 @@ static void on_tick(uv_timer_t *t) {
       want = 0;
       break;
   }
-  if (want && !s->vm.paused && sim_now_us() >= s->gen.busy_until_us)
-    draw_frame(s);
+  if (s->gen.fps > SIM_TICK_MAX_FPS) {
+    /* Burst: every frame due since the last tick, vsyncs one period apart
+     * (at most 100 ms worth, as missed vsyncs are skipped, not replayed). */
+    int64_t now = sim_now_us(), i, n;
+    double period_us = 1e6 / s->gen.fps;
+    if (!s->gen.burst_last_us) s->gen.burst_last_us = now - (int64_t)period_us;
+    s->gen.burst_due += (double)(now - s->gen.burst_last_us) / period_us;
+    if (s->gen.burst_due > s->gen.fps / 10) s->gen.burst_due = s->gen.fps / 10;
+    n = (int64_t)s->gen.burst_due;
+    s->gen.burst_due -= (double)n;
+    s->gen.burst_last_us = now;
+    if (!want || s->vm.paused) n = 0;
+    if (s->gen.scenario == SIM_SCENARIO_IDLE && n > 1) n = 1; /* a probe draws one */
+    for (i = 0; i < n; i++) draw_frame(s, now - (int64_t)((double)(n - 1 - i) * period_us));
+    if (want && probe && !n) s->gen.probe_requested = 1;
+  } else if (want && !s->vm.paused && sim_now_us() >= s->gen.busy_until_us)
+    draw_frame(s, sim_now_us());
   else if (want && probe)
     s->gen.probe_requested = 1; /* keep the request for the next vsync */
   if (s->gen.pend && s->gen.n_pend && !uv_is_active((uv_handle_t *)&s->gen.flush_timer)) {
@@ -335,6 +381,8 @@ void sim_gen_set_scenario(sim_t *s, sim_scenario_t scenario) {
 
 void sim_gen_set_fps(sim_t *s, double fps) {
   s->gen.fps = fps;
+  s->gen.burst_last_us = 0;
+  s->gen.burst_due = 0;
   s->gen.next_tick_ms = (double)uv_now(s->loop);
   uv_timer_stop(&s->gen.frame_timer);
   schedule_tick(s);

@@ -8,6 +8,16 @@
 
 #include "sim.h"
 
+/* Up to SIM_TICK_MAX_FPS the timer ticks once per frame. Above it (a load
+ * generator for benchmarks, up to SIM_MAX_FPS) it ticks every millisecond and
+ * draws the frames due since the previous tick, their vsyncs one period
+ * apart; the "UI thread busy" rule is then off, since no frame's work fits
+ * such a period. */
+#define SIM_TICK_MAX_FPS 1000
+#define SIM_MAX_FPS 100000
+/* --blocks: at most this many block names per frame. */
+#define SIM_MAX_BLOCKS 64
+
 int sim_gen_init(sim_t *s);
 void sim_gen_close(sim_t *s); /* closes both timers */
 
