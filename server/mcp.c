@@ -80,14 +80,20 @@ static int is_modern(const char *v) {
 /* Compact text of j (the caller frees it), or NULL. Not json_dumps: jansson
  * 2.14 ignores a failed append of an object key's closing quote and goes on,
  * so one failed realloc can yield invalid JSON (found by test_alloc_fail).
- * Sizing first and then writing into one buffer leaves a single allocation
+ * Dumping into a buffer (json_dumpb) leaves a single allocation
  * whose failure is plain. */
 static char *dump_compact(const json_t *j, size_t flags) {
-  size_t n = json_dumpb(j, NULL, 0, flags);
+  /* Most messages fit the scratch buffer: one pass. Only larger ones are
+   * dumped a second time, into their exact size. (One thread: static is
+   * safe, and keeps 64 KiB off the stack.) */
+  static char scratch[65536];
+  size_t n = json_dumpb(j, scratch, sizeof scratch, flags);
   if (n == 0) return NULL;
   char *text = malloc(n + 1);
   if (!text) return NULL;
-  if (json_dumpb(j, text, n, flags) != n) {
+  if (n <= sizeof scratch) {
+    memcpy(text, scratch, n);
+  } else if (json_dumpb(j, text, n, flags) != n) {
     free(text);
     return NULL;
   }
