@@ -3,6 +3,7 @@
  * replies and timers on the loop, ending in exactly one tool_call_finish (or
  * in silence when the client cancelled it). */
 #include <math.h>
+#include "container_of.h"
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,7 +20,6 @@
 #include "store.h"
 #include "summary.h"
 
-#define container_of(ptr, type, member) ((type *)((char *)(ptr)-offsetof(type, member)))
 
 #define READ_LIMIT 500       /* records asked for per watcher read */
 #define READ_MAX_CALLS 16    /* watcher reads per tool call (the ring holds 4096) */
@@ -358,14 +358,13 @@ static void diag_step(op_t *op) {
   }
   op->facts.restarted = st.code == DIAG_APP_RESTARTED; /* evidence */
   json_t *r = result_base(op);
-  int64_t budget = op->store ? 0 : summary_budget_us(op->budget_ms, op->ft->w.refresh_rate);
-  if (op->action == A_STOP || op->action == A_CAPTURE) {
-    session_t *s = op->ft->closing_session;
-    if (s) json_object_set_new(r, "session", session_to_json(s));
-  } else if (op->ft->session) {
-    json_object_set_new(r, "session", session_to_json(op->ft->session));
-  }
-  put_frames(op, r, op->store, budget ? budget : 16667);
+  /* The session's budget when there is one, else this call's: it judges an
+   * empty summary too (e.g. an interaction with no frames yet). */
+  session_t *s = op->action == A_STOP || op->action == A_CAPTURE ? op->ft->closing_session
+                                                                 : op->ft->session;
+  if (s) json_object_set_new(r, "session", session_to_json(s));
+  int64_t budget = s ? session_budget_us(s) : summary_budget_us(op->budget_ms, op->ft->w.refresh_rate);
+  put_frames(op, r, op->store, budget);
   if (op->action == A_READ && op->cur_run[0]) {
     char cur[CURSOR_MAX];
     if (cursor_encode(op->cur_run, op->cur_seq, cur, sizeof cur) == 0)

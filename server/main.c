@@ -14,6 +14,7 @@
 #include <uv.h>
 
 #include "config.h"
+#include "container_of.h"
 #include "frames_tool.h"
 #include "log.h"
 #include "mcp.h"
@@ -145,7 +146,6 @@ static void on_eof(void *arg) {
   uv_timer_start(&app->grace, grace_tick, 5, 5);
 }
 
-#define container_of(ptr, type, member) ((type *)((char *)(ptr)-offsetof(type, member)))
 
 static void on_signal(uv_signal_t *h, int signum) {
   app_t *app = signum == SIGTERM ? container_of(h, app_t, sigterm) : container_of(h, app_t, sigint);

@@ -1,4 +1,5 @@
 #include "session.h"
+#include "container_of.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -6,7 +7,6 @@
 
 #include "log.h"
 
-#define container_of(ptr, type, member) ((type *)((char *)(ptr)-offsetof(type, member)))
 #define MAX_WAITERS 32
 #define MAX_SIDE_CALLS 8
 

@@ -1,4 +1,5 @@
 #include "sim_child.h"
+#include "container_of.h"
 
 #include <limits.h>
 #include <signal.h>
@@ -36,7 +37,6 @@ struct sim_child {
   char file[PATH_MAX + 16];
 };
 
-#define container_of(ptr, type, member) ((type *)((char *)(ptr)-offsetof(type, member)))
 
 /* Where to find the sim: next to our own executable (an install puts both in
  * bin/, a build tree both in the build dir), else the PATH. */

@@ -1,4 +1,5 @@
 #include "stdio_transport.h"
+#include "container_of.h"
 
 #include <stddef.h>
 #include <stdlib.h>
@@ -7,7 +8,6 @@
 #include "log.h"
 
 #define READ_CHUNK 65536
-#define container_of(ptr, type, member) ((type *)((char *)(ptr)-offsetof(type, member)))
 /* How long shutdown waits for a client that stopped reading our stdout. */
 #define FLUSH_TIMEOUT_MS 1000
 

@@ -1,4 +1,5 @@
 #include "vm_client.h"
+#include "container_of.h"
 
 #include <libwebsockets.h>
 #include <stdio.h>
@@ -8,7 +9,6 @@
 #include "log.h"
 #include "vm_uri.h"
 
-#define container_of(ptr, type, member) ((type *)((char *)(ptr)-offsetof(type, member)))
 
 #define BACKOFF_MIN_MS 50
 #define BACKOFF_MAX_MS 1000

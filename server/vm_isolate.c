@@ -1,4 +1,5 @@
 #include "vm_isolate.h"
+#include "container_of.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,7 +9,6 @@
 #include "vm_client.h"
 #include "vm_uri.h"
 
-#define container_of(ptr, type, member) ((type *)((char *)(ptr)-offsetof(type, member)))
 
 #define MAX_SYNC_ISOLATES 16
 #define URI_FILE_MAX 4096
