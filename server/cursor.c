@@ -23,10 +23,15 @@ static int fail(char *err, size_t errlen, const char *fmt, ...) {
 }
 
 int cursor_encode(const char *run_id, int64_t seq, char *out, size_t outlen) {
+  return cursor_encode_kind(CURSOR_WATCHER, run_id, seq, out, outlen);
+}
+
+int cursor_encode_kind(cursor_kind_t kind, const char *run_id, int64_t seq, char *out,
+                       size_t outlen) {
   char plain[CURSOR_RUN_ID_MAX + 64];
   size_t rl = strlen(run_id);
   if (rl == 0 || rl > CURSOR_RUN_ID_MAX || seq < 0) return -1;
-  int n = snprintf(plain, sizeof plain, "v1:%s:%" PRId64, run_id, seq);
+  int n = snprintf(plain, sizeof plain, "v%d:%s:%" PRId64, (int)kind, run_id, seq);
   if (n < 0 || (size_t)n >= sizeof plain) return -1;
   n += snprintf(plain + n, sizeof plain - (size_t)n, ":%08" PRIx32, fnv1a(plain, (size_t)n));
   size_t need = ((size_t)n * 4 + 2) / 3 + 1;
@@ -52,6 +57,15 @@ static int b64_value(char c) {
 
 int cursor_decode(const char *cursor, char *run_id, size_t run_len, int64_t *seq, char *err,
                   size_t errlen) {
+  cursor_kind_t kind;
+  if (cursor_decode_kind(cursor, &kind, run_id, run_len, seq, err, errlen) < 0) return -1;
+  if (kind != CURSOR_WATCHER)
+    return fail(err, errlen, "cursor: a session cursor where a watcher cursor was expected");
+  return 0;
+}
+
+int cursor_decode_kind(const char *cursor, cursor_kind_t *kind, char *run_id, size_t run_len,
+                       int64_t *seq, char *err, size_t errlen) {
   char plain[CURSOR_MAX];
   size_t len = strlen(cursor), n = 0;
   if (len == 0) return fail(err, errlen, "cursor: empty; pass the nextCursor of a previous read");
@@ -75,8 +89,9 @@ int cursor_decode(const char *cursor, char *run_id, size_t run_len, int64_t *seq
     if (k > 3) plain[n++] = (char)v;
   }
   plain[n] = 0;
-  if (memchr(plain, 0, n) || n < 14 || memcmp(plain, "v1:", 3))
+  if (memchr(plain, 0, n) || n < 14 || (memcmp(plain, "v1:", 3) && memcmp(plain, "v2:", 3)))
     return fail(err, errlen, "cursor: not a cursor this server issued (unknown version)");
+  *kind = plain[1] == '1' ? CURSOR_WATCHER : CURSOR_SESSION;
   char *check = strrchr(plain, ':');
   if (strlen(check + 1) != 8 ||
       strtoul(check + 1, NULL, 16) != fnv1a(plain, (size_t)(check - plain)) ||

@@ -13,6 +13,14 @@
 #define CURSOR_MAX 400        /* bytes of an encoded cursor, NUL included */
 #define CURSOR_RUN_ID_MAX 128 /* bytes of a runId inside a cursor */
 
+/* Two kinds share the form: a watcher position ("v1:<runId>:<seq>", reads
+ * outside sessions) and a session position ("v2:<sessionId>:<pos>", a
+ * position in a session's delivery stream, docs/tool.md "Delivery"). */
+typedef enum { CURSOR_WATCHER = 1, CURSOR_SESSION = 2 } cursor_kind_t;
+int cursor_encode_kind(cursor_kind_t kind, const char *name, int64_t n, char *out, size_t outlen);
+int cursor_decode_kind(const char *cursor, cursor_kind_t *kind, char *name, size_t name_len,
+                       int64_t *n, char *err, size_t errlen);
+
 /* Writes the cursor for (run_id, seq) into out; 0, or -1 when run_id is empty
  * or too long, seq is negative or out is too small. */
 int cursor_encode(const char *run_id, int64_t seq, char *out, size_t outlen);

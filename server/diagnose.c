@@ -36,10 +36,17 @@ diagnose_step_t diagnose_step(const diagnose_facts_t *f) {
     case DIAGNOSE_PROBE_NOT_DONE:
       break;
   }
-  /* Empty read: did the engine draw since we last looked? */
-  if (f->liveness_before_known && f->liveness_now > f->liveness_before)
+  /* Empty read: did the engine draw since we last looked? A counter that
+   * moves by itself means the app is drawing and the timings are on their
+   * way; a probe could not tell that app from an idle one (it would draw the
+   * probe frame either way), so only a counter that stayed still through a
+   * quiet watch is probed (DESIGN 4). */
+  int moved = (f->liveness_before_known && f->liveness_now > f->liveness_before) ||
+              f->watch == DIAGNOSE_WATCH_MOVED;
+  if (moved)
     return f->reread_done ? final(DIAG_FRAMES_PENDING)
                           : next(DIAGNOSE_NEXT_REREAD, DIAGNOSE_REREAD_DELAY_MS);
+  if (f->watch == DIAGNOSE_WATCH_NOT_DONE) return next(DIAGNOSE_NEXT_WATCH, DIAGNOSE_WATCH_MS);
   return next(DIAGNOSE_NEXT_PROBE, DIAGNOSE_PROBE_WAIT_MS);
 }
 
@@ -54,6 +61,8 @@ static void set_liveness(json_t *ev, int *bad, const diagnose_facts_t *f) {
   if (f->liveness_before_known) put(ev, bad, "livenessBefore", json_integer(f->liveness_before));
   put(ev, bad, "livenessNow", json_integer(f->liveness_now));
   if (f->elapsed_ms >= 0) put(ev, bad, "elapsedMs", json_integer(f->elapsed_ms));
+  if (f->watch != DIAGNOSE_WATCH_NOT_DONE)
+    put(ev, bad, "watch", json_string(f->watch == DIAGNOSE_WATCH_MOVED ? "moved" : "still"));
 }
 
 static void set_engine(json_t *ev, int *bad, const diagnose_facts_t *f) {

@@ -12,6 +12,13 @@
 
 #define DIAGNOSE_REREAD_DELAY_MS 150 /* timings are batched ~100 ms */
 #define DIAGNOSE_PROBE_WAIT_MS 500   /* poll the liveness counter this long after a probe */
+#define DIAGNOSE_WATCH_MS 200        /* watch the counter this long, untouched, before probing */
+
+typedef enum {
+  DIAGNOSE_WATCH_NOT_DONE = 0,
+  DIAGNOSE_WATCH_MOVED, /* the counter moved by itself while we only watched */
+  DIAGNOSE_WATCH_STILL, /* it did not, within DIAGNOSE_WATCH_MS */
+} diagnose_watch_t;
 
 typedef enum {
   DIAGNOSE_PROBE_NOT_DONE = 0,
@@ -33,6 +40,7 @@ typedef struct {
   int liveness_before_known; /* the server saw the counter before this call */
   int64_t liveness_before, liveness_now;
   int reread_done; /* the one delayed re-read already happened */
+  diagnose_watch_t watch; /* the quiet watch before a probe */
   diagnose_probe_t probe;
   int64_t liveness_after_probe; /* evidence, with probe != NOT_DONE */
   int64_t frames_lost;          /* lost by ring overflow in this call */
@@ -44,7 +52,8 @@ typedef struct {
 typedef enum {
   DIAGNOSE_NEXT_NONE = 0, /* `code` is final (DIAG_NONE: nothing to report) */
   DIAGNOSE_NEXT_REREAD,   /* liveness moved, no records: read again after delay_ms */
-  DIAGNOSE_NEXT_PROBE,    /* liveness flat or unknown: send action=probe, poll delay_ms */
+  DIAGNOSE_NEXT_WATCH,    /* liveness flat or unknown: watch the counter (status) for delay_ms */
+  DIAGNOSE_NEXT_PROBE,    /* still after the watch: send action=probe, poll delay_ms */
 } diagnose_next_t;
 
 typedef struct {

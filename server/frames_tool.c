@@ -5,9 +5,11 @@
 
 #include "codes.h"
 #include "log.h"
-#include "frames_tool_int.h"
+#include "container_of.h"
+#include "actions.h"
+#include "op.h"
+#include "vm_uri.h"
 #include "schema_embed.h"
-#include "session.h"
 #include "validate.h"
 
 const char frames_tool_instructions[] =
@@ -64,11 +66,25 @@ json_t *frames_tool_definition(const char *v) {
   return d;
 }
 
+struct frames_tool {
+  tool_ctx_t ctx;
+  json_t *input_schema;
+  void (*close_done)(void *arg);
+  void *close_arg;
+  int closing_apps;
+};
+
+static void on_session_reply(void *arg, const record_reply_t *r) {
+  tool_ctx_t *ctx = arg;
+  if (ctx->app) op_note_reply(ctx, ctx->app, r);
+}
+
 frames_tool_t *frames_tool_new(uv_loop_t *loop, const config_t *cfg) {
   frames_tool_t *t = calloc(1, sizeof *t);
   if (!t) return NULL;
-  t->loop = loop;
-  t->cfg = cfg;
+  t->ctx.loop = loop;
+  t->ctx.cfg = cfg;
+  appfacts_init(&t->ctx.facts);
   t->input_schema = frames_tool_input_schema_new();
   if (!t->input_schema) goto fail_schema;
   /* The validator knows a subset of JSON Schema: a schema change it cannot
@@ -78,7 +94,7 @@ frames_tool_t *frames_tool_new(uv_loop_t *loop, const config_t *cfg) {
     log_error("schema/telescope_frames.input.json: %s", err);
     goto fail_check;
   }
-  summary_clock_init(&t->clock);
+  if (!(t->ctx.sessions = sessions_new(loop, on_session_reply, &t->ctx))) goto fail_check;
   return t;
 
 fail_check:
@@ -97,89 +113,127 @@ mcp_tool_t frames_tool_mcp(frames_tool_t *t) {
   return m;
 }
 
-void frames_tool_invoke(frames_tool_t *t, tool_call_t *call, json_t *args) {
-  frames_tool_run(t, call, args);
-}
+/* ---- the app a call talks to ------------------------------------------- */
 
 static void on_app_event(void *arg, vm_app_event_t ev) {
-  frames_tool_t *ft = arg;
-  /* A hot restart: the session drains at once, re-enabling attribution. */
-  if (ev == VM_APP_EV_RESTARTED && ft->session) session_kick(ft->session);
+  appref_t *ar = arg;
+  tool_ctx_t *ctx = ar->ctx;
+  /* A hot restart: the sessions drain at once, which re-enables attribution. */
+  if (ev == VM_APP_EV_RESTARTED && ar == ctx->app) sessions_kick(ctx->sessions);
 }
 
-diag_code_t frames_tool_ensure_app(frames_tool_t *ft, const char *uri, char *err, size_t errlen) {
-  if (!ft->app) {
-    const char *u = uri ? uri : ft->cfg->vm_service_uri;
-    if (!u && !ft->cfg->vm_service_uri_file) {
-      snprintf(err, errlen,
-               "no VM-service URI: pass vmServiceUri, --vm-service-uri or "
-               "--vm-service-uri-file");
-      return DIAG_NOT_CONNECTED;
-    }
-    vm_app_options_t o = {NULL,
-                          ft->cfg->vm_service_uri_file,
-                          (int)ft->cfg->call_timeout_ms,
-                          ft->cfg->allow_remote,
-                          on_app_event,
-                          ft};
-    if (!(ft->app = vm_app_new(ft->loop, &o))) {
-      snprintf(err, errlen, "out of memory");
-      return DIAG_NOT_CONNECTED;
-    }
-    if (u) {
-      int rc = vm_app_set_uri(ft->app, u, err, errlen);
-      if (rc != 0) return (diag_code_t)rc;
-    }
-    return DIAG_NONE;
-  }
+/* A connection for uri (NULL: the command line's URI file). NULL with err
+ * set when the URI is refused, or out of memory. */
+static appref_t *appref_new(tool_ctx_t *ctx, const char *uri, const char *uri_file,
+                            diag_code_t *code, char *err, size_t errlen) {
+  appref_t *ar = calloc(1, sizeof *ar);
+  if (!ar) goto oom;
+  ar->ctx = ctx;
+  vm_app_options_t o = {NULL, uri ? NULL : uri_file, (int)ctx->cfg->call_timeout_ms,
+                        ctx->cfg->allow_remote, on_app_event, ar};
+  if (!(ar->app = vm_app_new(ctx->loop, &o))) goto oom;
   if (uri) {
-    int rc = vm_app_set_uri(ft->app, uri, err, errlen);
-    if (rc != 0) return (diag_code_t)rc;
+    vm_uri_t u;
+    vm_uri_parse(uri, ctx->cfg->allow_remote, &u, err, errlen);
+    snprintf(ar->uri, sizeof ar->uri, "%s", u.ws);
+    int rc = vm_app_set_uri(ar->app, uri, err, errlen);
+    if (rc != 0) {
+      *code = (diag_code_t)rc;
+      vm_app_close(ar->app, free, ar);
+      return NULL;
+    }
   }
-  return DIAG_NONE;
+  ar->t = wp_transport_vm(ar->app);
+  ar->next = ctx->apps;
+  ctx->apps = ar;
+  return ar;
+
+oom:
+  free(ar);
+  *code = DIAG_NOT_CONNECTED;
+  snprintf(err, errlen, "out of memory");
+  return NULL;
 }
 
-void frames_tool_note_reply(frames_tool_t *ft, const record_reply_t *r) {
-  ft->w.known = 1;
-  snprintf(ft->w.run_id, sizeof ft->w.run_id, "%s", r->run_id);
-  ft->w.liveness = r->liveness_counter;
-  ft->w.at_ms = uv_now(ft->loop);
-  snprintf(ft->w.lifecycle, sizeof ft->w.lifecycle, "%s", r->lifecycle ? r->lifecycle : "");
-  ft->w.frames_enabled = r->frames_enabled;
-  ft->w.refresh_rate = r->refresh_rate;
-  if (ft->app) vm_app_set_watcher_version(ft->app, r->watcher_version);
-  for (size_t i = 0; i < r->nrecords; i++)
-    summary_clock_add(&ft->clock, r->records[i].at_us, r->records[i].vsync_start_us);
-}
-
-void frames_tool_on_session_reply(void *arg, const record_reply_t *r) {
-  frames_tool_note_reply(arg, r);
-}
-
-void frames_tool_new_read_tap(frames_tool_t *ft) {
-  if (!ft->session || ft->read_tap) return;
-  ft->read_tap = store_new(session_budget_us(ft->session));
-  if (ft->read_tap && session_tap_attach(ft->session, ft->read_tap) < 0) {
-    store_free(ft->read_tap);
-    ft->read_tap = NULL;
+/* Binds the call to an app (DESIGN 4 vmServiceUri; docs/tool.md "One app
+ * per server at a time"): 0, or -1 when the call was answered. */
+static int bind_app(op_t *op) {
+  tool_ctx_t *ctx = op->ctx;
+  const config_t *cfg = ctx->cfg;
+  char err[256] = "";
+  diag_code_t code = DIAG_NONE;
+  appref_t *ar = NULL;
+  if (op->a.uri) {
+    vm_uri_t u;
+    vm_uri_status_t rc = vm_uri_parse(op->a.uri, cfg->allow_remote, &u, err, sizeof err);
+    if (rc != VM_URI_OK) {
+      op_fail_diag(op, rc == VM_URI_REMOTE ? DIAG_CONNECTION_REJECTED : DIAG_NOT_CONNECTED, err);
+      return -1;
+    }
+    if (ctx->app && !strcmp(ctx->app->uri, u.ws)) {
+      ar = ctx->app;
+    } else {
+      if (ctx->app && sessions_busy(ctx->sessions)) {
+        op_fail_text(op, "vmServiceUri: a session is open on the app in use; stop it first, or "
+                         "leave vmServiceUri out");
+        return -1;
+      }
+      for (appref_t *c = ctx->apps; c && !ar; c = c->next)
+        if (!c->retired && !strcmp(c->uri, u.ws)) ar = c;
+      if (!ar && !(ar = appref_new(ctx, op->a.uri, NULL, &code, err, sizeof err))) {
+        op_fail_diag(op, code, err);
+        return -1;
+      }
+      if (!ctx->app) { /* nothing to keep: it is the app in use at once */
+        ctx->app = ar;
+        ar->users++;
+        sessions_set_transport(ctx->sessions, &ar->t);
+      }
+    }
+  } else {
+    if (!ctx->app) {
+      if (!cfg->vm_service_uri && !cfg->vm_service_uri_file) {
+        op_fail_diag(op, DIAG_NOT_CONNECTED, NULL);
+        return -1;
+      }
+      if (!(ar = appref_new(ctx, cfg->vm_service_uri, cfg->vm_service_uri_file, &code, err,
+                            sizeof err))) {
+        op_fail_diag(op, code, err);
+        return -1;
+      }
+      ctx->app = ar;
+      ar->users++;
+      sessions_set_transport(ctx->sessions, &ar->t);
+    }
+    ar = ctx->app;
   }
+  op->app = ar;
+  ar->users++;
+  return 0;
 }
 
-void frames_tool_drop_read_tap(frames_tool_t *ft, session_t *s) {
-  if (!ft->read_tap) return;
-  if (s) session_tap_detach(s, ft->read_tap);
-  store_free(ft->read_tap);
-  ft->read_tap = NULL;
+void frames_tool_invoke(frames_tool_t *t, tool_call_t *call, json_t *args) {
+  op_t *op = op_new(&t->ctx, call, args);
+  if (!op || action_check_args(op) < 0 || bind_app(op) < 0) return;
+  action_run(op);
 }
 
-static void app_closed(void *arg) {
-  frames_tool_t *ft = arg;
-  void (*done)(void *) = ft->close_done;
-  void *darg = ft->close_arg;
-  json_decref(ft->input_schema);
-  json_decref(ft->last_watcher);
-  free(ft);
+static void apps_closed(void *arg) {
+  frames_tool_t *t = arg;
+  if (--t->closing_apps > 0) return;
+  void (*done)(void *) = t->close_done;
+  void *darg = t->close_arg;
+  json_decref(t->input_schema);
+  appfacts_close(&t->ctx.facts);
+  free(t);
   if (done) done(darg);
+}
+
+static void appref_closed(void *arg) {
+  appref_t *ar = arg;
+  frames_tool_t *t = container_of((tool_ctx_t *)ar->ctx, frames_tool_t, ctx);
+  free(ar);
+  apps_closed(t);
 }
 
 void frames_tool_close(frames_tool_t *t, void (*done)(void *arg), void *arg) {
@@ -190,17 +244,18 @@ void frames_tool_close(frames_tool_t *t, void (*done)(void *arg), void *arg) {
   /* Shutdown must be prompt: calls in flight are dropped and an open
    * session is not switched back (attribution stays on in the app until it
    * restarts or another server stops it; see README). */
-  frames_tool_cancel_all(t);
-  frames_tool_drop_read_tap(t, t->session);
-  t->session = t->closing_session = NULL;
-  session_free_all();
+  op_cancel_all(&t->ctx);
+  sessions_free(t->ctx.sessions);
+  t->ctx.sessions = NULL;
   t->close_done = done;
   t->close_arg = arg;
-  if (t->app) {
-    vm_app_t *app = t->app;
-    t->app = NULL;
-    vm_app_close(app, app_closed, t);
-  } else {
-    app_closed(t);
+  t->closing_apps = 1;
+  while (t->ctx.apps) {
+    appref_t *ar = t->ctx.apps;
+    t->ctx.apps = ar->next;
+    t->closing_apps++;
+    vm_app_close(ar->app, appref_closed, ar);
   }
+  t->ctx.app = NULL;
+  apps_closed(t);
 }

@@ -12,8 +12,8 @@ struct store {
   int last_known;                     /* last_seen is meaningful for loss counting */
   uint64_t seen, lost, restarts;
   int restart_pending;
-  frame_t recent[STORE_RECENT]; /* ring: oldest at head */
-  size_t head, count;
+  frame_t *recent; /* ring of cap slots (grown up to STORE_WINDOW): oldest at head */
+  size_t cap, head, count;
 };
 
 store_t *store_new(int64_t budget_us) {
@@ -31,19 +31,36 @@ void store_free(store_t *st) {
   if (!st) return;
   summary_free(st->summary);
   for (size_t i = 0; i < st->count; i++)
-    record_frame_close(&st->recent[(st->head + i) % STORE_RECENT]);
+    record_frame_close(&st->recent[(st->head + i) % st->cap]);
+  free(st->recent);
   free(st);
 }
 
+/* The ring starts small (a read outside sessions keeps a handful of frames)
+ * and doubles up to STORE_WINDOW; growing unrolls it so head is 0. */
+static int ring_grow(store_t *st) {
+  size_t cap = st->cap ? st->cap * 2 : 64;
+  if (cap > STORE_WINDOW) cap = STORE_WINDOW;
+  frame_t *ring = malloc(cap * sizeof *ring);
+  if (!ring) return -1;
+  for (size_t i = 0; i < st->count; i++) ring[i] = st->recent[(st->head + i) % st->cap];
+  free(st->recent);
+  st->recent = ring;
+  st->cap = cap;
+  st->head = 0;
+  return 0;
+}
+
 static int keep_recent(store_t *st, const frame_t *f) {
+  if (st->count == st->cap && st->cap < STORE_WINDOW && ring_grow(st) < 0) return -1;
   frame_t copy;
   if (record_frame_copy(&copy, f) < 0) return -1;
-  if (st->count == STORE_RECENT) {
+  if (st->count == st->cap) {
     record_frame_close(&st->recent[st->head]);
     st->recent[st->head] = copy;
-    st->head = (st->head + 1) % STORE_RECENT;
+    st->head = (st->head + 1) % st->cap;
   } else {
-    st->recent[(st->head + st->count++) % STORE_RECENT] = copy;
+    st->recent[(st->head + st->count++) % st->cap] = copy;
   }
   return 0;
 }
@@ -128,7 +145,16 @@ size_t store_recent_count(const store_t *st) {
 }
 
 const frame_t *store_recent_at(const store_t *st, size_t i) {
-  return i < st->count ? &st->recent[(st->head + i) % STORE_RECENT] : NULL;
+  return i < st->count ? &st->recent[(st->head + i) % st->cap] : NULL;
+}
+
+uint64_t store_first_kept(const store_t *st) {
+  return st->seen - st->count;
+}
+
+const frame_t *store_at(const store_t *st, uint64_t pos) {
+  if (pos >= st->seen || pos < st->seen - st->count) return NULL;
+  return store_recent_at(st, (size_t)(pos - (st->seen - st->count)));
 }
 
 static int matches(const frame_t *f, const char *interaction_id) {
@@ -162,4 +188,72 @@ json_t *store_frames_to_json(const store_t *st, const char *interaction_id, size
 oom: /* a listing with a frame missing must not pass for a whole one */
   json_decref(a);
   return NULL;
+}
+
+uint64_t store_range_count(const store_t *st, uint64_t from, uint64_t to,
+                           const char *interaction_id) {
+  uint64_t n = 0, first = store_first_kept(st);
+  if (from < first) from = first;
+  for (uint64_t p = from; p < to && p < st->seen; p++)
+    if (matches(store_at(st, p), interaction_id)) n++;
+  return n;
+}
+
+int store_range_take(const store_t *st, const store_range_t *q, store_take_t *out) {
+  memset(out, 0, sizeof *out);
+  uint64_t first = store_first_kept(st), to = q->to < st->seen ? q->to : st->seen;
+  uint64_t from = q->from;
+  if (from < first) {
+    out->evicted = first - from;
+    from = first;
+  }
+  out->next = from > to ? q->from : from;
+  out->available = store_range_count(st, from, to, q->interaction_id);
+  if (!(out->summary = summary_new(q->budget_us, q->interaction_id == NULL))) return -1;
+  if (q->list && !(out->frames = json_array())) goto oom;
+  size_t used = 2; /* "[]" */
+  for (uint64_t p = from; p < to; p++) {
+    const frame_t *f = store_at(st, p);
+    if (!matches(f, q->interaction_id)) {
+      out->next = p + 1;
+      continue;
+    }
+    if (q->list) {
+      if (out->listed == q->limit) break;
+      json_t *j = record_frame_to_json(f, q->with_blocks);
+      if (!j) goto oom;
+      size_t n = json_dumpb(j, NULL, 0, JSON_COMPACT) + (out->listed ? 1 : 0);
+      if (q->max_bytes && used + n > q->max_bytes && out->listed) {
+        json_decref(j);
+        break;
+      }
+      used += n;
+      if (json_array_append_new(out->frames, j) != 0) goto oom;
+      out->listed++;
+    }
+    if (summary_add_frame(out->summary, f) < 0) goto oom;
+    out->taken++;
+    out->next = p + 1;
+  }
+  return 0;
+
+oom: /* a part-taken range must not pass for a whole one */
+  store_take_close(out);
+  return -1;
+}
+
+void store_take_close(store_take_t *t) {
+  summary_free(t->summary);
+  json_decref(t->frames);
+  memset(t, 0, sizeof *t);
+}
+
+void store_drop_blocks(store_t *st) {
+  for (size_t i = 0; i < st->count; i++) {
+    frame_t *f = &st->recent[(st->head + i) % st->cap];
+    for (size_t b = 0; b < f->nblocks; b++) free(f->blocks[b].name);
+    free(f->blocks);
+    f->blocks = NULL;
+    f->nblocks = 0;
+  }
 }

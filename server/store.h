@@ -3,8 +3,11 @@
  * order they were received, drops records it already has, counts exactly the
  * records the watcher's ring overflowed away, follows hot restarts (runId
  * changes), and keeps the session summary (all frames, per interaction), the
- * clock parity evidence and the newest STORE_RECENT frames for `frames`
- * listings. Its memory is bounded however long the session runs. */
+ * clock parity evidence and the newest STORE_WINDOW frames for delivery.
+ * Every frame taken gets a position, 0, 1, 2, … in the order taken (hot
+ * restarts do not reset it): reads hand out ranges of positions, so each
+ * frame is delivered once (docs/tool.md "Delivery"). Its memory is bounded
+ * however long the session runs. */
 #ifndef TELESCOPE_STORE_H
 #define TELESCOPE_STORE_H
 
@@ -14,7 +17,7 @@
 #include "record.h"
 #include "summary.h"
 
-#define STORE_RECENT 1000 /* frames kept for listing: the largest `limit` */
+#define STORE_WINDOW 4096 /* newest frames kept, with their positions, for delivery */
 
 typedef struct store store_t;
 
@@ -60,5 +63,42 @@ json_t *store_frames_to_json(const store_t *st, const char *interaction_id, size
 /* Kept frames, 0 = oldest; borrowed until the next store_add_reply. */
 size_t store_recent_count(const store_t *st);
 const frame_t *store_recent_at(const store_t *st, size_t i);
+
+/* Positions: the frames taken so far are [0, store_frames_seen); the store
+ * still holds [store_first_kept, store_frames_seen). */
+uint64_t store_first_kept(const store_t *st);
+const frame_t *store_at(const store_t *st, uint64_t pos); /* NULL when not held */
+/* Frames held in [from, to) (of interaction_id when not NULL). */
+uint64_t store_range_count(const store_t *st, uint64_t from, uint64_t to,
+                           const char *interaction_id);
+
+typedef struct {
+  uint64_t from, to;          /* positions; to is capped at store_frames_seen */
+  const char *interaction_id; /* NULL: every frame */
+  int64_t budget_us;          /* of the summary */
+  int list;                   /* list the taken frames (detail frames|blocks) */
+  int with_blocks;
+  size_t limit;               /* with list: take at most this many */
+  size_t max_bytes;           /* with list: stop before the listing's compact text exceeds it (one frame at least) */
+} store_range_t;
+
+typedef struct {
+  summary_t *summary;  /* owned: exactly the frames taken */
+  json_t *frames;      /* owned, with list: exactly the frames taken, oldest first */
+  uint64_t taken;      /* frames taken (summarised and, with list, listed) */
+  size_t listed;
+  uint64_t available;  /* frames of the range the store holds (taken or not) */
+  uint64_t evicted;    /* positions of the range that fell out of the window before anyone took them */
+  uint64_t next;       /* the position after the last one taken (or passed over): where the next read starts */
+} store_take_t;
+
+/* Takes the frames of a range, oldest first, until the range, the limit or
+ * the byte cap ends it. 0, or -1 on OOM (out is then empty). */
+int store_range_take(const store_t *st, const store_range_t *q, store_take_t *out)
+    __attribute__((warn_unused_result));
+void store_take_close(store_take_t *t);
+/* Frees the blocks of every kept frame (a closed session kept for its
+ * timings only); the summary keeps its totals. */
+void store_drop_blocks(store_t *st);
 
 #endif

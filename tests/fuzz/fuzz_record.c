@@ -86,7 +86,7 @@ static void check_outputs(store_t *st, const record_reply_t *r) {
   FUZZ_ASSERT(spark != NULL && record_utf8_length(spark) <= SUMMARY_SPARK_MAX);
   free(spark);
   size_t omitted = 0;
-  j = store_frames_to_json(st, NULL, STORE_RECENT, 1, LIST_CAP, &omitted);
+  j = store_frames_to_json(st, NULL, STORE_WINDOW, 1, LIST_CAP, &omitted);
   FUZZ_ASSERT(j != NULL && dumped_size(j) <= LIST_CAP);
   FUZZ_ASSERT(json_array_size(j) + omitted <= store_recent_count(st));
   json_decref(j);

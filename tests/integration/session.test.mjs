@@ -97,11 +97,24 @@ test('paused isolate: isolate_paused, nothing hangs', async () => {
   const { s, m } = await setup([], ['--call-timeout-ms', '1000']);
   await m.call({ action: 'start' });
   await s.cmd('pause');
-  const r = await until(async () => { const x = await m.call({ action: 'read' }); return x.sc?.diagnosis?.code === 'isolate_paused' ? x : null; }, { what: 'isolate_paused' });
+  // A read hands out what the session drained before the pause (not an
+  // error, the diagnosis says why nothing newer came); once nothing is left,
+  // the paused isolate is the answer, as an error.
+  const r = await until(async () => {
+    const x = await m.call({ action: 'read' });
+    if (x.sc?.diagnosis?.code !== 'isolate_paused') return null;
+    assert.equal(x.isError, !x.sc.summary, 'isError exactly when no frames came with it');
+    return x.isError ? x : null;
+  }, { what: 'isolate_paused' });
   assert.equal(r.isError, true);
-  await s.cmd('resume');
-  const stop = await until(async () => { const x = await m.call({ action: 'stop' }); return x.isError ? null : x; }, { what: 'stop after resume' });
+  // A stop while paused ends the session with what it measured and says so.
+  const stop = await m.call({ action: 'stop' });
+  assert.equal(stop.isError, false, stop.text);
   assert.equal(stop.sc.session.state, 'stopped');
+  assert.equal(stop.sc.diagnosis.code, 'isolate_paused');
+  await s.cmd('resume');
+  // Attribution is switched off once the app answers again.
+  await until(async () => { await m.call({ action: 'status' }); return (await s.stats()).collecting === false; }, { what: 'collecting off after resume' });
 });
 
 test('hot restart mid-session: the session continues, restarts 1, app_restarted once', async () => {
@@ -229,10 +242,14 @@ test('token economy: the largest listing stays under 64 KB, a summary under 4 KB
   const bytes = Buffer.byteLength(r.text);
   assert.ok(bytes <= 65536, `read is ${bytes} bytes`);
   assert.ok(r.sc.frames.length > 0 && r.sc.frames.length < 1000, 'the listing was trimmed to fit, not dropped');
-  assert.ok(r.sc.summary.frames > r.sc.frames.length, 'the summary still covers every frame');
-  const newest = r.sc.frames[r.sc.frames.length - 1].seq;
-  assert.ok(r.sc.frames.every((f, i) => i === 0 || f.seq === r.sc.frames[i - 1].seq + 1), 'the newest, contiguous');
-  assert.ok(newest >= r.sc.summary.frames - 5, 'ends at the newest frame');
+  // Delivery: the read took exactly what it listed; truncated says how many more
+  // were waiting, and nextCursor continues after the last one listed.
+  assert.equal(r.sc.summary.frames, r.sc.frames.length, 'the summary covers exactly the listed frames');
+  assert.equal(r.sc.truncated.listed, r.sc.frames.length);
+  assert.ok(r.sc.truncated.available > r.sc.truncated.listed, 'the cut is marked');
+  const next = await m.call({ action: 'read', cursor: r.sc.nextCursor, detail: 'frames', limit: 1 });
+  assert.equal(next.sc.frames[0].seq, r.sc.frames.at(-1).seq + 1, 'the cursor continues after the last listed');
+  assert.ok(r.sc.frames.every((f, i) => i === 0 || f.seq === r.sc.frames[i - 1].seq + 1), 'oldest first, contiguous');
   const stop = await m.call({ action: 'stop' });
   assert.ok(Buffer.byteLength(stop.text) <= 4096 + 1024, `stop is ${Buffer.byteLength(stop.text)} bytes`);
   assert.ok(Buffer.byteLength(JSON.stringify(stop.sc.summary)) <= 4096);

@@ -57,7 +57,7 @@ START_TEST(garbage_and_tampering_refused) {
   refused("not a cursor", "bad character");
   refused("abcde", "bad length");
   refused("YWJj", "unknown version");                 /* "abc" */
-  refused("djI6cjoxOjAwMDAwMDAw", "unknown version"); /* "v2:r:1:00000000" */
+  refused("djM6cjoxOjAwMDAwMDAw", "unknown version"); /* "v3:r:1:00000000" */
   char c[CURSOR_MAX];
   ck_assert_int_eq(cursor_encode("r-abc", 1042, c, sizeof c), 0);
   /* Flip each character in turn: every edit must be caught. */

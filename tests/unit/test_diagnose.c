@@ -81,10 +81,22 @@ START_TEST(liveness_moved_rereads_then_pending) {
 }
 END_TEST
 
-START_TEST(liveness_flat_or_unknown_probes) {
+START_TEST(liveness_flat_or_unknown_watches_then_probes) {
   diagnose_facts_t f = base();
-  /* Unknown before: probe. */
+  /* Unknown before: watch the counter, untouched, first. */
   diagnose_step_t s = diagnose_step(&f);
+  ck_assert_int_eq(s.next, DIAGNOSE_NEXT_WATCH);
+  ck_assert_int_eq(s.delay_ms, DIAGNOSE_WATCH_MS);
+  /* It moved by itself: the app is drawing, never idle; re-read, then pending. */
+  f.watch = DIAGNOSE_WATCH_MOVED;
+  s = diagnose_step(&f);
+  ck_assert_int_eq(s.next, DIAGNOSE_NEXT_REREAD);
+  f.reread_done = 1;
+  expect_final(&f, DIAG_FRAMES_PENDING);
+  f.reread_done = 0;
+  /* Still through the watch: now the probe decides. */
+  f.watch = DIAGNOSE_WATCH_STILL;
+  s = diagnose_step(&f);
   ck_assert_int_eq(s.next, DIAGNOSE_NEXT_PROBE);
   ck_assert_int_eq(s.delay_ms, 500);
   /* Flat: probe as well, even after a re-read. */
@@ -104,7 +116,9 @@ START_TEST(liveness_flat_or_unknown_probes) {
   expect_final(&f, DIAG_ENGINE_STALLED);
   /* A counter that went backwards (a restart the caller missed) is not "moved". */
   f.liveness_before_known = 1, f.liveness_before = 500, f.liveness_now = 3, f.probe = 0;
-  ck_assert_int_eq(diagnose_step(&f).next, DIAGNOSE_NEXT_PROBE);
+  ck_assert_int_eq(diagnose_step(&f).next, DIAGNOSE_NEXT_PROBE); /* (watched: still) */
+  f.watch = DIAGNOSE_WATCH_NOT_DONE;
+  ck_assert_int_eq(diagnose_step(&f).next, DIAGNOSE_NEXT_WATCH);
 }
 END_TEST
 
@@ -188,7 +202,7 @@ int main(void) {
   tcase_add_test(tc, restart_and_loss);
   tcase_add_test(tc, frames_present);
   tcase_add_test(tc, liveness_moved_rereads_then_pending);
-  tcase_add_test(tc, liveness_flat_or_unknown_probes);
+  tcase_add_test(tc, liveness_flat_or_unknown_watches_then_probes);
   tcase_add_test(tc, evidence);
   tcase_add_test(tc, liveness_object);
   suite_add_tcase(s, tc);

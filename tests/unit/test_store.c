@@ -143,10 +143,10 @@ static int64_t seq_at(json_t *a, size_t i) {
 START_TEST(recent_frames_listed_and_filtered) {
   store_t *st = store_new(16667);
   feed(st, "A", 1, 1500, 1, 1500);
-  ck_assert_uint_eq(store_recent_count(st), STORE_RECENT);
-  ck_assert_int_eq(store_recent_at(st, 0)->seq, 501);
-  ck_assert_int_eq(store_recent_at(st, STORE_RECENT - 1)->seq, 1500);
-  ck_assert_ptr_null(store_recent_at(st, STORE_RECENT));
+  ck_assert_uint_eq(store_recent_count(st), 1500); /* within the window: all kept */
+  ck_assert_int_eq(store_recent_at(st, 0)->seq, 1);
+  ck_assert_int_eq(store_recent_at(st, 1499)->seq, 1500);
+  ck_assert_ptr_null(store_recent_at(st, 1500));
   json_t *a = store_frames_to_json(st, NULL, 20, 0, 0, NULL);
   ck_assert_uint_eq(json_array_size(a), 20);
   ck_assert_int_eq(seq_at(a, 0), 1481); /* oldest first, newest last */
@@ -199,13 +199,119 @@ START_TEST(long_session_stays_bounded) {
   for (int64_t i = 0; i < 40; i++)
     feed(st, "A", 1 + i * 500, 500 + i * 500, 1 + i * 500, 500 + i * 500);
   ck_assert_uint_eq(store_frames_seen(st), 20000);
-  ck_assert_uint_eq(store_recent_count(st), STORE_RECENT);
+  ck_assert_uint_eq(store_recent_count(st), STORE_WINDOW);
   ck_assert_uint_eq(store_frames_lost(st), 0);
   json_t *j = summary_to_json_bounded(store_summary(st, NULL), SUMMARY_MAX_BYTES);
   char *t = json_dumps(j, JSON_COMPACT);
   ck_assert_uint_le(strlen(t), SUMMARY_MAX_BYTES);
   free(t);
   json_decref(j);
+  store_free(st);
+}
+END_TEST
+
+
+/* The delivery model (docs/tool.md "Delivery"): ranges of positions, taken
+ * oldest first, each frame once, cuts and evictions counted. */
+static uint64_t take(store_t *st, uint64_t from, const char *iid, int list, size_t limit,
+                     size_t max_bytes, store_take_t *t) {
+  store_range_t q = {from, UINT64_MAX, iid, 16667, list, 0, limit, max_bytes};
+  ck_assert_int_eq(store_range_take(st, &q, t), 0);
+  ck_assert_uint_eq(summary_frames(t->summary), t->taken); /* the summary is of exactly the taken frames */
+  if (list) ck_assert_uint_eq(json_array_size(t->frames), t->listed);
+  if (list) ck_assert_uint_eq(t->listed, t->taken);
+  return t->next;
+}
+
+START_TEST(delivery_every_frame_once) {
+  store_t *st = store_new(16667);
+  feed(st, "A", 1, 100, 1, 100);
+  store_take_t t;
+  /* Pages of 30: 30, 30, 30, 10, then nothing; seqs contiguous across pages. */
+  uint64_t pos = 0;
+  int64_t want = 1;
+  size_t pages[] = {30, 30, 30, 10, 0};
+  for (size_t i = 0; i < 5; i++) {
+    uint64_t before = pos;
+    pos = take(st, pos, NULL, 1, 30, 0, &t);
+    ck_assert_uint_eq(t.taken, pages[i]);
+    ck_assert_uint_eq(t.available, 100 - before);
+    for (size_t k = 0; k < t.listed; k++) ck_assert_int_eq(seq_at(t.frames, k), want++);
+    store_take_close(&t);
+  }
+  ck_assert_uint_eq(pos, 100);
+  /* New frames continue the stream at position 100. */
+  feed(st, "A", 101, 105, 101, 105);
+  pos = take(st, pos, NULL, 0, 0, 0, &t); /* detail summary: everything */
+  ck_assert_uint_eq(t.taken, 5);
+  ck_assert_uint_eq(pos, 105);
+  store_take_close(&t);
+  /* A hot restart does not reset positions. */
+  feed(st, "B", 1, 3, 1, 3);
+  pos = take(st, pos, NULL, 1, 1000, 0, &t);
+  ck_assert_uint_eq(t.taken, 3);
+  ck_assert_uint_eq(pos, 108);
+  ck_assert_int_eq(seq_at(t.frames, 0), 1);
+  store_take_close(&t);
+  store_free(st);
+}
+END_TEST
+
+START_TEST(delivery_cut_by_bytes_and_evicted) {
+  store_t *st = store_new(16667);
+  feed(st, "A", 1, 200, 1, 200);
+  store_take_t t;
+  /* The byte cap ends the listing early, and the take with it: what was not
+   * listed is not taken, so the next read gets it. */
+  uint64_t pos = take(st, 0, NULL, 1, 1000, 2000, &t);
+  ck_assert_uint_gt(t.listed, 0);
+  ck_assert_uint_lt(t.listed, 200);
+  ck_assert_uint_eq(t.available, 200);
+  ck_assert_uint_eq(pos, t.listed);
+  char *text = json_dumps(t.frames, JSON_COMPACT);
+  ck_assert_uint_le(strlen(text), 2000);
+  free(text);
+  store_take_close(&t);
+  /* One frame at least, however small the cap. */
+  take(st, pos, NULL, 1, 1000, 1, &t);
+  ck_assert_uint_eq(t.taken, 1);
+  store_take_close(&t);
+  /* Beyond the window: the frames that fell out are counted, not listed. */
+  feed(st, "A", 201, 2200, 201, 2200); /* (a reply holds at most 4 096 records) */
+  feed(st, "A", 2201, STORE_WINDOW + 300, 2201, STORE_WINDOW + 300);
+  pos = take(st, 10, NULL, 0, 0, 0, &t);
+  ck_assert_uint_eq(t.evicted, 300 - 10);
+  ck_assert_uint_eq(t.taken, STORE_WINDOW);
+  ck_assert_uint_eq(pos, STORE_WINDOW + 300);
+  store_take_close(&t);
+  /* A position past the end finds nothing and stays where it is. */
+  pos = take(st, STORE_WINDOW + 1000, NULL, 1, 10, 0, &t);
+  ck_assert_uint_eq(t.taken, 0);
+  ck_assert_uint_eq(pos, STORE_WINDOW + 1000);
+  store_take_close(&t);
+  store_free(st);
+}
+END_TEST
+
+START_TEST(delivery_filtered_by_interaction) {
+  store_t *st = store_new(16667);
+  feed(st, "A", 1, 20, 1, 20); /* every other frame is of interaction "a" */
+  store_take_t t;
+  uint64_t pos = take(st, 0, "a", 1, 4, 0, &t);
+  ck_assert_uint_eq(t.taken, 4);
+  ck_assert_uint_eq(t.available, 10);
+  for (size_t k = 0; k < 4; k++) {
+    const char *iid = json_string_value(json_object_get(json_array_get(t.frames, k), "interactionId"));
+    ck_assert_str_eq(iid, "a");
+  }
+  store_take_close(&t);
+  take(st, pos, "a", 1, 100, 0, &t);
+  ck_assert_uint_eq(t.taken, 6);
+  store_take_close(&t);
+  take(st, 0, "nobody", 1, 100, 0, &t);
+  ck_assert_uint_eq(t.taken, 0);
+  ck_assert_uint_eq(t.available, 0);
+  store_take_close(&t);
   store_free(st);
 }
 END_TEST
@@ -220,6 +326,9 @@ int main(void) {
   tcase_add_test(tc, restart_counted_once);
   tcase_add_test(tc, recent_frames_listed_and_filtered);
   tcase_add_test(tc, long_session_stays_bounded);
+  tcase_add_test(tc, delivery_every_frame_once);
+  tcase_add_test(tc, delivery_cut_by_bytes_and_evicted);
+  tcase_add_test(tc, delivery_filtered_by_interaction);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);

@@ -1,0 +1,311 @@
+/* read (DESIGN 4; docs/tool.md "Delivery"): inside a session, the next
+ * frames of the session's stream, each handed out once; outside, the
+ * watcher's frames after the previous read outside sessions. */
+#include "actions.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "cursor.h"
+#include "frames_answer.h"
+
+#define READ_MAX_CALLS 16 /* watcher reads per call outside sessions (the ring holds 4096) */
+#define WAIT_POLL_MS 100  /* waitMs: how often to look again */
+#define PROGRESS_EVERY_MS 1000
+
+static void session_drain(op_t *op);
+static void outside_fetch(op_t *op);
+
+/* With waitMs left, looks again later and returns 1. */
+static int wait_more(op_t *op, uv_timer_cb again) {
+  uint64_t now = uv_now(op->ctx->loop);
+  if (op->a.wait_ms <= 0 || now >= op->t0 + (uint64_t)op->a.wait_ms) return 0;
+  if (op->call && now >= op->last_progress + PROGRESS_EVERY_MS) {
+    op->last_progress = now;
+    tool_call_progress(op->call, (double)(now - op->t0), op->a.wait_ms, "waiting for frames");
+  }
+  uint64_t left = op->t0 + (uint64_t)op->a.wait_ms - now;
+  op_timer(op, left < WAIT_POLL_MS ? left : WAIT_POLL_MS, again);
+  return 1;
+}
+
+/* ---- inside a session -------------------------------------------------- */
+
+static int filtered(const op_t *op) { return op->a.interaction_id != NULL; }
+
+static uint64_t session_from(op_t *op) {
+  return op->from_cursor ? op->from : session_read_pos(op->s);
+}
+
+static void session_answer(op_t *op, diag_code_t code, const wp_status_t *st) {
+  session_t *s = op->s;
+  json_t *r = op_result(op);
+  if (!r) goto done;
+  json_object_set_new(r, "session", session_to_json(s, uv_now(op->ctx->loop)));
+  answer_take_t t;
+  uint64_t from = session_from(op);
+  if (answer_put_frames(op, r, session_store(s), from, filtered(op), 0, session_budget_us(s), &t) <
+      0) {
+    json_decref(r);
+    r = NULL;
+    goto done;
+  }
+  /* Any read moves the session's read position to where it ended; a read
+   * filtered by interaction is a query and moves nothing. */
+  if (!filtered(op) && t.next > session_read_pos(s)) session_set_read_pos(s, t.next);
+  answer_put_cursor(r, 1, session_id(s), (int64_t)t.next);
+  if (filtered(op) && !t.taken && session_store(s) &&
+      !store_summary(session_store(s), op->a.interaction_id))
+    op_warn(op, "interactionId \"%s\": no frame of session %s carries it (yet)",
+            op->a.interaction_id, session_id(s));
+  if (code == DIAG_NONE && st && wp_failed(st)) code = st->diag ? st->diag : DIAG_WATCHER_ERROR;
+  if (code != DIAG_NONE) {
+    json_t *d = diagnose_to_json(code, &op->facts);
+    if (d && st && wp_failed(st) && st->detail[0]) {
+      json_t *ev = json_object_get(d, "evidence");
+      if (ev) json_object_set_new(ev, "detail", json_string(st->detail));
+    }
+    if (d) json_object_set_new(r, "diagnosis", d);
+  }
+done:
+  op_finish(op, r, 0, NULL);
+}
+
+static void session_diag(op_t *op, diag_code_t code) {
+  if (code == DIAG_NONE) { /* the decision asks for a re-read */
+    session_drain(op);
+    return;
+  }
+  session_answer(op, code, NULL);
+}
+
+static void session_again(uv_timer_t *t) { session_drain(op_from_timer(t)); }
+
+/* The drain is done (or the session is closed): take, wait or diagnose. */
+static void session_look(op_t *op, const wp_status_t *st) {
+  session_t *s = op->s;
+  store_t *store = session_store(s);
+  uint64_t from = session_from(op);
+  uint64_t avail = store ? store_range_count(store, from, UINT64_MAX, filtered(op) ? op->a.interaction_id : NULL) : 0;
+  int evicted = store && from < store_first_kept(store);
+  if (!op->restarted && store && store_take_restarted(store)) op->restarted = 1;
+  if (avail || evicted) {
+    answer_fill_facts(op, (int64_t)avail, 1, 1);
+    session_answer(op, diagnose_step(&op->facts).code, wp_failed(st) ? st : NULL);
+    return;
+  }
+  if (wp_failed(st) && session_state(s) != SESSION_CLOSED) {
+    op_fail_status(op, st); /* nothing to hand out, and the app cannot be asked */
+    return;
+  }
+  if (session_state(s) == SESSION_CLOSED) { /* a closed session has nothing more */
+    session_answer(op, DIAG_NONE, NULL);
+    return;
+  }
+  if (wait_more(op, session_again)) return;
+  answer_fill_facts(op, 0, 0, 1);
+  op->facts.restarted = op->restarted;
+  op->after_diag = session_diag;
+  answer_diagnose_empty(op);
+}
+
+static void session_drained(void *arg, session_t *s, const wp_status_t *st) {
+  op_t *op = arg;
+  op->wait = NULL;
+  if (!s) { /* it never opened */
+    op_fail_status(op, st);
+    return;
+  }
+  session_unref(s);
+  session_look(op, st);
+}
+
+static void session_drain(op_t *op) {
+  if (session_state(op->s) == SESSION_CLOSED) {
+    wp_status_t ok;
+    wp_status_set(&ok, DIAG_NONE, 0, NULL);
+    session_look(op, &ok);
+    return;
+  }
+  if (!(op->wait = sessions_drain(op->ctx->sessions, op->s, session_drained, op)))
+    op_fail_text(op, "internal error: out of memory");
+}
+
+/* ---- outside sessions -------------------------------------------------- */
+
+/* Where this read starts in what it fetched: after the frames another read
+ * outside sessions took meanwhile (reads that overlap share them out). */
+static uint64_t outside_from(op_t *op) {
+  tool_ctx_t *ctx = op->ctx;
+  store_t *st = op->outside;
+  uint64_t p = store_first_kept(st), end = store_frames_seen(st);
+  if (op->a.cursor || strcmp(ctx->read_run, op->cur_run) != 0) return p;
+  while (p < end && store_at(st, p)->seq <= ctx->read_seq) p++;
+  return p;
+}
+
+static void outside_answer(op_t *op, diag_code_t code) {
+  tool_ctx_t *ctx = op->ctx;
+  json_t *r = op_result(op);
+  if (!r) goto done;
+  store_t *st = op->outside;
+  int64_t budget = summary_budget_us(op->a.budget_ms, ctx->facts.refresh_rate);
+  answer_take_t t;
+  if (answer_put_frames(op, r, st, outside_from(op), filtered(op), 0, budget, &t) < 0) {
+    json_decref(r);
+    r = NULL;
+    goto done;
+  }
+  int64_t end_seq = op->since;
+  if (t.next > store_first_kept(st) && store_at(st, t.next - 1)) end_seq = store_at(st, t.next - 1)->seq;
+  if (op->cur_run[0]) {
+    if (!filtered(op) && (strcmp(ctx->read_run, op->cur_run) || end_seq > ctx->read_seq)) {
+      snprintf(ctx->read_run, sizeof ctx->read_run, "%s", op->cur_run);
+      ctx->read_seq = end_seq;
+    }
+    answer_put_cursor(r, 0, op->cur_run, end_seq);
+  }
+  if (code != DIAG_NONE) json_object_set_new(r, "diagnosis", diagnose_to_json(code, &op->facts));
+done:
+  op_finish(op, r, 0, NULL);
+}
+
+static void outside_diag(op_t *op, diag_code_t code) {
+  if (code == DIAG_NONE) { /* re-read */
+    op->calls = 0;
+    op->since = store_last_seq(op->outside);
+    outside_fetch(op);
+    return;
+  }
+  outside_answer(op, code);
+}
+
+static void outside_again(uv_timer_t *t) {
+  op_t *op = op_from_timer(t);
+  op->calls = 0;
+  op->since = store_last_seq(op->outside);
+  outside_fetch(op);
+}
+
+static void outside_look(op_t *op) {
+  store_t *st = op->outside;
+  uint64_t from = outside_from(op), end = store_frames_seen(st);
+  uint64_t avail = store_range_count(st, from, end, filtered(op) ? op->a.interaction_id : NULL);
+  int blocks = 0;
+  for (uint64_t p = from; p < end && !blocks; p++) blocks = store_at(st, p)->nblocks > 0;
+  answer_fill_facts(op, (int64_t)avail, blocks, 0);
+  op->facts.frames_lost = (int64_t)store_frames_lost(st);
+  if (avail || op->restarted || op->facts.frames_lost) {
+    outside_answer(op, diagnose_step(&op->facts).code);
+    return;
+  }
+  if (wait_more(op, outside_again)) return;
+  op->after_diag = outside_diag;
+  answer_diagnose_empty(op);
+}
+
+static void outside_reply(void *arg, const wp_status_t *st, const record_reply_t *r) {
+  op_t *op = arg;
+  tool_ctx_t *ctx = op->ctx;
+  if (wp_failed(st)) {
+    op_fail_status(op, st);
+    return;
+  }
+  if (!op->resolved) {
+    /* Where this read starts, now that the current run is known. */
+    op->resolved = 1;
+    int64_t since = op->since;
+    if (op->a.cursor) {
+      char run[CURSOR_RUN_ID_MAX + 1];
+      int64_t seq = 0;
+      cursor_kind_t kind;
+      cursor_decode_kind(op->a.cursor, &kind, run, sizeof run, &seq, NULL, 0);
+      since = cursor_resolve(run, seq, r->run_id, r->first_seq, &op->restarted);
+    } else if (ctx->read_run[0] && strcmp(ctx->read_run, r->run_id) != 0) {
+      op->restarted = 1;
+      since = r->first_seq > 0 ? r->first_seq - 1 : 0;
+    }
+    snprintf(op->cur_run, sizeof op->cur_run, "%s", r->run_id);
+    /* A store seeded at (run, since): the next reply of that run counts
+     * what the ring lost in between. */
+    record_reply_t seed;
+    memset(&seed, 0, sizeof seed);
+    seed.run_id = (char *)r->run_id;
+    seed.first_seq = seed.last_seq = since;
+    op->outside = store_new(summary_budget_us(op->a.budget_ms, r->refresh_rate));
+    if (!op->outside || store_add_reply(op->outside, &seed, NULL) < 0) {
+      op_fail_text(op, "internal error: out of memory");
+      return;
+    }
+    if (since != op->since) { /* the first reply read from the wrong place */
+      op->since = since;
+      outside_fetch(op);
+      return;
+    }
+  }
+  if (strcmp(op->cur_run, r->run_id) != 0) { /* restarted between two pages */
+    op->restarted = 1;
+    outside_look(op);
+    return;
+  }
+  if (store_add_reply(op->outside, r, NULL) < 0) {
+    op_fail_text(op, "internal error: out of memory");
+    return;
+  }
+  if (r->more && op->calls < READ_MAX_CALLS) {
+    op->since = store_last_seq(op->outside);
+    outside_fetch(op);
+    return;
+  }
+  outside_look(op);
+}
+
+static void outside_fetch(op_t *op) {
+  wp_request_t req = {WP_READ, op->since, 0, NULL, NULL};
+  op->calls++;
+  op_wp(op, &req, outside_reply);
+}
+
+/* ---- entry ------------------------------------------------------------- */
+
+void action_read(op_t *op) {
+  tool_ctx_t *ctx = op->ctx;
+  session_t *s = NULL;
+  if (op->a.cursor) {
+    char name[CURSOR_RUN_ID_MAX + 1];
+    int64_t n = 0;
+    cursor_kind_t kind;
+    cursor_decode_kind(op->a.cursor, &kind, name, sizeof name, &n, NULL, 0); /* checked */
+    if (kind == CURSOR_SESSION) {
+      if (!(s = sessions_find(ctx->sessions, name))) {
+        op_fail_text(op, "cursor: session %s is no longer kept (the last %d closed sessions are); "
+                         "read without cursor", name, SESSIONS_HISTORY);
+        return;
+      }
+      op->from = (uint64_t)n;
+      op->from_cursor = 1;
+    } else if ((s = sessions_current(ctx->sessions))) {
+      op_warn(op, "cursor: it is from a read outside sessions; reading session %s from its read "
+                  "position instead", session_id(s));
+    }
+  } else if (op->a.session) {
+    if (!(s = sessions_find(ctx->sessions, op->a.session))) {
+      op_fail_text(op, "session: no session \"%s\" (the open ones and the last %d closed are kept)",
+                   op->a.session, SESSIONS_HISTORY);
+      return;
+    }
+  } else {
+    s = sessions_current(ctx->sessions);
+  }
+  if (s) {
+    if (op->a.budget_ms > 0)
+      op_warn(op, "budgetMs: not applied; session %s judges jank by the budget it started with "
+                  "(%.1f ms)", session_id(s), (double)session_budget_us(s) / 1000.0);
+    session_ref(s);
+    op->s = s;
+    session_drain(op);
+    return;
+  }
+  op->since = ctx->read_run[0] ? ctx->read_seq : 0;
+  outside_fetch(op);
+}

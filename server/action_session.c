@@ -1,0 +1,250 @@
+/* start, mark and stop (DESIGN 4; docs/tool.md "Sessions"): thin calls into
+ * the session manager, which alone decides what is open. */
+#include "actions.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "chart.h"
+#include "frames_answer.h"
+#include "log.h"
+
+/* ---- start ------------------------------------------------------------- */
+
+static void answer_start(op_t *op) {
+  json_t *r = op_result(op);
+  json_t *so = r ? session_to_json(op->s, uv_now(op->ctx->loop)) : NULL;
+  if (so && op->joined) json_object_set_new(so, "alreadyActive", json_true());
+  if (r && (!so || json_object_set_new(r, "session", so))) {
+    json_decref(r);
+    r = NULL;
+  }
+  op_finish(op, r, 0, NULL);
+}
+
+static void start_mark_reply(void *arg, const wp_status_t *st, const record_reply_t *r) {
+  op_t *op = arg;
+  (void)r;
+  if (wp_failed(st)) {
+    op_fail_status(op, st);
+    return;
+  }
+  sessions_note_interaction(op->ctx->sessions, op->a.interaction_id, op->a.linked_by);
+  answer_start(op);
+}
+
+static void started(void *arg, session_t *s, int joined, const wp_status_t *st) {
+  op_t *op = arg;
+  op->wait = NULL;
+  if (!s) {
+    op_fail_status(op, st);
+    return;
+  }
+  op->s = s;
+  op->joined = joined;
+  if (joined) {
+    /* The session was open already: what can be applied now is applied
+     * (an interaction is a mark), the rest is named. */
+    char budget[64];
+    snprintf(budget, sizeof budget, "%.1f ms", (double)session_budget_us(s) / 1000.0);
+    if (op->a.budget_ms > 0)
+      op_warn(op, "budgetMs: not applied; session %s is already active with a budget of %s",
+              session_id(s), budget);
+    if (op->a.any_track)
+      op_warn(op, "trackWidgets/trackLayouts/trackPaints: not applied; session %s is already "
+                  "active (stop it and start again to change them)", session_id(s));
+    if (op->a.interaction_id) {
+      wp_request_t req = {WP_MARK, 0, 0, op->a.interaction_id, op->a.linked_by};
+      op_wp(op, &req, start_mark_reply);
+      return;
+    }
+  } else if (op->a.interaction_id) {
+    sessions_note_interaction(op->ctx->sessions, op->a.interaction_id, op->a.linked_by);
+  }
+  answer_start(op);
+}
+
+void action_start(op_t *op) {
+  session_options_t o = {op->a.interaction_id, op->a.linked_by, op->a.budget_ms, {0}, 0};
+  memcpy(o.track, op->a.track, sizeof o.track);
+  if (!(op->wait = sessions_open(op->ctx->sessions, &o, started, op)))
+    op_fail_text(op, "internal error: out of memory");
+}
+
+/* ---- mark -------------------------------------------------------------- */
+
+static void mark_reply(void *arg, const wp_status_t *st, const record_reply_t *rep) {
+  op_t *op = arg;
+  (void)rep;
+  if (wp_failed(st)) {
+    op_fail_status(op, st);
+    return;
+  }
+  tool_ctx_t *ctx = op->ctx;
+  sessions_note_interaction(ctx->sessions, op->a.interaction_id, op->a.linked_by);
+  json_t *r = op_result(op);
+  json_t *i = json_pack("{s:s}", "state", op->a.interaction_id ? "begun" : "ended");
+  if (i && op->a.interaction_id) {
+    json_object_set_new(i, "interactionId", json_string(op->a.interaction_id));
+    json_object_set_new(i, "linkedBy", json_string(op->a.linked_by ? op->a.linked_by : "agent"));
+  }
+  if (r && i) json_object_set_new(r, "interaction", i);
+  session_t *s = sessions_current(ctx->sessions);
+  if (r && s) json_object_set_new(r, "session", session_to_json(s, uv_now(ctx->loop)));
+  op_finish(op, r, 0, NULL);
+}
+
+void action_mark(op_t *op) {
+  wp_request_t req = {WP_MARK, 0, 0, op->a.interaction_id, op->a.linked_by};
+  op_wp(op, &req, mark_reply);
+}
+
+/* ---- stop -------------------------------------------------------------- */
+
+static void stopped(void *arg, session_t *s, const wp_status_t *st) {
+  op_t *op = arg;
+  op->wait = NULL;
+  if (!s) { /* it never opened */
+    op_fail_status(op, st);
+    return;
+  }
+  session_unref(s); /* the op holds its own */
+  action_answer_closed(op, st);
+}
+
+void action_stop(op_t *op) {
+  session_t *s = sessions_current(op->ctx->sessions);
+  if (!s) {
+    op_fail_text(op, "stop: no session is active; call action=start first");
+    return;
+  }
+  session_ref(s);
+  op->s = s;
+  if (!(op->wait = sessions_close(op->ctx->sessions, s, stopped, op)))
+    op_fail_text(op, "internal error: out of memory");
+}
+
+/* ---- the answer of a closed session (stop, capture) --------------------- */
+
+/* Writes the chart of the frames the answer covers (the session's kept
+ * frames, of the interaction when stop filters by one) to
+ * <chart-dir>/telescope-<session>-<UTC time>.svg, puts "chart" {path, uri}
+ * into r and returns the resource_link block (resource_link exists from
+ * 2025-06-18 on; earlier clients find the path in the text). A chart that
+ * cannot be written does not fail the call: a text block says why. */
+static json_t *chart_put(op_t *op, json_t *r, store_t *st, int64_t budget) {
+  if (!op->call) return NULL;
+  const char *iid = op->action == A_STOP ? op->a.interaction_id : NULL;
+  size_t n = st ? store_recent_count(st) : 0, m = 0;
+  frame_t *frames = n ? calloc(n, sizeof *frames) : NULL; /* shallow copies */
+  for (size_t i = 0; frames && i < n; i++) {
+    const frame_t *f = store_recent_at(st, i);
+    if (!iid || (f->interaction_id && !strcmp(f->interaction_id, iid))) frames[m++] = *f;
+  }
+  char title[256], when[32], name[128], path[4352], uri[13100], err[512];
+  struct timespec ts;
+  struct tm tm;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  gmtime_r(&ts.tv_sec, &tm);
+  strftime(when, sizeof when, "%Y%m%dT%H%M%S", &tm);
+  const char *sid = session_id(op->s);
+  snprintf(title, sizeof title, "telescope %s %s%s%s", sid, op->action == A_STOP ? "stop" : "capture",
+           iid ? " of " : "", iid ? iid : "");
+  snprintf(name, sizeof name, "telescope-%s-%s.%03ldZ.svg", sid, when, ts.tv_nsec / 1000000);
+  char *svg = n && !frames ? NULL : chart_svg(frames, m, budget, title);
+  int rc = svg ? chart_file_write(op->ctx->cfg->chart_dir, name, svg, path, sizeof path, err,
+                                  sizeof err)
+               : (snprintf(err, sizeof err, "out of memory"), -1);
+  free(svg);
+  size_t janky = 0;
+  for (size_t i = 0; i < m; i++) janky += (size_t)chart_is_janky(&frames[i], budget);
+  free(frames);
+  if (rc == 0 && chart_file_uri(path, uri, sizeof uri) < 0) {
+    snprintf(err, sizeof err, "chart path too long for a URI");
+    rc = -1;
+  }
+  if (rc < 0) {
+    log_warn("chart: not written: %s", err);
+    char text[600];
+    snprintf(text, sizeof text, "chart: not written: %s", err);
+    return json_pack("[{s:s, s:s}]", "type", "text", "text", text);
+  }
+  json_object_set_new(r, "chart", json_pack("{s:s, s:s}", "path", path, "uri", uri));
+  if (strcmp(tool_call_protocol_version(op->call), "2025-06-18") < 0) return NULL;
+  char desc[160];
+  snprintf(desc, sizeof desc, "SVG frame chart: %zu frames, %zu janky, budget %.1f ms", m, janky,
+           (double)budget / 1000.0);
+  return json_pack("[{s:s, s:s, s:s, s:s, s:s}]", "type", "resource_link", "uri", uri, "name",
+                   strrchr(path, '/') + 1, "mimeType", "image/svg+xml", "description", desc);
+}
+
+static void closed_diag(op_t *op, diag_code_t code);
+
+void action_answer_closed(op_t *op, const wp_status_t *end) {
+  session_t *s = op->s;
+  store_t *st = session_store(s);
+  if (st && store_take_restarted(st)) op->restarted = 1;
+  if (wp_failed(end)) {
+    /* The app went away, paused or hung: the session ends with what it
+     * measured, and says so. */
+    op->facts.restarted = op->restarted;
+    closed_diag(op, end->diag == DIAG_NONE ? DIAG_WATCHER_ERROR : end->diag);
+    return;
+  }
+  uint64_t frames = st ? store_frames_seen(st) : 0;
+  if (frames == 0) {
+    /* Nothing was measured: say why, as an empty read would. */
+    answer_fill_facts(op, 0, 0, 0);
+    op->after_diag = closed_diag;
+    answer_diagnose_empty(op);
+    return;
+  }
+  answer_fill_facts(op, (int64_t)frames, 1, 1);
+  closed_diag(op, diagnose_step(&op->facts).code);
+}
+
+static void closed_diag(op_t *op, diag_code_t code) {
+  tool_ctx_t *ctx = op->ctx;
+  session_t *s = op->s;
+  store_t *st = session_store(s);
+  if (code == DIAG_NONE && op->facts.new_frames == 0 && op->facts.reread_done) {
+    /* The decision asked for a re-read: a closed session has nothing more. */
+    code = DIAG_FRAMES_PENDING;
+  }
+  json_t *r = op_result(op);
+  if (!r) goto done;
+  json_object_set_new(r, "session", session_to_json(s, uv_now(ctx->loop)));
+  int filter = op->action == A_STOP && op->a.interaction_id;
+  uint64_t from = op->action == A_CAPTURE ? 0 : session_read_pos(s);
+  answer_take_t t;
+  if (answer_put_frames(op, r, st, from, filter, 1, session_budget_us(s), &t) < 0) {
+    json_decref(r);
+    r = NULL;
+    goto done;
+  }
+  if (!filter && op->action == A_STOP) session_set_read_pos(s, t.next);
+  if (op->a.detail != D_SUMMARY && t.taken < t.available)
+    answer_put_cursor(r, 1, session_id(s), (int64_t)t.next);
+  if (filter && st && !store_summary(st, op->a.interaction_id))
+    op_warn(op, "interactionId \"%s\": no frame of session %s carries it", op->a.interaction_id,
+            session_id(s));
+  if (code != DIAG_NONE) {
+    json_t *d = diagnose_to_json(code, &op->facts);
+    const wp_status_t *end = session_end_status(s);
+    if (d && wp_failed(end) && end->detail[0]) {
+      json_t *ev = json_object_get(d, "evidence");
+      if (ev) json_object_set_new(ev, "detail", json_string(end->detail));
+    }
+    if (d) json_object_set_new(r, "diagnosis", d);
+  }
+  if (op->a.chart) {
+    json_t *extra = chart_put(op, r, st, session_budget_us(s));
+    /* warnings added by the chart are not in r; the chart's own text says why */
+    op_finish(op, r, 0, extra);
+    return;
+  }
+done:
+  op_finish(op, r, 0, NULL);
+}

@@ -1,0 +1,174 @@
+#include "frames_answer.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cursor.h"
+#include "summary.h"
+
+#define POLL_MS 50 /* watch and probe: how often to look at the counter */
+
+int answer_put_frames(op_t *op, json_t *r, store_t *st, uint64_t from, int filter, int whole,
+                      int64_t budget_us, answer_take_t *out) {
+  const char *iid = filter ? op->a.interaction_id : NULL;
+  int list = op->a.detail != D_SUMMARY;
+  size_t used = json_dumpb(r, NULL, 0, JSON_COMPACT);
+  /* Room for the listing: the call's cap less what the rest takes (the
+   * summary is at most SUMMARY_MAX_BYTES) and a margin for the envelope. */
+  size_t other = used + SUMMARY_MAX_BYTES + 2048;
+  store_range_t q = {from, UINT64_MAX, iid, budget_us, list, op->a.detail == D_BLOCKS,
+                     op->a.limit, other < OP_TEXT_CAP ? OP_TEXT_CAP - other : 1};
+  store_take_t t;
+  memset(out, 0, sizeof *out);
+  if (st && store_range_take(st, &q, &t) < 0) return -1;
+  if (!st) {
+    memset(&t, 0, sizeof t);
+    if (!(t.summary = summary_new(budget_us, 0))) return -1;
+    t.next = from;
+    if (list && !(t.frames = json_array())) goto oom;
+  }
+  const summary_t *sum = t.summary;
+  if (whole && st) sum = store_summary(st, iid);
+  summary_t *empty = NULL;
+  if (!sum) sum = empty = summary_new(budget_us, 0); /* an interaction with no frames */
+  json_t *js = sum ? summary_to_json_bounded(sum, SUMMARY_MAX_BYTES) : NULL;
+  summary_free(empty);
+  if (!js || json_object_set_new(r, "summary", js)) goto oom;
+  if (list) {
+    if (json_object_set_new(r, "frames", t.frames)) {
+      t.frames = NULL;
+      goto oom;
+    }
+    t.frames = NULL;
+    if (t.listed < t.available &&
+        json_object_set_new(r, "truncated", json_pack("{s:I, s:I}", "listed", (json_int_t)t.listed,
+                                                      "available", (json_int_t)t.available)))
+      goto oom;
+  }
+  if (t.evicted) {
+    json_object_set_new(r, "undelivered", json_integer((json_int_t)t.evicted));
+    op_warn(op,
+            "%llu frames fell out of the session's window of %d before a read took them; they are "
+            "counted in the session summary only",
+            (unsigned long long)t.evicted, STORE_WINDOW);
+  }
+  out->taken = t.taken;
+  out->next = t.next;
+  out->available = t.available;
+  store_take_close(&t);
+  return 0;
+
+oom:
+  store_take_close(&t);
+  return -1;
+}
+
+void answer_put_cursor(json_t *r, int session_kind, const char *name, int64_t pos) {
+  char cur[CURSOR_MAX];
+  if (cursor_encode_kind(session_kind ? CURSOR_SESSION : CURSOR_WATCHER, name, pos, cur,
+                         sizeof cur) == 0)
+    json_object_set_new(r, "nextCursor", json_string(cur));
+}
+
+/* ---- the empty-read decision ------------------------------------------- */
+
+void answer_fill_facts(op_t *op, int64_t new_frames, int has_blocks, int session_active) {
+  tool_ctx_t *ctx = op->ctx;
+  diagnose_facts_t *f = &op->facts;
+  f->connected = 1;
+  f->watcher_present = 1;
+  f->session_active = session_active;
+  f->new_frames = new_frames;
+  f->new_frames_have_blocks = has_blocks;
+  f->restarted = op->restarted;
+  int same_run = op->liv_known && strcmp(op->liv_run, ctx->facts.run_id) == 0;
+  f->liveness_before_known = same_run;
+  f->liveness_before = op->liv_before;
+  f->liveness_now = ctx->facts.liveness;
+  f->lifecycle = ctx->facts.lifecycle[0] ? ctx->facts.lifecycle : NULL;
+  f->frames_enabled = ctx->facts.frames_enabled;
+  f->elapsed_ms = op->liv_known ? (int64_t)(ctx->facts.at_ms - op->liv_before_ms) : -1;
+}
+
+static void decide(op_t *op);
+
+static void poll_timer(uv_timer_t *t);
+
+static void poll_reply(void *arg, const wp_status_t *st, const record_reply_t *r) {
+  op_t *op = arg;
+  if (wp_failed(st)) {
+    op_fail_status(op, st);
+    return;
+  }
+  uint64_t now = uv_now(op->ctx->loop);
+  int64_t c = r->liveness_counter;
+  if (op->facts.watch == DIAGNOSE_WATCH_NOT_DONE) {
+    if (c > op->probe_base) {
+      op->facts.watch = DIAGNOSE_WATCH_MOVED;
+    } else if (now >= op->watch_until) {
+      op->facts.watch = DIAGNOSE_WATCH_STILL;
+    } else {
+      op_timer(op, POLL_MS, poll_timer);
+      return;
+    }
+    decide(op);
+    return;
+  }
+  if (c > op->probe_base || now >= op->probe_until) {
+    op->facts.probe = c > op->probe_base ? DIAGNOSE_PROBE_MOVED : DIAGNOSE_PROBE_NOT_MOVED;
+    op->facts.liveness_after_probe = c;
+    decide(op);
+    return;
+  }
+  op_timer(op, POLL_MS, poll_timer);
+}
+
+static void poll_timer(uv_timer_t *t) {
+  op_t *op = op_from_timer(t);
+  wp_request_t req = {WP_STATUS, 0, 0, NULL, NULL};
+  op_wp(op, &req, poll_reply);
+}
+
+static void probe_reply(void *arg, const wp_status_t *st, const record_reply_t *r) {
+  op_t *op = arg;
+  if (wp_failed(st)) {
+    op_fail_status(op, st);
+    return;
+  }
+  op->probe_base = r->liveness_counter;
+  op_timer(op, POLL_MS, poll_timer);
+}
+
+static void reread_timer(uv_timer_t *t) {
+  op_t *op = op_from_timer(t);
+  op->facts.reread_done = 1;
+  op->after_diag(op, DIAG_NONE);
+}
+
+static void decide(op_t *op) {
+  op->facts.liveness_now = op->ctx->facts.liveness;
+  diagnose_step_t st = diagnose_step(&op->facts);
+  uint64_t now = uv_now(op->ctx->loop);
+  switch (st.next) {
+  case DIAGNOSE_NEXT_REREAD:
+    op_timer(op, (uint64_t)st.delay_ms, reread_timer);
+    return;
+  case DIAGNOSE_NEXT_WATCH:
+    op->probe_base = op->ctx->facts.liveness;
+    op->watch_until = now + (uint64_t)st.delay_ms;
+    op_timer(op, POLL_MS, poll_timer);
+    return;
+  case DIAGNOSE_NEXT_PROBE: {
+    op->probe_until = now + (uint64_t)st.delay_ms;
+    wp_request_t req = {WP_PROBE, 0, 0, NULL, NULL};
+    op_wp(op, &req, probe_reply);
+    return;
+  }
+  case DIAGNOSE_NEXT_NONE:
+    break;
+  }
+  op->after_diag(op, st.code);
+}
+
+void answer_diagnose_empty(op_t *op) { decide(op); }

@@ -1,0 +1,301 @@
+#include "op.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "container_of.h"
+#include "log.h"
+
+static const char *const action_names[A__COUNT] = {"status", "start", "mark", "read", "stop", "capture"};
+
+/* ---- lifecycle --------------------------------------------------------- */
+
+static char *dup_arg(json_t *args, const char *key) {
+  const char *v = json_string_value(json_object_get(args, key));
+  return v ? strdup(v) : NULL;
+}
+
+static void args_close(op_args_t *a) {
+  free(a->uri);
+  free(a->interaction_id);
+  free(a->linked_by);
+  free(a->cursor);
+  free(a->session);
+}
+
+static void op_closed(uv_handle_t *h) {
+  op_t *op = container_of((uv_timer_t *)h, op_t, timer);
+  args_close(&op->a);
+  for (size_t i = 0; i < op->nwarnings; i++) free(op->warnings[i]);
+  free(op);
+}
+
+static void app_release(tool_ctx_t *ctx, appref_t *ar);
+
+/* Forgets everything in flight and frees the op (its call is answered or
+ * cancelled by then). */
+static void op_free(op_t *op) {
+  tool_ctx_t *ctx = op->ctx;
+  wp_cancel(op->wpc);
+  op->wpc = NULL;
+  if (op->vmc) vm_call_cancel(op->vmc);
+  op->vmc = NULL;
+  sessions_wait_cancel(op->wait);
+  op->wait = NULL;
+  uv_timer_stop(&op->timer);
+  if (op->s) session_unref(op->s);
+  op->s = NULL;
+  store_free(op->outside);
+  op->outside = NULL;
+  if (op->app) app_release(ctx, op->app);
+  op->app = NULL;
+  if (op->prev)
+    op->prev->next = op->next;
+  else
+    ctx->ops = op->next;
+  if (op->next) op->next->prev = op->prev;
+  uv_close((uv_handle_t *)&op->timer, op_closed);
+}
+
+static void op_cancelled(void *arg) {
+  op_t *op = arg;
+  op->call = NULL;
+  /* A capture's own window closes with it; nobody waits for the answer. */
+  if (op->action == A_CAPTURE && op->s && session_state(op->s) != SESSION_CLOSED) {
+    sessions_wait_t *w = sessions_close(op->ctx->sessions, op->s, NULL, NULL);
+    (void)w; /* answered on its own; NULL only when out of memory */
+  }
+  op_free(op);
+}
+
+static void parse_args(op_args_t *a, json_t *args) {
+  json_t *v;
+  a->uri = dup_arg(args, "vmServiceUri");
+  a->interaction_id = dup_arg(args, "interactionId");
+  a->linked_by = dup_arg(args, "linkedBy");
+  a->cursor = dup_arg(args, "cursor");
+  a->session = dup_arg(args, "session");
+  a->has_limit = (v = json_object_get(args, "limit")) != NULL;
+  a->limit = v ? (size_t)json_integer_value(v) : 20;
+  const char *d = json_string_value(json_object_get(args, "detail"));
+  a->has_detail = d != NULL;
+  a->detail = !d || !strcmp(d, "summary") ? D_SUMMARY : !strcmp(d, "frames") ? D_FRAMES : D_BLOCKS;
+  a->wait_ms = (v = json_object_get(args, "waitMs")) ? (int)json_integer_value(v) : -1;
+  a->duration_ms = (v = json_object_get(args, "durationMs")) ? (int)json_integer_value(v) : -1;
+  a->budget_ms = (v = json_object_get(args, "budgetMs")) ? json_number_value(v) : 0;
+  static const char *const track_keys[WP_TRACK__COUNT] = {"trackWidgets", "trackLayouts",
+                                                          "trackPaints"};
+  for (int t = 0; t < WP_TRACK__COUNT; t++) {
+    a->track[t] = json_is_true(json_object_get(args, track_keys[t]));
+    if (json_object_get(args, track_keys[t])) a->any_track = 1;
+  }
+  const char *chart = json_string_value(json_object_get(args, "chart"));
+  a->chart = chart ? (!strcmp(chart, "svg") ? 1 : 2) : 0;
+}
+
+op_t *op_new(tool_ctx_t *ctx, tool_call_t *call, json_t *args) {
+  op_t *op = calloc(1, sizeof *op);
+  if (!op) {
+    tool_call_finish_text_error(call, "internal error: out of memory");
+    return NULL;
+  }
+  op->ctx = ctx;
+  op->call = call;
+  uv_timer_init(ctx->loop, &op->timer);
+  op->next = ctx->ops;
+  if (ctx->ops) ctx->ops->prev = op;
+  ctx->ops = op;
+  op->t0 = op->last_progress = uv_now(ctx->loop);
+  tool_call_on_cancel(call, op_cancelled, op);
+  const char *a = json_string_value(json_object_get(args, "action"));
+  op->action = A_READ;
+  for (int i = 0; a && i < A__COUNT; i++)
+    if (!strcmp(a, action_names[i])) op->action = (action_t)i;
+  parse_args(&op->a, args);
+  return op;
+}
+
+void op_cancel_all(tool_ctx_t *ctx) {
+  while (ctx->ops) {
+    op_t *op = ctx->ops;
+    op->call = NULL; /* mcp answers nothing for them */
+    op_free(op);
+  }
+}
+
+op_t *op_from_timer(uv_timer_t *t) { return container_of(t, op_t, timer); }
+
+void op_timer(op_t *op, uint64_t ms, uv_timer_cb cb) { uv_timer_start(&op->timer, cb, ms, 0); }
+
+/* ---- apps -------------------------------------------------------------- */
+
+static void app_closed(void *arg) { free(arg); }
+
+static void app_release(tool_ctx_t *ctx, appref_t *ar) {
+  if (--ar->users > 0 || !ar->retired) return;
+  for (appref_t **p = &ctx->apps; *p; p = &(*p)->next)
+    if (*p == ar) {
+      *p = ar->next;
+      break;
+    }
+  vm_app_close(ar->app, app_closed, ar);
+}
+
+void op_app_confirmed(op_t *op) {
+  tool_ctx_t *ctx = op->ctx;
+  appref_t *ar = op->app;
+  if (!ar || ar == ctx->app || ar->retired) return;
+  if (ctx->app && !strcmp(ctx->app->uri, ar->uri)) { /* another call got there first */
+    ar->retired = 1;
+    return;
+  }
+  if (sessions_busy(ctx->sessions)) return; /* checked at the start; a session opened since */
+  if (ctx->app) {
+    ctx->app->retired = 1;
+    if (ctx->app->users == 0) {
+      ctx->app->users = 1;
+      app_release(ctx, ctx->app);
+    }
+  }
+  ctx->app = ar;
+  ar->users++; /* the context's own use */
+  appfacts_close(&ctx->facts);
+  appfacts_init(&ctx->facts);
+  ctx->read_run[0] = 0;
+  ctx->read_seq = 0;
+  sessions_set_transport(ctx->sessions, &ar->t);
+}
+
+/* ---- answers ----------------------------------------------------------- */
+
+void op_warn(op_t *op, const char *fmt, ...) {
+  if (op->nwarnings == OP_MAX_WARNINGS) {
+    op->warnings_dropped++;
+    return;
+  }
+  char buf[512], clean[600];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  log_redact(buf, clean, sizeof clean);
+  char *w = strdup(clean);
+  if (w) op->warnings[op->nwarnings++] = w;
+}
+
+json_t *op_result(op_t *op) {
+  json_t *r = json_pack("{s:s}", "action", action_names[op->action]);
+  if (!r) return NULL;
+  json_t *conn = op->app ? vm_app_connection_json(op->app->app)
+                         : json_pack("{s:s}", "state", "not_connected");
+  if (json_object_set_new(r, "connection", conn)) {
+    json_decref(r);
+    return NULL;
+  }
+  return r;
+}
+
+/* Warnings are gathered while the call runs and put in at the end. */
+static int put_warnings(op_t *op, json_t *r) {
+  if (op->s) {
+    const char *const *w = session_warnings(op->s);
+    for (; *w; w++) op_warn(op, "%s", *w);
+  }
+  if (!op->nwarnings) return 0;
+  json_t *a = json_array();
+  for (size_t i = 0; a && i < op->nwarnings; i++) json_array_append_new(a, json_string(op->warnings[i]));
+  if (a && op->warnings_dropped) {
+    char more[64];
+    snprintf(more, sizeof more, "(%d more warnings)", op->warnings_dropped);
+    json_array_append_new(a, json_string(more));
+  }
+  return !a || json_object_set_new(r, "warnings", a) ? -1 : 0;
+}
+
+void op_finish(op_t *op, json_t *res, int is_error, json_t *extra) {
+  if (op->call) {
+    if (!res) {
+      json_decref(extra);
+      tool_call_finish_text_error(op->call, "internal error: out of memory");
+    } else if (put_warnings(op, res) < 0) {
+      json_decref(res);
+      json_decref(extra);
+      tool_call_finish_text_error(op->call, "internal error: out of memory");
+    } else {
+      if (!is_error) op_app_confirmed(op);
+      tool_call_finish(op->call, res, is_error, extra);
+    }
+  } else {
+    json_decref(res);
+    json_decref(extra);
+  }
+  op->call = NULL;
+  op_free(op);
+}
+
+void op_fail_text(op_t *op, const char *fmt, ...) {
+  char buf[512], clean[600];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  log_redact(buf, clean, sizeof clean);
+  if (op->call) tool_call_finish_text_error(op->call, clean);
+  op->call = NULL;
+  op_free(op);
+}
+
+void op_fail_diag(op_t *op, diag_code_t code, const char *detail) {
+  json_t *r = op_result(op);
+  diagnose_facts_t f = op->facts;
+  json_t *d = diagnose_to_json(code, &f);
+  if (r && d && detail && *detail) {
+    char clean[600];
+    log_redact(detail, clean, sizeof clean);
+    json_t *ev = json_object_get(d, "evidence");
+    if (!ev) json_object_set_new(d, "evidence", ev = json_object());
+    json_object_set_new(ev, "detail", json_string(clean));
+  }
+  json_t *ev = json_object_get(d, "evidence");
+  if (ev && json_object_size(ev) == 0) json_object_del(d, "evidence");
+  if (r && (!d || json_object_set_new(r, "diagnosis", d))) {
+    json_decref(r);
+    r = NULL;
+  }
+  op_finish(op, r, op->action != A_STATUS && diag_is_error(code), NULL);
+}
+
+void op_fail_status(op_t *op, const wp_status_t *st) {
+  diag_code_t code = st->diag;
+  if (code == DIAG_NONE) code = DIAG_WATCHER_ERROR; /* out of memory in our own code */
+  op_fail_diag(op, code, st->detail);
+}
+
+/* ---- watcher calls ----------------------------------------------------- */
+
+void op_note_reply(tool_ctx_t *ctx, const appref_t *app, const record_reply_t *r) {
+  if (app != ctx->app) return; /* a candidate's facts are not the app in use's */
+  appfacts_note(&ctx->facts, uv_now(ctx->loop), r);
+  if (r->watcher_version) vm_app_set_watcher_version(app->app, r->watcher_version);
+  sessions_note_reply(ctx->sessions, r);
+}
+
+/* Every reply of an op's watcher call passes here first. */
+static void op_wp_reply(void *arg, const wp_status_t *st, const record_reply_t *r) {
+  op_t *op = arg;
+  op->wpc = NULL;
+  if (r) op_note_reply(op->ctx, op->app, r);
+  op->after_wp(op, st, r);
+}
+
+int op_wp(op_t *op, const wp_request_t *req, wp_reply_cb cb) {
+  op->after_wp = cb;
+  op->wpc = wp_call(&op->app->t, req, op_wp_reply, op);
+  if (!op->wpc) {
+    op_fail_text(op, "internal error: out of memory");
+    return -1;
+  }
+  return 0;
+}

@@ -1,0 +1,148 @@
+/* op: one telescope_frames call in flight, and the state the actions share
+ * (tool_ctx_t). This is the layer below the actions (action_*.c): it parses
+ * the arguments once, holds what a call has in flight (one watcher call, one
+ * session wait, one timer) so cancellation forgets all of it, collects
+ * warnings, and ends the call with exactly one answer. It never calls up into
+ * frames_tool.c.
+ *
+ * Rule for asynchronous completion: every callback an op receives comes
+ * from the loop (wproto's from the VM client, sessions' from a uv_idle turn,
+ * the op's own timer), never from inside the call that asked for it. */
+#ifndef TELESCOPE_OP_H
+#define TELESCOPE_OP_H
+
+#include <jansson.h>
+#include <uv.h>
+
+#include "appfacts.h"
+#include "config.h"
+#include "diagnose.h"
+#include "sessions.h"
+#include "tool.h"
+#include "vm_isolate.h"
+#include "wproto.h"
+
+#define OP_TEXT_CAP 65536 /* no call returns more text than this */
+#define OP_MAX_WARNINGS 8
+
+typedef enum { A_STATUS = 0, A_START, A_MARK, A_READ, A_STOP, A_CAPTURE, A__COUNT } action_t;
+typedef enum { D_SUMMARY = 0, D_FRAMES, D_BLOCKS } detail_t;
+
+/* One connection to an app, shared by the calls that use it: closed once it
+ * was replaced and no call uses it any more. */
+typedef struct appref {
+  vm_app_t *app;
+  wp_transport_t t;
+  char uri[2048]; /* normalised ws URI ("" when it comes from a URI file) */
+  int users;
+  int retired;
+  void *ctx; /* the tool_ctx_t it belongs to (events) */
+  struct appref *next;
+} appref_t;
+
+typedef struct op op_t;
+
+/* What the actions share; frames_tool.c owns it. */
+typedef struct {
+  uv_loop_t *loop;
+  const config_t *cfg;
+  appref_t *app;   /* the app in use; NULL until a URI is known */
+  appref_t *apps;  /* every appref alive (in use, candidates, retired) */
+  sessions_t *sessions;
+  appfacts_t facts; /* of the app in use */
+  char read_run[RECORD_MAX_RUN_ID + 1]; /* outside sessions: where the previous read ended */
+  int64_t read_seq;
+  op_t *ops; /* calls in flight */
+} tool_ctx_t;
+
+typedef struct {
+  char *uri, *interaction_id, *linked_by, *cursor, *session;
+  size_t limit;
+  int has_limit;
+  detail_t detail;
+  int has_detail;
+  int wait_ms, duration_ms; /* -1 when absent */
+  double budget_ms;         /* 0 when absent */
+  int track[WP_TRACK__COUNT];
+  int any_track;
+  int chart;
+} op_args_t;
+
+struct op {
+  tool_ctx_t *ctx;
+  tool_call_t *call; /* NULL once answered or cancelled */
+  action_t action;
+  op_args_t a;
+  appref_t *app; /* the app this call talks to (a candidate when vmServiceUri differs) */
+  op_t *next, *prev;
+
+  wp_call_t *wpc;         /* the one watcher call in flight */
+  vm_call_t *vmc;         /* status: the connection refresh in flight */
+  sessions_wait_t *wait;  /* the one session wait in flight */
+  uv_timer_t timer;
+  uint64_t t0; /* uv_now at the start of the call */
+  uint64_t last_progress;
+  char *warnings[OP_MAX_WARNINGS];
+  size_t nwarnings;
+  int warnings_dropped;
+
+  /* liveness as the server knew it when the call began */
+  int liv_known;
+  int64_t liv_before;
+  uint64_t liv_before_ms;
+  char liv_run[RECORD_MAX_RUN_ID + 1];
+
+  /* read / stop / capture */
+  uint64_t from;          /* read: where it starts in its session's stream */
+  int from_cursor;        /* ... given by a cursor (else the session's read position) */
+  session_t *s;           /* the session this call acts on (a reference) */
+  int joined;             /* start: joined a session another call opened */
+  diagnose_facts_t facts; /* the empty-read decision */
+  int64_t probe_base;
+  uint64_t watch_until;
+  uint64_t probe_until;
+  store_t *outside;       /* a read outside sessions: what it fetched */
+  char cur_run[RECORD_MAX_RUN_ID + 1];
+  int64_t since;
+  int calls;
+  int resolved;
+  int restarted;
+  wp_reply_cb after_wp; /* op_wp: the action's own reply handler */
+  void (*after_diag)(op_t *op, diag_code_t code); /* the empty-read decision ended */
+};
+
+/* Starts a call: arguments parsed (args borrowed, already schema-valid).
+ * NULL when out of memory (the call is then answered). */
+op_t *op_new(tool_ctx_t *ctx, tool_call_t *call, json_t *args);
+/* Drops every op silently (shutdown). */
+void op_cancel_all(tool_ctx_t *ctx);
+
+/* Adds a line to the answer's `warnings` (printf-style). */
+void op_warn(op_t *op, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* The base of every answer: action, warnings, and the connection when the
+ * call failed on it. New reference. */
+json_t *op_result(op_t *op);
+/* Ends the call: res stolen (NULL: out of memory), extra content stolen. */
+void op_finish(op_t *op, json_t *res, int is_error, json_t *extra);
+/* Ends the call with isError and one text line (argument problems). */
+void op_fail_text(op_t *op, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Ends the call with a diagnosis (isError unless status or not an error). */
+void op_fail_diag(op_t *op, diag_code_t code, const char *detail);
+void op_fail_status(op_t *op, const wp_status_t *st);
+
+/* One watcher request for this op (only one at a time). On failure to send
+ * (OOM) the call is answered and -1 returned. Every good reply passes
+ * through appfacts and the session manager first. */
+int op_wp(op_t *op, const wp_request_t *req, wp_reply_cb cb);
+/* Forgets the watcher call in flight (its reply was handled). */
+void op_timer(op_t *op, uint64_t ms, uv_timer_cb cb);
+op_t *op_from_timer(uv_timer_t *t);
+
+/* Every good watcher reply of the app in use: facts, attribution check. */
+void op_note_reply(tool_ctx_t *ctx, const appref_t *app, const record_reply_t *r);
+
+/* The call succeeded on its app: a candidate becomes the app in use. */
+void op_app_confirmed(op_t *op);
+
+#endif

@@ -1,0 +1,843 @@
+#include "sessions.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "container_of.h"
+#include "log.h"
+#include "summary.h"
+
+#define MAX_WARNINGS 4
+
+struct session {
+  int refs;
+  char id[16];
+  session_state_t state;
+  int capture;
+  char *interaction_id, *linked_by;
+  double budget_ms;
+  int64_t budget_us;
+  int track[WP_TRACK__COUNT];
+  store_t *store; /* set once the session has begun (its first position is known) */
+  uint64_t read_pos;
+  uint64_t started_ms, stopped_ms;
+  int asked;           /* the begin call in flight covers this session */
+  int close_requested; /* a close came while it was opening */
+  uint64_t close_gen;  /* closing: the drain generation that ends it */
+  int open_failed;
+  wp_status_t open_status; /* why it failed to open */
+  wp_status_t end;         /* closed: why the final drain did not get through */
+  char *warnings[MAX_WARNINGS + 1];
+  size_t nwarnings;
+  session_t *next; /* in the manager's open list */
+};
+
+typedef enum { W_OPEN, W_OPEN_AFTER, W_CLOSE, W_DRAIN } wait_kind_t;
+
+struct sessions_wait {
+  sessions_t *m;
+  wait_kind_t kind;
+  session_t *s; /* a reference, handed to the callback */
+  uint64_t gen; /* W_DRAIN: satisfied once a drain of this generation ended; 0: not asked yet */
+  int joined;
+  int ready; /* on the ready list */
+  wp_status_t st;
+  session_options_t opt; /* W_OPEN_AFTER: what to open once the close is over */
+  sessions_open_cb open_cb;
+  sessions_cb cb;
+  void *arg;
+  sessions_wait_t *next, *prev;
+};
+
+typedef enum { COLL_OFF = 0, COLL_ON } coll_t;
+
+struct sessions {
+  uv_loop_t *loop;
+  wp_transport_t t;
+  int have_t;
+  sessions_reply_cb on_reply;
+  void *reply_arg;
+  unsigned next_id;
+
+  session_t *open;    /* opening, active and closing sessions */
+  session_t *current; /* the `start`ed one, in open */
+  session_t *history[SESSIONS_HISTORY]; /* closed, oldest first */
+  size_t nhistory;
+
+  /* Attribution in the app as our own calls left it. */
+  coll_t coll;
+  int coll_dirty; /* a switch call may still run late: compare on the next reply */
+  int track_prev[WP_TRACK__COUNT]; /* before we switched it on; -1 unknown */
+  int track_on[WP_TRACK__COUNT];
+  int track_failed[WP_TRACK__COUNT]; /* could not be switched on while sessions are open */
+  int track_dirty[WP_TRACK__COUNT];
+  int settling; /* the last session closed: switching back before its closers are answered */
+  char *interaction_id, *linked_by;
+
+  /* One control call at a time: start, stop, status/mark to begin, switches. */
+  wp_call_t *ctl;
+  wp_track_t ctl_track;
+  int ctl_value;
+
+  /* The drain: one in flight, feeding every begun session. */
+  wp_call_t *drain;
+  char run[RECORD_MAX_RUN_ID + 1];
+  int run_known;
+  int64_t seq; /* the last seq drained of run */
+  int restart_reread;
+  int drain_again;
+  int pages;
+  uint64_t gen_started, gen_done;
+  wp_status_t drain_status; /* of the drain that ended last */
+
+  uv_timer_t timer;
+  uv_idle_t idle;
+  int handles_open;
+  sessions_wait_t *waits; /* pending */
+  sessions_wait_t *ready, *ready_tail; /* to be called back on the next idle turn, oldest first */
+  int checking, recheck;
+  int freeing;
+};
+
+typedef enum { SW_GET = 0, SW_ON, SW_BACK } sw_mode_t;
+
+static void pump(sessions_t *m);
+static void check_waiters(sessions_t *m);
+static void drain_start(sessions_t *m);
+
+static uint64_t now_ms(sessions_t *m) { return uv_now(m->loop); }
+
+/* ---- sessions ---------------------------------------------------------- */
+
+static char *dup_or_null(const char *s) { return s ? strdup(s) : NULL; }
+
+void session_ref(session_t *s) { s->refs++; }
+
+void session_unref(session_t *s) {
+  if (!s || --s->refs > 0) return;
+  free(s->interaction_id);
+  free(s->linked_by);
+  for (size_t i = 0; i < s->nwarnings; i++) free(s->warnings[i]);
+  store_free(s->store);
+  free(s);
+}
+
+static void session_warn(session_t *s, const char *text) {
+  if (s->nwarnings == MAX_WARNINGS) return;
+  char *w = strdup(text);
+  if (w) s->warnings[s->nwarnings++] = w;
+}
+
+static session_t *session_new(sessions_t *m, const session_options_t *opt) {
+  session_t *s = calloc(1, sizeof *s);
+  if (!s) return NULL;
+  s->refs = 1;
+  snprintf(s->id, sizeof s->id, "s%u", ++m->next_id);
+  s->capture = opt->capture;
+  s->budget_ms = opt->budget_ms;
+  memcpy(s->track, opt->track, sizeof s->track);
+  if (opt->interaction_id) {
+    s->interaction_id = strdup(opt->interaction_id);
+    s->linked_by = strdup(opt->linked_by ? opt->linked_by : "agent");
+    if (!s->interaction_id || !s->linked_by) {
+      session_unref(s);
+      return NULL;
+    }
+  }
+  s->started_ms = now_ms(m);
+  s->next = m->open;
+  m->open = s;
+  return s;
+}
+
+static void open_unlink(sessions_t *m, session_t *s) {
+  for (session_t **p = &m->open; *p; p = &(*p)->next)
+    if (*p == s) {
+      *p = s->next;
+      break;
+    }
+  s->next = NULL;
+  if (m->current == s) m->current = NULL;
+}
+
+/* A closed session goes into the history, which owns the open list's
+ * reference from now on. Older sessions keep timings only. */
+static void history_push(sessions_t *m, session_t *s) {
+  if (m->nhistory == SESSIONS_HISTORY) {
+    session_unref(m->history[0]);
+    memmove(m->history, m->history + 1, (SESSIONS_HISTORY - 1) * sizeof *m->history);
+    m->nhistory--;
+  }
+  m->history[m->nhistory++] = s;
+  if (m->nhistory > SESSIONS_HISTORY_BLOCKS) {
+    session_t *old = m->history[m->nhistory - 1 - SESSIONS_HISTORY_BLOCKS];
+    if (old->store) store_drop_blocks(old->store);
+  }
+}
+
+static void session_close_now(sessions_t *m, session_t *s, const wp_status_t *st) {
+  s->state = SESSION_CLOSED;
+  s->stopped_ms = now_ms(m);
+  if (st && wp_failed(st)) s->end = *st;
+  open_unlink(m, s);
+  history_push(m, s);
+  if (!m->open) {
+    m->settling = 1;
+    m->run_known = 0; /* the next session starts the drain afresh */
+  }
+  log_debug("session %s closed (%llu frames)", s->id,
+            (unsigned long long)(s->store ? store_frames_seen(s->store) : 0));
+}
+
+static void session_fail_open(sessions_t *m, session_t *s, const wp_status_t *st) {
+  s->open_failed = 1;
+  s->open_status = *st;
+  s->state = SESSION_CLOSED;
+  open_unlink(m, s);
+  if (!m->open) m->run_known = 0;
+  session_unref(s); /* the open list's reference; waiters keep theirs */
+}
+
+/* The session begins after the reply's lastSeq: everything the watcher
+ * numbers after it is the session's. */
+static void session_begin(sessions_t *m, session_t *s, const record_reply_t *r) {
+  s->asked = 0;
+  s->budget_us = summary_budget_us(s->budget_ms, r->refresh_rate);
+  s->store = store_new(s->budget_us);
+  if (!s->store || store_add_reply(s->store, r, NULL) < 0) {
+    wp_status_t st;
+    wp_status_set(&st, DIAG_NONE, RPC_INTERNAL_ERROR, "out of memory");
+    store_free(s->store);
+    s->store = NULL;
+    session_fail_open(m, s, &st);
+    return;
+  }
+  s->started_ms = now_ms(m);
+  if (!m->run_known) {
+    snprintf(m->run, sizeof m->run, "%s", r->run_id);
+    m->seq = r->last_seq;
+    m->run_known = 1;
+  }
+}
+
+/* Opening sessions that have begun become active once their switches are
+ * on (or could not be set: then they say so). */
+static void promote(sessions_t *m) {
+  int closing = 0;
+  for (session_t *s = m->open, *next; s; s = next) {
+    next = s->next;
+    if (s->state != SESSION_OPENING || !s->store) continue;
+    int ready = 1;
+    for (int t = 0; t < WP_TRACK__COUNT; t++)
+      if (s->track[t] && !m->track_on[t] && !m->track_failed[t]) ready = 0;
+    if (!ready) continue;
+    for (int t = 0; t < WP_TRACK__COUNT; t++)
+      if (s->track[t] && m->track_failed[t]) {
+        char w[128];
+        snprintf(w, sizeof w, "track%c%s: could not be switched on in the app",
+                 wp_track_name(t)[0] - 'a' + 'A', wp_track_name(t) + 1);
+        session_warn(s, w);
+      }
+    s->state = SESSION_ACTIVE;
+    if (s->close_requested) {
+      s->state = SESSION_CLOSING;
+      s->close_gen = m->gen_started + 1;
+      closing = 1;
+    }
+  }
+  if (closing) drain_start(m);
+}
+
+/* ---- control calls ----------------------------------------------------- */
+
+static void ctl_reply(void *arg, const wp_status_t *st, const record_reply_t *r) {
+  sessions_t *m = arg;
+  m->ctl = NULL;
+  wp_action_t action = (wp_action_t)m->ctl_value;
+  if (r) m->on_reply(m->reply_arg, r);
+  switch (action) {
+  case WP_START:
+  case WP_STATUS:
+  case WP_MARK:
+    if (!wp_failed(st) && action == WP_START) m->coll = COLL_ON;
+    if (wp_failed(st) && action == WP_START && wp_maybe_ran(st)) m->coll_dirty = 1;
+    for (session_t *s = m->open, *next; s; s = next) {
+      next = s->next;
+      if (!s->asked) continue;
+      if (wp_failed(st))
+        session_fail_open(m, s, st);
+      else
+        session_begin(m, s, r);
+    }
+    if (wp_failed(st))
+      log_debug("sessions: %s failed: %s", action == WP_START ? "start" : "begin", st->detail);
+    break;
+  case WP_STOP:
+    m->coll = COLL_OFF;
+    if (wp_failed(st) && wp_maybe_ran(st)) m->coll_dirty = 1;
+    break;
+  default:
+    break;
+  }
+  promote(m);
+  pump(m);
+  check_waiters(m);
+}
+
+static void switch_reply(void *arg, const wp_status_t *st, int value) {
+  sessions_t *m = arg;
+  m->ctl = NULL;
+  wp_track_t t = m->ctl_track;
+  if (m->ctl_value == SW_GET) { /* read before switching on */
+    if (wp_failed(st))
+      m->track_failed[t] = 1;
+    else
+      m->track_prev[t] = value < 0 ? 0 : value;
+  } else if (m->ctl_value == SW_ON) {
+    if (wp_failed(st)) {
+      m->track_failed[t] = 1;
+      if (wp_maybe_ran(st)) m->track_dirty[t] = 1;
+    } else {
+      m->track_on[t] = 1;
+      m->track_dirty[t] = 0;
+    }
+  } else { /* set back */
+    m->track_on[t] = 0;
+    m->track_dirty[t] = wp_failed(st) && wp_maybe_ran(st);
+  }
+  if (wp_failed(st)) log_debug("sessions: profile switch %s: %s", wp_track_name(t), st->detail);
+  promote(m);
+  pump(m);
+  check_waiters(m);
+}
+
+static int ctl_send(sessions_t *m, wp_action_t action, const char *iid, const char *linked_by) {
+  wp_request_t req = {action, 0, 0, iid, linked_by};
+  m->ctl_value = (int)action;
+  m->ctl = wp_call(&m->t, &req, ctl_reply, m);
+  return m->ctl ? 0 : -1;
+}
+
+/* SW_BACK sets the switch to what it was before we switched it on. */
+static int switch_send(sessions_t *m, wp_track_t t, sw_mode_t mode) {
+  int value = mode == SW_GET ? -1 : mode == SW_ON ? 1 : m->track_prev[t] == 1;
+  m->ctl_track = t;
+  m->ctl_value = (int)mode;
+  m->ctl = wp_switch(&m->t, t, value, switch_reply, m);
+  return m->ctl ? 0 : -1;
+}
+
+static int track_wanted(sessions_t *m, wp_track_t t) {
+  for (session_t *s = m->open; s; s = s->next)
+    if (s->track[t]) return 1;
+  return 0;
+}
+
+/* Does the next control step, if any: one call at a time, in this order:
+ * attribution on/off, then the begin position of opening sessions, then the
+ * profile switches. Called after every event that may change what is due. */
+static void pump(sessions_t *m) {
+  if (m->ctl || !m->have_t || m->freeing) return;
+  int want = m->open != NULL;
+  session_t *unbegun = NULL;
+  for (session_t *s = m->open; s; s = s->next)
+    if (s->state == SESSION_OPENING && !s->store) unbegun = s;
+  if (want && m->coll == COLL_OFF) {
+    for (session_t *s = m->open; s; s = s->next)
+      if (s->state == SESSION_OPENING && !s->store) s->asked = 1;
+    const char *iid = unbegun && unbegun->interaction_id ? unbegun->interaction_id : m->interaction_id;
+    const char *lb = unbegun && unbegun->interaction_id ? unbegun->linked_by : m->linked_by;
+    if (ctl_send(m, WP_START, iid, lb) == 0) return;
+    goto oom;
+  }
+  if (!want && m->coll == COLL_ON) {
+    free(m->interaction_id);
+    free(m->linked_by);
+    m->interaction_id = m->linked_by = NULL; /* the watcher's stop ends the interaction */
+    if (ctl_send(m, WP_STOP, NULL, NULL) == 0) return;
+    goto oom;
+  }
+  if (unbegun) {
+    for (session_t *s = m->open; s; s = s->next)
+      if (s->state == SESSION_OPENING && !s->store) s->asked = 1;
+    /* An opening session with its own interaction marks it; the reply of
+     * either call says where the stream stands. */
+    int mark = unbegun->interaction_id != NULL;
+    if (ctl_send(m, mark ? WP_MARK : WP_STATUS, unbegun->interaction_id, unbegun->linked_by) == 0)
+      return;
+    goto oom;
+  }
+  for (int t = 0; t < WP_TRACK__COUNT; t++) {
+    if (want && track_wanted(m, t) && !m->track_on[t] && !m->track_failed[t]) {
+      if (switch_send(m, t, m->track_prev[t] < 0 ? SW_GET : SW_ON) == 0) return;
+      goto oom;
+    }
+    if (!want && m->track_on[t]) {
+      if (switch_send(m, t, SW_BACK) == 0) return;
+      goto oom;
+    }
+  }
+  if (!want) {
+    m->settling = 0;
+    for (int t = 0; t < WP_TRACK__COUNT; t++) m->track_failed[t] = 0;
+  }
+  return;
+
+oom: /* nothing was sent: the next event tries again */
+  log_warn("sessions: out of memory; a control call was not sent");
+}
+
+/* ---- the drain --------------------------------------------------------- */
+
+static void drain_reply(void *arg, const wp_status_t *st, const record_reply_t *r);
+
+static void drain_send(sessions_t *m, int64_t since) {
+  wp_request_t req = {WP_READ, since, 0, NULL, NULL};
+  if (!(m->drain = wp_call(&m->t, &req, drain_reply, m))) {
+    wp_status_set(&m->drain_status, DIAG_NONE, RPC_INTERNAL_ERROR, "out of memory");
+    m->gen_done = m->gen_started;
+  }
+}
+
+/* A drain generation ended: closing sessions it covers are closed, a drain
+ * asked for meanwhile starts, and waiters are looked at. */
+static void drain_done(sessions_t *m) {
+  m->gen_done = m->gen_started;
+  for (session_t *s = m->open, *next; s; s = next) {
+    next = s->next;
+    if (s->state == SESSION_CLOSING && s->close_gen <= m->gen_done)
+      session_close_now(m, s, &m->drain_status);
+  }
+  if (m->drain_again) {
+    m->drain_again = 0;
+    drain_start(m);
+  }
+  pump(m);
+  check_waiters(m);
+}
+
+static void feed(sessions_t *m, const record_reply_t *r) {
+  for (session_t *s = m->open; s; s = s->next)
+    if (s->store && store_add_reply(s->store, r, NULL) < 0) session_warn(s, "out of memory: frames were dropped");
+}
+
+static void drain_reply(void *arg, const wp_status_t *st, const record_reply_t *r) {
+  sessions_t *m = arg;
+  m->drain = NULL;
+  if (wp_failed(st)) {
+    m->drain_status = *st;
+    m->restart_reread = 0;
+    log_debug("sessions: drain failed: %s", st->detail);
+    drain_done(m);
+    return;
+  }
+  m->on_reply(m->reply_arg, r);
+  sessions_note_reply(m, r);
+  if (strcmp(m->run, r->run_id) != 0 && !m->restart_reread) {
+    /* A hot restart: the new run starts with attribution and Flutter's
+     * switches off, and its seq starts again at 1. Read it from its start
+     * and switch everything on again. */
+    log_info("sessions: the app restarted; following the new run");
+    snprintf(m->run, sizeof m->run, "%s", r->run_id);
+    m->seq = 0;
+    m->restart_reread = 1;
+    m->coll = COLL_OFF;
+    for (int t = 0; t < WP_TRACK__COUNT; t++) m->track_on[t] = 0;
+    pump(m);
+    drain_send(m, 0);
+    if (!m->drain) drain_done(m);
+    return;
+  }
+  m->restart_reread = 0;
+  feed(m, r);
+  if (r->nrecords) m->seq = r->records[r->nrecords - 1].seq;
+  if (r->more && ++m->pages < SESSIONS_MAX_PAGES) {
+    drain_send(m, m->seq);
+    if (m->drain) return;
+  }
+  wp_status_set(&m->drain_status, DIAG_NONE, 0, NULL);
+  drain_done(m);
+}
+
+static void drain_start(sessions_t *m) {
+  if (m->drain) {
+    m->drain_again = 1;
+    return;
+  }
+  m->gen_started++;
+  m->pages = 0;
+  if (!m->run_known || !m->have_t) { /* nothing has begun: nothing to drain */
+    wp_status_set(&m->drain_status, DIAG_NONE, 0, NULL);
+    drain_done(m);
+    return;
+  }
+  drain_send(m, m->seq);
+  if (!m->drain) drain_done(m);
+}
+
+static void on_timer(uv_timer_t *t) {
+  sessions_t *m = container_of(t, sessions_t, timer);
+  if (!m->open) {
+    uv_timer_stop(&m->timer);
+    return;
+  }
+  if (!m->drain) drain_start(m);
+  pump(m);
+}
+
+/* ---- waiters ----------------------------------------------------------- */
+
+static void wait_unlink(sessions_wait_t *w) {
+  sessions_t *m = w->m;
+  sessions_wait_t **head = w->ready ? &m->ready : &m->waits;
+  if (w->prev)
+    w->prev->next = w->next;
+  else
+    *head = w->next;
+  if (w->next)
+    w->next->prev = w->prev;
+  else if (w->ready)
+    m->ready_tail = w->prev;
+  w->next = w->prev = NULL;
+}
+
+static void wait_link(sessions_wait_t **head, sessions_wait_t *w) {
+  w->prev = NULL;
+  w->next = *head;
+  if (*head) (*head)->prev = w;
+  *head = w;
+}
+
+static void wait_free(sessions_wait_t *w) {
+  if (w->s) session_unref(w->s);
+  free((char *)w->opt.interaction_id);
+  free((char *)w->opt.linked_by);
+  free(w);
+}
+
+static void on_idle(uv_idle_t *h);
+
+static void make_ready(sessions_wait_t *w, const wp_status_t *st) {
+  sessions_t *m = w->m;
+  wait_unlink(w);
+  if (st)
+    w->st = *st;
+  else
+    wp_status_set(&w->st, DIAG_NONE, 0, NULL);
+  w->ready = 1;
+  w->prev = m->ready_tail;
+  w->next = NULL;
+  if (m->ready_tail)
+    m->ready_tail->next = w;
+  else
+    m->ready = w;
+  m->ready_tail = w;
+  if (!uv_is_active((uv_handle_t *)&m->idle)) uv_idle_start(&m->idle, on_idle);
+}
+
+/* Callbacks run here, a loop turn after the event that readied them, oldest
+ * first; the ones readied meanwhile wait for the next turn. A callback may
+ * cancel any other waiter. */
+static void on_idle(uv_idle_t *h) {
+  sessions_t *m = container_of(h, sessions_t, idle);
+  size_t n = 0;
+  for (sessions_wait_t *w = m->ready; w; w = w->next) n++;
+  while (n-- && m->ready) {
+    sessions_wait_t *w = m->ready;
+    wait_unlink(w);
+    w->ready = 0;
+    session_t *s = w->s;
+    w->s = NULL;
+    if (s && s->open_failed) {
+      session_unref(s);
+      s = NULL;
+    }
+    if (w->open_cb)
+      w->open_cb(w->arg, s, w->joined, &w->st);
+    else if (w->cb)
+      w->cb(w->arg, s, &w->st);
+    else if (s)
+      session_unref(s); /* nobody waits (a cancelled capture's close) */
+    wait_free(w);
+  }
+  if (!m->ready) uv_idle_stop(&m->idle);
+}
+
+/* The session a W_OPEN_AFTER waiter asked for, now that the close it waited
+ * for is over: join one that another call opened meanwhile, or open it. */
+static void open_after(sessions_t *m, sessions_wait_t *w) {
+  session_unref(w->s);
+  w->s = NULL;
+  w->kind = W_OPEN;
+  if (m->current) {
+    w->s = m->current;
+    w->joined = 1;
+  } else if ((w->s = session_new(m, &w->opt))) {
+    m->current = w->s;
+  } else {
+    wp_status_t st;
+    wp_status_set(&st, DIAG_NONE, RPC_INTERNAL_ERROR, "out of memory");
+    make_ready(w, &st);
+    return;
+  }
+  session_ref(w->s);
+}
+
+static void check_waiters(sessions_t *m) {
+  if (m->checking) {
+    m->recheck = 1;
+    return;
+  }
+  m->checking = 1;
+  do {
+    m->recheck = 0;
+    int need_drain = 0, opened = 0;
+    for (sessions_wait_t *w = m->waits, *next; w; w = next) {
+      next = w->next;
+      session_t *s = w->s;
+      if (s && s->open_failed) {
+        make_ready(w, &s->open_status);
+        continue;
+      }
+      switch (w->kind) {
+      case W_OPEN:
+        if (s->state != SESSION_OPENING) make_ready(w, NULL);
+        break;
+      case W_OPEN_AFTER:
+        if (s->state == SESSION_CLOSED && !m->settling) {
+          open_after(m, w);
+          opened = 1;
+        }
+        break;
+      case W_CLOSE:
+        if (s->state == SESSION_CLOSED && !m->settling) make_ready(w, &s->end);
+        break;
+      case W_DRAIN:
+        if (s->state == SESSION_CLOSED)
+          make_ready(w, &s->end);
+        else if (s->state == SESSION_OPENING)
+          break;
+        else if (!w->gen) {
+          w->gen = m->gen_started + 1;
+          need_drain = 1;
+        } else if (m->gen_done >= w->gen)
+          make_ready(w, &m->drain_status);
+        break;
+      }
+    }
+    if (opened) {
+      if (!uv_is_active((uv_handle_t *)&m->timer))
+        uv_timer_start(&m->timer, on_timer, SESSIONS_DRAIN_MS, SESSIONS_DRAIN_MS);
+      pump(m);
+      m->recheck = 1;
+    }
+    if (need_drain) drain_start(m);
+  } while (m->recheck);
+  m->checking = 0;
+}
+
+static sessions_wait_t *wait_new(sessions_t *m, wait_kind_t kind, session_t *s) {
+  sessions_wait_t *w = calloc(1, sizeof *w);
+  if (!w) return NULL;
+  w->m = m;
+  w->kind = kind;
+  w->s = s;
+  if (s) session_ref(s);
+  wait_link(&m->waits, w);
+  return w;
+}
+
+void sessions_wait_cancel(sessions_wait_t *w) {
+  if (!w) return;
+  wait_unlink(w);
+  wait_free(w);
+}
+
+/* ---- the API ----------------------------------------------------------- */
+
+sessions_wait_t *sessions_open(sessions_t *m, const session_options_t *opt, sessions_open_cb cb,
+                               void *arg) {
+  session_t *s = m->current;
+  sessions_wait_t *w;
+  if (!opt->capture && s && (s->state == SESSION_CLOSING || s->close_requested)) {
+    if (!(w = wait_new(m, W_OPEN_AFTER, s))) return NULL;
+    w->opt = *opt;
+    w->opt.interaction_id = dup_or_null(opt->interaction_id);
+    w->opt.linked_by = dup_or_null(opt->linked_by);
+  } else if (!opt->capture && s) {
+    if (!(w = wait_new(m, W_OPEN, s))) return NULL;
+    w->joined = 1;
+  } else {
+    if (!(s = session_new(m, opt))) return NULL;
+    if (!(w = wait_new(m, W_OPEN, s))) {
+      open_unlink(m, s);
+      session_unref(s);
+      return NULL;
+    }
+    if (!opt->capture) m->current = s;
+    if (!uv_is_active((uv_handle_t *)&m->timer))
+      uv_timer_start(&m->timer, on_timer, SESSIONS_DRAIN_MS, SESSIONS_DRAIN_MS);
+  }
+  w->open_cb = cb;
+  w->arg = arg;
+  pump(m);
+  check_waiters(m);
+  return w;
+}
+
+sessions_wait_t *sessions_close(sessions_t *m, session_t *s, sessions_cb cb, void *arg) {
+  sessions_wait_t *w = wait_new(m, W_CLOSE, s);
+  if (!w) return NULL;
+  w->cb = cb;
+  w->arg = arg;
+  if (s->state == SESSION_OPENING) {
+    s->close_requested = 1;
+  } else if (s->state == SESSION_ACTIVE) {
+    s->state = SESSION_CLOSING;
+    s->close_gen = m->gen_started + 1;
+    drain_start(m);
+  }
+  check_waiters(m);
+  return w;
+}
+
+sessions_wait_t *sessions_drain(sessions_t *m, session_t *s, sessions_cb cb, void *arg) {
+  sessions_wait_t *w = wait_new(m, W_DRAIN, s);
+  if (!w) return NULL;
+  w->cb = cb;
+  w->arg = arg;
+  check_waiters(m);
+  return w;
+}
+
+session_t *sessions_current(sessions_t *m) { return m->current; }
+
+void sessions_kick(sessions_t *m) {
+  if (m->open) drain_start(m);
+}
+
+session_t *sessions_find(sessions_t *m, const char *id) {
+  for (session_t *s = m->open; s; s = s->next)
+    if (!strcmp(s->id, id)) return s;
+  for (size_t i = 0; i < m->nhistory; i++)
+    if (!strcmp(m->history[i]->id, id)) return m->history[i];
+  return NULL;
+}
+
+int sessions_busy(const sessions_t *m) { return m->open != NULL; }
+
+void sessions_note_interaction(sessions_t *m, const char *interaction_id, const char *linked_by) {
+  free(m->interaction_id);
+  free(m->linked_by);
+  m->interaction_id = dup_or_null(interaction_id);
+  m->linked_by = interaction_id ? strdup(linked_by ? linked_by : "agent") : NULL;
+}
+
+/* A start or stop, or a switch, that we gave up on may have run late in the
+ * app: on the next contact, believe what the watcher says about collecting,
+ * set a doubtful switch again, and let the pump put things right. Only on
+ * contact, so a hung app is not called in a loop. */
+void sessions_note_reply(sessions_t *m, const record_reply_t *r) {
+  if (m->ctl || m->freeing || !m->have_t) return;
+  if (m->coll_dirty) {
+    m->coll = r->collecting ? COLL_ON : COLL_OFF;
+    m->coll_dirty = 0;
+  }
+  if (!m->open)
+    for (int t = 0; t < WP_TRACK__COUNT; t++)
+      if (m->track_dirty[t]) {
+        if (switch_send(m, t, SW_BACK) == 0) return;
+      }
+  pump(m);
+}
+
+void sessions_set_transport(sessions_t *m, const wp_transport_t *t) {
+  m->t = *t;
+  m->have_t = 1;
+  m->run_known = 0;
+}
+
+static void handle_closed(uv_handle_t *h) {
+  sessions_t *m = h->data;
+  if (--m->handles_open == 0) free(m);
+}
+
+sessions_t *sessions_new(uv_loop_t *loop, sessions_reply_cb on_reply, void *reply_arg) {
+  sessions_t *m = calloc(1, sizeof *m);
+  if (!m) return NULL;
+  m->loop = loop;
+  m->on_reply = on_reply;
+  m->reply_arg = reply_arg;
+  for (int t = 0; t < WP_TRACK__COUNT; t++) m->track_prev[t] = -1;
+  uv_timer_init(loop, &m->timer);
+  uv_idle_init(loop, &m->idle);
+  m->timer.data = m->idle.data = m;
+  m->handles_open = 2;
+  return m;
+}
+
+void sessions_free(sessions_t *m) {
+  if (!m) return;
+  m->freeing = 1;
+  wp_cancel(m->ctl);
+  wp_cancel(m->drain);
+  m->ctl = m->drain = NULL;
+  while (m->waits) sessions_wait_cancel(m->waits);
+  while (m->ready) sessions_wait_cancel(m->ready);
+  while (m->open) {
+    session_t *s = m->open;
+    open_unlink(m, s);
+    session_unref(s);
+  }
+  for (size_t i = 0; i < m->nhistory; i++) session_unref(m->history[i]);
+  m->nhistory = 0;
+  free(m->interaction_id);
+  free(m->linked_by);
+  uv_close((uv_handle_t *)&m->timer, handle_closed);
+  uv_close((uv_handle_t *)&m->idle, handle_closed);
+}
+
+/* ---- accessors --------------------------------------------------------- */
+
+const char *session_id(const session_t *s) { return s->id; }
+session_state_t session_state(const session_t *s) { return s->state; }
+int session_is_capture(const session_t *s) { return s->capture; }
+store_t *session_store(session_t *s) { return s->store; }
+int64_t session_budget_us(const session_t *s) { return s->budget_us; }
+uint64_t session_read_pos(const session_t *s) { return s->read_pos; }
+void session_set_read_pos(session_t *s, uint64_t pos) { s->read_pos = pos; }
+const wp_status_t *session_end_status(const session_t *s) { return &s->end; }
+const int *session_track(const session_t *s) { return s->track; }
+const char *const *session_warnings(const session_t *s) { return (const char *const *)s->warnings; }
+
+static const char *const state_name[] = {"opening", "active", "closing", "stopped"};
+
+json_t *session_to_json(const session_t *s, uint64_t now) {
+  uint64_t end = s->state == SESSION_CLOSED ? s->stopped_ms : now;
+  uint64_t dur = end > s->started_ms ? end - s->started_ms : 0;
+  json_t *o = json_pack("{s:s, s:s, s:I, s:I, s:I, s:I}", "id", s->id, "state",
+                        state_name[s->state], "durationMs", (json_int_t)dur, "framesSeen",
+                        (json_int_t)(s->store ? store_frames_seen(s->store) : 0), "framesLost",
+                        (json_int_t)(s->store ? store_frames_lost(s->store) : 0), "restarts",
+                        (json_int_t)(s->store ? store_restarts(s->store) : 0));
+  if (!o) return NULL;
+  int bad = 0;
+  if (s->capture) bad |= json_object_set_new(o, "capture", json_true());
+  if (s->interaction_id) {
+    bad |= json_object_set_new(o, "interactionId", json_string(s->interaction_id));
+    bad |= json_object_set_new(o, "linkedBy", json_string(s->linked_by));
+  }
+  json_t *tr = json_array();
+  for (int t = 0; tr && t < WP_TRACK__COUNT; t++)
+    if (s->track[t]) bad |= json_array_append_new(tr, json_string(wp_track_name(t)));
+  if (tr && json_array_size(tr))
+    bad |= json_object_set_new(o, "tracking", tr);
+  else
+    json_decref(tr);
+  if (bad) {
+    json_decref(o);
+    return NULL;
+  }
+  return o;
+}
