@@ -71,7 +71,6 @@ struct frames_tool {
   json_t *input_schema;
   void (*close_done)(void *arg);
   void *close_arg;
-  int closing_apps;
 };
 
 static void on_session_reply(void *arg, const record_reply_t *r) {
@@ -122,30 +121,28 @@ static void on_app_event(void *arg, vm_app_event_t ev) {
   if (ev == VM_APP_EV_RESTARTED && ar == ctx->app) sessions_kick(ctx->sessions);
 }
 
-/* A connection for uri (NULL: the command line's URI file). NULL with err
- * set when the URI is refused, or out of memory. */
-static appref_t *appref_new(tool_ctx_t *ctx, const char *uri, const char *uri_file,
-                            diag_code_t *code, char *err, size_t errlen) {
+/* The one connection, to uri (NULL: the command line's URI file). NULL
+ * with err set when the URI is refused, or out of memory. */
+static appref_t *appref_new(tool_ctx_t *ctx, const char *uri, diag_code_t *code, char *err,
+                            size_t errlen) {
   appref_t *ar = calloc(1, sizeof *ar);
   if (!ar) goto oom;
   ar->ctx = ctx;
-  vm_app_options_t o = {NULL, uri ? NULL : uri_file, (int)ctx->cfg->call_timeout_ms,
+  vm_app_options_t o = {NULL, ctx->cfg->vm_service_uri_file, (int)ctx->cfg->call_timeout_ms,
                         ctx->cfg->allow_remote, on_app_event, ar};
   if (!(ar->app = vm_app_new(ctx->loop, &o))) goto oom;
   if (uri) {
     vm_uri_t u;
-    vm_uri_parse(uri, ctx->cfg->allow_remote, &u, err, errlen);
-    snprintf(ar->uri, sizeof ar->uri, "%s", u.ws);
     int rc = vm_app_set_uri(ar->app, uri, err, errlen);
     if (rc != 0) {
       *code = (diag_code_t)rc;
       vm_app_close(ar->app, free, ar);
       return NULL;
     }
+    vm_uri_parse(uri, ctx->cfg->allow_remote, &u, NULL, 0);
+    snprintf(ar->uri, sizeof ar->uri, "%s", u.ws);
   }
   ar->t = wp_transport_vm(ar->app);
-  ar->next = ctx->apps;
-  ctx->apps = ar;
   return ar;
 
 oom:
@@ -155,60 +152,45 @@ oom:
   return NULL;
 }
 
-/* Binds the call to an app (DESIGN 4 vmServiceUri; docs/tool.md "One app
+/* Binds the call to the app (DESIGN 4 vmServiceUri; docs/tool.md "One app
  * per server at a time"): 0, or -1 when the call was answered. */
 static int bind_app(op_t *op) {
   tool_ctx_t *ctx = op->ctx;
   const config_t *cfg = ctx->cfg;
   char err[256] = "";
   diag_code_t code = DIAG_NONE;
-  appref_t *ar = NULL;
+  vm_uri_t u;
   if (op->a.uri) {
-    vm_uri_t u;
     vm_uri_status_t rc = vm_uri_parse(op->a.uri, cfg->allow_remote, &u, err, sizeof err);
-    if (rc != VM_URI_OK) {
+    if (rc != VM_URI_OK) { /* refused before anything is touched */
       op_fail_diag(op, rc == VM_URI_REMOTE ? DIAG_CONNECTION_REJECTED : DIAG_NOT_CONNECTED, err);
       return -1;
     }
-    if (ctx->app && !strcmp(ctx->app->uri, u.ws)) {
-      ar = ctx->app;
-    } else {
-      if (ctx->app && sessions_busy(ctx->sessions)) {
-        op_fail_text(op, "vmServiceUri: a session is open on the app in use; stop it first, or "
-                         "leave vmServiceUri out");
-        return -1;
-      }
-      for (appref_t *c = ctx->apps; c && !ar; c = c->next)
-        if (!c->retired && !strcmp(c->uri, u.ws)) ar = c;
-      if (!ar && !(ar = appref_new(ctx, op->a.uri, NULL, &code, err, sizeof err))) {
-        op_fail_diag(op, code, err);
-        return -1;
-      }
-      if (!ctx->app) { /* nothing to keep: it is the app in use at once */
-        ctx->app = ar;
-        ar->users++;
-        sessions_set_transport(ctx->sessions, &ar->t);
-      }
-    }
-  } else {
-    if (!ctx->app) {
-      if (!cfg->vm_service_uri && !cfg->vm_service_uri_file) {
-        op_fail_diag(op, DIAG_NOT_CONNECTED, NULL);
-        return -1;
-      }
-      if (!(ar = appref_new(ctx, cfg->vm_service_uri, cfg->vm_service_uri_file, &code, err,
-                            sizeof err))) {
-        op_fail_diag(op, code, err);
-        return -1;
-      }
-      ctx->app = ar;
-      ar->users++;
-      sessions_set_transport(ctx->sessions, &ar->t);
-    }
-    ar = ctx->app;
+  } else if (!ctx->app && !cfg->vm_service_uri && !cfg->vm_service_uri_file) {
+    op_fail_diag(op, DIAG_NOT_CONNECTED, NULL);
+    return -1;
   }
-  op->app = ar;
-  ar->users++;
+  if (!ctx->app) {
+    const char *first = cfg->vm_service_uri ? cfg->vm_service_uri : op->a.uri;
+    if (!(ctx->app = appref_new(ctx, first, &code, err, sizeof err))) {
+      op_fail_diag(op, code, err);
+      return -1;
+    }
+    sessions_set_transport(ctx->sessions, &ctx->app->t);
+  }
+  if (op->a.uri && strcmp(ctx->app->uri, u.ws) != 0) {
+    if (sessions_busy(ctx->sessions)) {
+      op_fail_text(op, "vmServiceUri: a session is open on the app in use; stop it first, or "
+                       "leave vmServiceUri out");
+      return -1;
+    }
+    if (!(op->revert_uri = strdup(ctx->app->uri))) {
+      op_fail_text(op, "internal error: out of memory");
+      return -1;
+    }
+    op_app_point(ctx, u.ws);
+  }
+  op->app = ctx->app;
   return 0;
 }
 
@@ -218,22 +200,15 @@ void frames_tool_invoke(frames_tool_t *t, tool_call_t *call, json_t *args) {
   action_run(op);
 }
 
-static void apps_closed(void *arg) {
+static void app_closed(void *arg) {
   frames_tool_t *t = arg;
-  if (--t->closing_apps > 0) return;
   void (*done)(void *) = t->close_done;
   void *darg = t->close_arg;
   json_decref(t->input_schema);
   appfacts_close(&t->ctx.facts);
+  free(t->ctx.app);
   free(t);
   if (done) done(darg);
-}
-
-static void appref_closed(void *arg) {
-  appref_t *ar = arg;
-  frames_tool_t *t = container_of((tool_ctx_t *)ar->ctx, frames_tool_t, ctx);
-  free(ar);
-  apps_closed(t);
 }
 
 void frames_tool_close(frames_tool_t *t, void (*done)(void *arg), void *arg) {
@@ -249,13 +224,8 @@ void frames_tool_close(frames_tool_t *t, void (*done)(void *arg), void *arg) {
   t->ctx.sessions = NULL;
   t->close_done = done;
   t->close_arg = arg;
-  t->closing_apps = 1;
-  while (t->ctx.apps) {
-    appref_t *ar = t->ctx.apps;
-    t->ctx.apps = ar->next;
-    t->closing_apps++;
-    vm_app_close(ar->app, appref_closed, ar);
-  }
-  t->ctx.app = NULL;
-  apps_closed(t);
+  if (t->ctx.app)
+    vm_app_close(t->ctx.app->app, app_closed, t);
+  else
+    app_closed(t);
 }

@@ -32,8 +32,6 @@ static void op_closed(uv_handle_t *h) {
   free(op);
 }
 
-static void app_release(tool_ctx_t *ctx, appref_t *ar);
-
 /* Forgets everything in flight and frees the op (its call is answered or
  * cancelled by then). */
 static void op_free(op_t *op) {
@@ -49,8 +47,9 @@ static void op_free(op_t *op) {
   op->s = NULL;
   store_free(op->outside);
   op->outside = NULL;
-  if (op->app) app_release(ctx, op->app);
   op->app = NULL;
+  free(op->revert_uri);
+  op->revert_uri = NULL;
   if (op->prev)
     op->prev->next = op->next;
   else
@@ -129,38 +128,16 @@ op_t *op_from_timer(uv_timer_t *t) { return container_of(t, op_t, timer); }
 
 void op_timer(op_t *op, uint64_t ms, uv_timer_cb cb) { uv_timer_start(&op->timer, cb, ms, 0); }
 
-/* ---- apps -------------------------------------------------------------- */
+/* ---- apps ------------------------------------------------------------ */
 
-static void app_closed(void *arg) { free(arg); }
-
-static void app_release(tool_ctx_t *ctx, appref_t *ar) {
-  if (--ar->users > 0 || !ar->retired) return;
-  for (appref_t **p = &ctx->apps; *p; p = &(*p)->next)
-    if (*p == ar) {
-      *p = ar->next;
-      break;
-    }
-  vm_app_close(ar->app, app_closed, ar);
-}
-
-void op_app_confirmed(op_t *op) {
-  tool_ctx_t *ctx = op->ctx;
-  appref_t *ar = op->app;
-  if (!ar || ar == ctx->app || ar->retired) return;
-  if (ctx->app && !strcmp(ctx->app->uri, ar->uri)) { /* another call got there first */
-    ar->retired = 1;
-    return;
-  }
-  if (sessions_busy(ctx->sessions)) return; /* checked at the start; a session opened since */
-  if (ctx->app) {
-    ctx->app->retired = 1;
-    if (ctx->app->users == 0) {
-      ctx->app->users = 1;
-      app_release(ctx, ctx->app);
-    }
-  }
-  ctx->app = ar;
-  ar->users++; /* the context's own use */
+void op_app_point(tool_ctx_t *ctx, const char *uri) {
+  appref_t *ar = ctx->app;
+  char err[256];
+  if (uri[0])
+    vm_app_set_uri(ar->app, uri, err, sizeof err);
+  else
+    vm_app_forget_uri(ar->app);
+  snprintf(ar->uri, sizeof ar->uri, "%s", uri);
   appfacts_close(&ctx->facts);
   appfacts_init(&ctx->facts);
   ctx->read_run[0] = 0;
@@ -224,7 +201,6 @@ void op_finish(op_t *op, json_t *res, int is_error, json_t *extra) {
       json_decref(extra);
       tool_call_finish_text_error(op->call, "internal error: out of memory");
     } else {
-      if (!is_error) op_app_confirmed(op);
       tool_call_finish(op->call, res, is_error, extra);
     }
   } else {
@@ -247,8 +223,28 @@ void op_fail_text(op_t *op, const char *fmt, ...) {
   op_free(op);
 }
 
+static void op_finish_diag(op_t *op, json_t *r, diag_code_t code, const char *detail);
+
 void op_fail_diag(op_t *op, diag_code_t code, const char *detail) {
-  json_t *r = op_result(op);
+  if (op->revert_uri && (code == DIAG_NOT_CONNECTED || code == DIAG_CONNECTION_REJECTED ||
+                         code == DIAG_UNRESPONSIVE)) {
+    /* This call's vmServiceUri could not be reached: the app in use before
+     * it stays the app in use. The answer is about the URI that failed. */
+    json_t *conn = vm_app_connection_json(op->app->app);
+    op_app_point(op->ctx, op->revert_uri);
+    free(op->revert_uri);
+    op->revert_uri = NULL;
+    op->app = NULL;
+    json_t *r = op_result(op);
+    if (r && conn) json_object_set_new(r, "connection", conn);
+    else json_decref(conn);
+    op_finish_diag(op, r, code, detail);
+    return;
+  }
+  op_finish_diag(op, op_result(op), code, detail);
+}
+
+static void op_finish_diag(op_t *op, json_t *r, diag_code_t code, const char *detail) {
   diagnose_facts_t f = op->facts;
   json_t *d = diagnose_to_json(code, &f);
   if (r && d && detail && *detail) {

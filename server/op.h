@@ -28,16 +28,14 @@
 typedef enum { A_STATUS = 0, A_START, A_MARK, A_READ, A_STOP, A_CAPTURE, A__COUNT } action_t;
 typedef enum { D_SUMMARY = 0, D_FRAMES, D_BLOCKS } detail_t;
 
-/* One connection to an app, shared by the calls that use it: closed once it
- * was replaced and no call uses it any more. */
+/* The connection to the app. One vm_app for the server's life: a call
+ * with another vmServiceUri points it elsewhere, and back when that call
+ * could not reach its app (one lws context per process; two leaked one). */
 typedef struct appref {
   vm_app_t *app;
   wp_transport_t t;
-  char uri[2048]; /* normalised ws URI ("" when it comes from a URI file) */
-  int users;
-  int retired;
-  void *ctx; /* the tool_ctx_t it belongs to (events) */
-  struct appref *next;
+  char uri[2048]; /* normalised ws URI in use ("" while it comes from the URI file) */
+  void *ctx;      /* the tool_ctx_t it belongs to (events) */
 } appref_t;
 
 typedef struct op op_t;
@@ -47,7 +45,6 @@ typedef struct {
   uv_loop_t *loop;
   const config_t *cfg;
   appref_t *app;   /* the app in use; NULL until a URI is known */
-  appref_t *apps;  /* every appref alive (in use, candidates, retired) */
   sessions_t *sessions;
   appfacts_t facts; /* of the app in use */
   char read_run[RECORD_MAX_RUN_ID + 1]; /* outside sessions: where the previous read ended */
@@ -73,7 +70,8 @@ struct op {
   tool_call_t *call; /* NULL once answered or cancelled */
   action_t action;
   op_args_t a;
-  appref_t *app; /* the app this call talks to (a candidate when vmServiceUri differs) */
+  appref_t *app; /* the app this call talks to */
+  char *revert_uri; /* its vmServiceUri switched the app: where to go back if it was unreachable ("": the URI file) */
   op_t *next, *prev;
 
   wp_call_t *wpc;         /* the one watcher call in flight */
@@ -142,7 +140,8 @@ op_t *op_from_timer(uv_timer_t *t);
 /* Every good watcher reply of the app in use: facts, attribution check. */
 void op_note_reply(tool_ctx_t *ctx, const appref_t *app, const record_reply_t *r);
 
-/* The call succeeded on its app: a candidate becomes the app in use. */
-void op_app_confirmed(op_t *op);
+/* Points the app in use at uri (normalised ws) or, with uri "", back at the
+ * URI file; forgets what was known of the previous app. */
+void op_app_point(tool_ctx_t *ctx, const char *uri);
 
 #endif

@@ -760,6 +760,16 @@ int vm_app_set_uri(vm_app_t *app, const char *user_uri, char *err, size_t errlen
   return 0;
 }
 
+void vm_app_forget_uri(vm_app_t *app) {
+  if (!app->uri_set) return;
+  app->uri_set = 0;
+  app->uri_ws[0] = '\0';
+  app->vm_version[0] = '\0';
+  app->runtime = RUNTIME_UNKNOWN;
+  app->rejected = 0;
+  vm_client_disconnect(app->client, "the VM-service URI changed");
+}
+
 json_t *vm_app_connection_json(const vm_app_t *app) {
   const char *state = "not_connected";
   if (app->uri_status == VM_URI_REMOTE || app->rejected)

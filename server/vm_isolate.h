@@ -78,6 +78,9 @@ vm_app_t *vm_app_new(uv_loop_t *loop, const vm_app_options_t *opt);
  * over uri_file. */
 int vm_app_set_uri(vm_app_t *app, const char *user_uri, char *err, size_t errlen);
 
+/* Drops a URI set with vm_app_set_uri: the URI file rules again (the next
+ * use re-reads it and connects). */
+void vm_app_forget_uri(vm_app_t *app);
 /* Calls an allowlisted extension on the chosen isolate. params is stolen
  * (NULL means none); every value is sent as a JSON string (numbers and
  * booleans printed, objects/arrays as JSON text) and isolateId is added.
