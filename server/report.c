@@ -53,10 +53,42 @@ static int set_copy(json_t *o, const char *key, const json_t *v) {
   return v ? json_object_set_new(o, key, json_deep_copy(v)) : 0;
 }
 
+/* When the capture listed fewer frames than it summarised (its answer is
+ * capped at 64 KB), the averages, percentiles, worst and count come from the
+ * summary, which covers every frame with the same definitions (avg to the
+ * µs), and the two missed counts are the listed frames' share scaled to the
+ * whole, flagged by "missedCountsEstimated". */
+static int from_summary(json_t *o, const json_t *sum, size_t listed) {
+  static const struct {
+    const char *group, *what, *missed;
+  } m[] = {{"buildUs", "frame_build", "missed_frame_build_budget_count"},
+           {"rasterUs", "frame_rasterizer", "missed_frame_rasterizer_budget_count"}};
+  json_int_t total = json_integer_value(json_object_get(sum, "frames"));
+  int err = json_object_set_new(o, "frame_count", json_integer(total)) |
+            json_object_set_new(o, "frame_rasterizer_count", json_integer(total));
+  for (int i = 0; i < 2 && total > 0; i++) {
+    const json_t *g = json_object_get(sum, m[i].group);
+    static const char *const stat[][2] = {
+        {"avg", "average_%s_time_millis"}, {"p90", "90th_percentile_%s_time_millis"},
+        {"p99", "99th_percentile_%s_time_millis"}, {"max", "worst_%s_time_millis"}};
+    char key[80];
+    for (int k = 0; k < 4; k++) {
+      snprintf(key, sizeof key, stat[k][1], m[i].what);
+      err |= json_object_set_new(
+          o, key, json_real((double)json_integer_value(json_object_get(g, stat[k][0])) / 1000.0));
+    }
+    json_int_t seen = json_integer_value(json_object_get(o, m[i].missed));
+    double est = listed ? (double)seen * (double)total / (double)listed : 0;
+    err |= json_object_set_new(o, m[i].missed, json_integer((json_int_t)llround(est)));
+  }
+  return err | json_object_set_new(o, "missedCountsEstimated", json_true());
+}
+
 json_t *report_new(const report_input_t *in) {
   json_t *o = report_timeline_summary(in->frames, in->nframes);
   if (!o) return NULL;
   int err = 0;
+  if (!in->complete && in->summary) err |= from_summary(o, in->summary, in->nframes);
   err |= json_object_set_new(o, "generator", json_string("telescope-mcp check"));
   err |= json_object_set_new(o, "version", json_string(in->version ? in->version : ""));
   err |= json_object_set_new(o, "exitCode", json_integer(in->exit_code));
