@@ -25,7 +25,7 @@ function check(args) {
   if (WRAPPER.length && args.some((a) => a.startsWith('--vm-service-uri')) && !args.includes('--help')) {
     const i = args.indexOf('--call-timeout-ms');
     if (i >= 0) args = args.map((a, k) => (k === i + 1 ? String(Number(a) * TIMEOUT_SCALE) : a));
-    else args = [...args, '--call-timeout-ms', String(3000 * TIMEOUT_SCALE)];
+    else args = ['--call-timeout-ms', String(3000 * TIMEOUT_SCALE), ...args]; // first: the last flag may be the one missing its value
   }
   const cmd = WRAPPER.length ? WRAPPER[0] : join(BUILD, 'telescope-mcp');
   const argv = [...WRAPPER.slice(1), ...(WRAPPER.length ? [join(BUILD, 'telescope-mcp')] : []), 'check', ...args];
