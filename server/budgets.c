@@ -49,8 +49,9 @@ int budgets_validate(const json_t *b, char *err, size_t errlen) {
     }
   }
   if (json_object_size(b) == 0)
-    return snprintf(err, errlen, "budgets: give at least one of jankRatioMax, buildP90MsMax, "
-                                 "rasterP90MsMax, frozenMax"),
+    return snprintf(err, errlen,
+                    "budgets: give at least one of jankRatioMax, buildP90MsMax, "
+                    "rasterP90MsMax, frozenMax"),
            -1;
   return 0;
 }
@@ -82,7 +83,8 @@ json_t *budgets_eval(const json_t *b, const json_t *summary) {
   }
   const char *verdict = json_array_size(failed) ? "fail" : "pass";
   /* "o" steals, also when json_pack fails: from here nothing is ours to free. */
-  json_t *out = json_pack("{s:s,s:o,s:o}", "verdict", verdict, "failed", failed, "checked", checked);
+  json_t *out =
+      json_pack("{s:s,s:o,s:o}", "verdict", verdict, "failed", failed, "checked", checked);
   failed = checked = NULL;
   if (!out) goto fail;
   if (json_array_size(unmeasured) && json_object_set(out, "unmeasured", unmeasured)) goto fail_out;

@@ -16,10 +16,10 @@
 #include "record.h"
 #include "report.h"
 
-#define CHECK_MIN_DURATION_MS 100    /* capture's durationMs bounds (input schema) */
+#define CHECK_MIN_DURATION_MS 100 /* capture's durationMs bounds (input schema) */
 #define CHECK_MAX_DURATION_MS 120000
-#define CHECK_LIMIT 1000             /* frames listed by the capture (the largest limit) */
-#define CHECK_GRACE_MS 5000          /* beyond duration + call timeouts: give up waiting */
+#define CHECK_LIMIT 1000    /* frames listed by the capture (the largest limit) */
+#define CHECK_GRACE_MS 5000 /* beyond duration + call timeouts: give up waiting */
 
 static const char usage_text[] =
     "Usage: telescope-mcp check --vm-service-uri URI | --vm-service-uri-file PATH\n"
@@ -120,9 +120,9 @@ static int parse_args(check_t *ck, int argc, char **argv) {
       ck->cfg.allow_remote = 1;
       continue;
     }
-    static const char *valued[] = {"--vm-service-uri", "--vm-service-uri-file", "--duration-ms",
-                                   "--budgets",        "--report",              "--interaction",
-                                   "--call-timeout-ms", "--log-level",          NULL};
+    static const char *valued[] = {
+        "--vm-service-uri", "--vm-service-uri-file", "--duration-ms", "--budgets", "--report",
+        "--interaction",    "--call-timeout-ms",     "--log-level",   NULL};
     const char *flag = NULL, *val = NULL;
     for (const char **f = valued; *f; f++) {
       size_t n = strlen(*f);
@@ -292,14 +292,15 @@ static void print_diagnosis(const json_t *diag, const char *text) {
 static void print_summary(const check_t *ck, const json_t *sum, const json_t *verdict) {
   const json_t *jank = json_object_get(sum, "jank"), *b = json_object_get(sum, "buildUs"),
                *r = json_object_get(sum, "rasterUs");
-  printf("telescope check: %lld frames in %.1f s%s%s, jank %.2f %% (%lld frames, %lld frozen) at "
-         "a %.1f ms budget\n",
-         (long long)json_integer_value(json_object_get(sum, "frames")), ck->duration_ms / 1000.0,
-         ck->interaction ? ", interaction " : "", ck->interaction ? ck->interaction : "",
-         json_number_value(json_object_get(jank, "ratio")) * 100,
-         (long long)json_integer_value(json_object_get(jank, "frames")),
-         (long long)json_integer_value(json_object_get(jank, "frozen")),
-         (double)json_integer_value(json_object_get(sum, "budgetUs")) / 1000.0);
+  printf(
+      "telescope check: %lld frames in %.1f s%s%s, jank %.2f %% (%lld frames, %lld frozen) at "
+      "a %.1f ms budget\n",
+      (long long)json_integer_value(json_object_get(sum, "frames")), ck->duration_ms / 1000.0,
+      ck->interaction ? ", interaction " : "", ck->interaction ? ck->interaction : "",
+      json_number_value(json_object_get(jank, "ratio")) * 100,
+      (long long)json_integer_value(json_object_get(jank, "frames")),
+      (long long)json_integer_value(json_object_get(jank, "frozen")),
+      (double)json_integer_value(json_object_get(sum, "budgetUs")) / 1000.0);
   printf("  build p50/p90/p99 %.1f/%.1f/%.1f ms, raster %.1f/%.1f/%.1f ms\n", ms(b, "p50"),
          ms(b, "p90"), ms(b, "p99"), ms(r, "p50"), ms(r, "p90"), ms(r, "p99"));
   if (!verdict) return;
@@ -311,10 +312,10 @@ static void print_summary(const check_t *ck, const json_t *sum, const json_t *ve
   printf("budgets: FAIL");
   size_t i;
   json_t *f;
-  json_array_foreach(failed, i, f) printf("%s %s %g > %g", i ? ";" : "",
-                                          json_string_value(json_object_get(f, "name")),
-                                          json_number_value(json_object_get(f, "actual")),
-                                          json_number_value(json_object_get(f, "limit")));
+  json_array_foreach(failed, i, f)
+      printf("%s %s %g > %g", i ? ";" : "", json_string_value(json_object_get(f, "name")),
+             json_number_value(json_object_get(f, "actual")),
+             json_number_value(json_object_get(f, "limit")));
   printf("\n");
 }
 
@@ -372,17 +373,26 @@ static void finish(check_t *ck) {
     ck->exit_code = CHECK_EXIT_UNMEASURED;
   } else {
     if (ck->budgets) verdict = budgets_eval(ck->budgets, sum);
-    ck->exit_code = verdict && !strcmp(json_string_value(json_object_get(verdict, "verdict")), "fail")
-                        ? CHECK_EXIT_FAIL
-                        : CHECK_EXIT_PASS;
+    ck->exit_code =
+        verdict && !strcmp(json_string_value(json_object_get(verdict, "verdict")), "fail")
+            ? CHECK_EXIT_FAIL
+            : CHECK_EXIT_PASS;
     nframes = frames_of(json_object_get(sc, "frames"), &frames);
     print_summary(ck, sum, verdict);
   }
   if (ck->report_path) {
-    report_input_t in = {TELESCOPE_VERSION, ck->duration_ms, ck->interaction,
-                         json_object_get(sc, "session"), sum, ck->budgets, verdict,
-                         ck->exit_code == CHECK_EXIT_UNMEASURED ? diag : NULL, frames, nframes,
-                         sum && (json_int_t)nframes == nsum, ck->exit_code};
+    report_input_t in = {TELESCOPE_VERSION,
+                         ck->duration_ms,
+                         ck->interaction,
+                         json_object_get(sc, "session"),
+                         sum,
+                         ck->budgets,
+                         verdict,
+                         ck->exit_code == CHECK_EXIT_UNMEASURED ? diag : NULL,
+                         frames,
+                         nframes,
+                         sum && (json_int_t)nframes == nsum,
+                         ck->exit_code};
     json_t *report = report_new(&in);
     if (!report || write_report(ck->report_path, report)) {
       log_error("cannot write the report to %s", ck->report_path);

@@ -59,7 +59,9 @@ static double sig3(double x) {
   return strtod(buf, NULL);
 }
 
-static double round4(double x) { return round(x * 10000) / 10000; }
+static double round4(double x) {
+  return round(x * 10000) / 10000;
+}
 
 static double sum_of(const int64_t *v, size_t n) {
   double t = 0;
@@ -98,8 +100,9 @@ fail:
 }
 
 static json_t *stats_object(const int64_t *sorted, size_t n) {
-  return json_pack("{s:I,s:I,s:I,s:I}", "avg", (json_int_t)llround(n ? sum_of(sorted, n) / (double)n : 0),
-                   "p50", (json_int_t)stats_percentile(sorted, n, 0.5), "p90",
+  return json_pack("{s:I,s:I,s:I,s:I}", "avg",
+                   (json_int_t)llround(n ? sum_of(sorted, n) / (double)n : 0), "p50",
+                   (json_int_t)stats_percentile(sorted, n, 0.5), "p90",
                    (json_int_t)stats_percentile(sorted, n, 0.9), "p99",
                    (json_int_t)stats_percentile(sorted, n, 0.99));
 }
@@ -148,8 +151,8 @@ static json_t *metrics_of(const series_t *a, const series_t *b, const char **dec
   json_t *frozen = ratio_metric(a->frozen, a->n, b->frozen, b->n, 1e-12, 1, &cf);
   json_t *build = time_metric(a->build, a->n, b->build, b->n, &cb);
   json_t *raster = time_metric(a->raster, a->n, b->raster, b->n, &cr);
-  json_t *m = json_pack("{s:o*,s:o*,s:o*,s:o*}", "jankRatio", jank, "frozen", frozen,
-                        "buildUs", build, "rasterUs", raster);
+  json_t *m = json_pack("{s:o*,s:o*,s:o*,s:o*}", "jankRatio", jank, "frozen", frozen, "buildUs",
+                        build, "rasterUs", raster);
   if (!m || !jank || !frozen || !build || !raster) {
     json_decref(m);
     return NULL;
@@ -180,8 +183,8 @@ static int add_warning(json_t *warnings, const char *code, int breaks, const cha
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
-  return json_array_append_new(warnings, json_pack("{s:s,s:s,s:b}", "code", code, "message", msg,
-                                                   "notComparable", breaks));
+  return json_array_append_new(
+      warnings, json_pack("{s:s,s:s,s:b}", "code", code, "message", msg, "notComparable", breaks));
 }
 
 /* The warnings, and whether any of them makes the sessions not comparable. */
@@ -226,7 +229,8 @@ static json_t *warnings_of(const compare_side_t *a, const compare_side_t *b, int
   *comparable = 1;
   size_t i;
   json_t *x;
-  json_array_foreach(w, i, x) if (json_is_true(json_object_get(x, "notComparable"))) *comparable = 0;
+  json_array_foreach(w, i, x) if (json_is_true(json_object_get(x, "notComparable"))) *comparable =
+      0;
   return w;
 }
 
@@ -289,10 +293,10 @@ static json_t *interactions_of(const compare_side_t *a, const compare_side_t *b)
     series_free(&sb);
     if (!m) goto fail;
     json_object_del(m, "frozen"); /* per interaction it is almost always 0 = 0 */
-    if (json_array_append_new(out, json_pack("{s:s,s:I,s:I,s:s,s:o}", "interactionId", ids[k].id,
-                                             "baselineFrames", (json_int_t)ids[k].na,
-                                             "candidateFrames", (json_int_t)ids[k].nb, "verdict",
-                                             verdict, "metrics", m)))
+    if (json_array_append_new(
+            out, json_pack("{s:s,s:I,s:I,s:s,s:o}", "interactionId", ids[k].id, "baselineFrames",
+                           (json_int_t)ids[k].na, "candidateFrames", (json_int_t)ids[k].nb,
+                           "verdict", verdict, "metrics", m)))
       goto fail;
     shown++;
   }
@@ -319,7 +323,8 @@ static int64_t *block_series(const compare_side_t *s, const char *name) {
 static int name_listed(const json_t *arr, const char *name) {
   size_t i;
   json_t *x;
-  json_array_foreach(arr, i, x) if (!strcmp(json_string_value(json_object_get(x, "name")), name)) return 1;
+  json_array_foreach(arr, i,
+                     x) if (!strcmp(json_string_value(json_object_get(x, "name")), name)) return 1;
   return 0;
 }
 
@@ -389,9 +394,8 @@ json_t *compare_sessions(const compare_side_t *baseline, const compare_side_t *c
   json_t *fi = findings_of(baseline, candidate);
   out = json_pack("{s:o*,s:o*,s:s,s:b,s:o*,s:{s:s,s:f},s:o*,s:o*,s:o*}", "baseline",
                   side_json(baseline), "candidate", side_json(candidate), "verdict", verdict,
-                  "comparable", comparable, "warnings", warnings, "test", "name",
-                  "mann-whitney-u", "alpha", COMPARE_ALPHA, "metrics", metrics, "interactions",
-                  ia, "findings", fi);
+                  "comparable", comparable, "warnings", warnings, "test", "name", "mann-whitney-u",
+                  "alpha", COMPARE_ALPHA, "metrics", metrics, "interactions", ia, "findings", fi);
   if (out && decided && json_object_set_new(out, "decidedBy", json_string(decided))) {
     json_decref(out);
     out = NULL;

@@ -17,18 +17,18 @@
 
 #include "record.h"
 
-#define COMPARE_ALPHA 0.01           /* two-sided significance level per metric */
-#define COMPARE_MIN_FRAMES 30        /* fewer on either side: "too_few_frames" */
-#define COMPARE_MIN_JANK_DELTA 0.01  /* jank ratio: at least one point of 100 */
-#define COMPARE_MIN_SHIFT_US 200     /* times: Hodges–Lehmann shift at least this… */
-#define COMPARE_MIN_SHIFT_FRAC 0.05  /* …and at least this share of the baseline p50 */
-#define COMPARE_MIN_BLOCK_US 100     /* findings: mean self time per frame moved at least this… */
-#define COMPARE_MAX_INTERACTIONS 8   /* interactions compared (most baseline frames first) */
-#define COMPARE_MAX_FINDINGS 5       /* findings compared (baseline's first, then candidate's) */
+#define COMPARE_ALPHA 0.01          /* two-sided significance level per metric */
+#define COMPARE_MIN_FRAMES 30       /* fewer on either side: "too_few_frames" */
+#define COMPARE_MIN_JANK_DELTA 0.01 /* jank ratio: at least one point of 100 */
+#define COMPARE_MIN_SHIFT_US 200    /* times: Hodges–Lehmann shift at least this… */
+#define COMPARE_MIN_SHIFT_FRAC 0.05 /* …and at least this share of the baseline p50 */
+#define COMPARE_MIN_BLOCK_US 100    /* findings: mean self time per frame moved at least this… */
+#define COMPARE_MAX_INTERACTIONS 8  /* interactions compared (most baseline frames first) */
+#define COMPARE_MAX_FINDINGS 5      /* findings compared (baseline's first, then candidate's) */
 
 typedef struct {
-  const char *id;         /* session id, e.g. "s3" */
-  const frame_t *frames;  /* record.h; per-frame timings (blocks may be absent) */
+  const char *id;        /* session id, e.g. "s3" */
+  const frame_t *frames; /* record.h; per-frame timings (blocks may be absent) */
   size_t nframes;
   int64_t budget_us;      /* the session's budget */
   double refresh_rate;    /* Hz, 0 unknown */

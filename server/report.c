@@ -32,8 +32,8 @@ static int put_times(json_t *o, const char *what, int64_t *us, size_t n) {
 }
 
 json_t *report_timeline_summary(const frame_t *frames, size_t n) {
-  json_t *o = json_pack("{s:I,s:I}", "frame_count", (json_int_t)n, "frame_rasterizer_count",
-                        (json_int_t)n);
+  json_t *o =
+      json_pack("{s:I,s:I}", "frame_count", (json_int_t)n, "frame_rasterizer_count", (json_int_t)n);
   if (!o || n == 0) return o;
   int64_t *v = malloc(n * sizeof *v);
   if (!v) goto fail;
@@ -68,9 +68,10 @@ static int from_summary(json_t *o, const json_t *sum, size_t listed) {
             json_object_set_new(o, "frame_rasterizer_count", json_integer(total));
   for (int i = 0; i < 2 && total > 0; i++) {
     const json_t *g = json_object_get(sum, m[i].group);
-    static const char *const stat[][2] = {
-        {"avg", "average_%s_time_millis"}, {"p90", "90th_percentile_%s_time_millis"},
-        {"p99", "99th_percentile_%s_time_millis"}, {"max", "worst_%s_time_millis"}};
+    static const char *const stat[][2] = {{"avg", "average_%s_time_millis"},
+                                          {"p90", "90th_percentile_%s_time_millis"},
+                                          {"p99", "99th_percentile_%s_time_millis"},
+                                          {"max", "worst_%s_time_millis"}};
     char key[80];
     for (int k = 0; k < 4; k++) {
       snprintf(key, sizeof key, stat[k][1], m[i].what);
@@ -93,7 +94,8 @@ json_t *report_new(const report_input_t *in) {
   err |= json_object_set_new(o, "version", json_string(in->version ? in->version : ""));
   err |= json_object_set_new(o, "exitCode", json_integer(in->exit_code));
   err |= json_object_set_new(o, "durationMs", json_integer((json_int_t)in->duration_ms));
-  if (in->interaction_id) err |= json_object_set_new(o, "interactionId", json_string(in->interaction_id));
+  if (in->interaction_id)
+    err |= json_object_set_new(o, "interactionId", json_string(in->interaction_id));
   err |= json_object_set_new(o, "framesComplete", json_boolean(in->complete));
   err |= set_copy(o, "session", in->session);
   err |= set_copy(o, "summary", in->summary);

@@ -37,8 +37,8 @@ typedef struct {
   const json_t *diagnosis;      /* why nothing was measured, or NULL */
   const frame_t *frames;        /* every frame check saw */
   size_t nframes;
-  int complete;                 /* frames holds all of summary.frames */
-  int exit_code;                /* what check exits with */
+  int complete;  /* frames holds all of summary.frames */
+  int exit_code; /* what check exits with */
 } report_input_t;
 
 /* The report object (new reference; the inputs are copied), or NULL when

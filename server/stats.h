@@ -33,8 +33,7 @@ int stats_mann_whitney(const int64_t *a, size_t na, const int64_t *b, size_t nb,
  * by bisection over the difference in O((na + nb)·log range) time and no
  * memory, so it works on 65 536 × 65 536 frames. An even count averages the
  * two middle differences. 0 when either is empty. */
-double stats_hodges_lehmann(const int64_t *a_sorted, size_t na, const int64_t *b_sorted,
-                            size_t nb);
+double stats_hodges_lehmann(const int64_t *a_sorted, size_t na, const int64_t *b_sorted, size_t nb);
 
 /* Nearest rank as docs/tool.md defines it (and Flutter's
  * FrameTimingSummarizer): sorted[round((n − 1)·p)], halves away from zero;

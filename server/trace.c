@@ -23,12 +23,15 @@ typedef struct {
 } placed_t;
 
 static int cmp_blocks(const void *x, const void *y) {
-  const record_block_t *a = *(const record_block_t *const *)x, *b = *(const record_block_t *const *)y;
+  const record_block_t *a = *(const record_block_t *const *)x,
+                       *b = *(const record_block_t *const *)y;
   if (a->micros != b->micros) return a->micros > b->micros ? -1 : 1;
   return strcmp(a->name, b->name);
 }
 
-static int add(json_t *events, json_t *e) { return json_array_append_new(events, e); }
+static int add(json_t *events, json_t *e) {
+  return json_array_append_new(events, e);
+}
 
 static json_t *meta(const char *what, int tid, json_t *args) {
   return json_pack("{s:s,s:s,s:i,s:i,s:o}", "name", what, "ph", "M", "pid", 1, "tid", tid, "args",
@@ -90,12 +93,13 @@ done:
 }
 
 static json_t *frame_args(const frame_t *f, int janky) {
-  json_t *a = json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:b}", "seq", (json_int_t)f->seq, "frameNumber",
-                        (json_int_t)f->frame_number, "buildUs", (json_int_t)f->build_us, "rasterUs",
-                        (json_int_t)f->raster_us, "vsyncOverheadUs",
-                        (json_int_t)f->vsync_overhead_us, "totalSpanUs",
-                        (json_int_t)f->total_span_us, "janky", janky);
-  if (a && f->interaction_id) json_object_set_new(a, "interactionId", json_string(f->interaction_id));
+  json_t *a =
+      json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:b}", "seq", (json_int_t)f->seq, "frameNumber",
+                (json_int_t)f->frame_number, "buildUs", (json_int_t)f->build_us, "rasterUs",
+                (json_int_t)f->raster_us, "vsyncOverheadUs", (json_int_t)f->vsync_overhead_us,
+                "totalSpanUs", (json_int_t)f->total_span_us, "janky", janky);
+  if (a && f->interaction_id)
+    json_object_set_new(a, "interactionId", json_string(f->interaction_id));
   return a;
 }
 
@@ -107,8 +111,8 @@ static int add_interactions(json_t *events, const frame_t *fr, size_t n, int64_t
   for (size_t i = 0; i < n;) {
     const char *id = fr[i].interaction_id;
     size_t j = i + 1;
-    while (j < n && (id ? fr[j].interaction_id && !strcmp(fr[j].interaction_id, id)
-                        : !fr[j].interaction_id))
+    while (j < n &&
+           (id ? fr[j].interaction_id && !strcmp(fr[j].interaction_id, id) : !fr[j].interaction_id))
       j++;
     if (id) {
       int64_t start = fr[i].vsync_start_us - origin, end = start;
@@ -122,10 +126,9 @@ static int add_interactions(json_t *events, const frame_t *fr, size_t n, int64_t
       if (end < start) end = start;
       if (add(events, json_pack("{s:s,s:s,s:s,s:I,s:I,s:i,s:i,s:{s:s,s:I,s:I}}", "name", id, "cat",
                                 "interaction", "ph", "X", "ts", (json_int_t)start, "dur",
-                                (json_int_t)(end - start), "pid", 1, "tid",
-                                TRACE_TID_INTERACTIONS, "args", "linkedBy",
-                                fr[i].linked_by ? fr[i].linked_by : "", "frames",
-                                (json_int_t)(j - i), "jankFrames", (json_int_t)jank)))
+                                (json_int_t)(end - start), "pid", 1, "tid", TRACE_TID_INTERACTIONS,
+                                "args", "linkedBy", fr[i].linked_by ? fr[i].linked_by : "",
+                                "frames", (json_int_t)(j - i), "jankFrames", (json_int_t)jank)))
         return -1;
     }
     i = j;
@@ -140,12 +143,13 @@ char *trace_json(const frame_t *fr, size_t n, int64_t budget_us, const char *tit
   static const struct {
     int tid;
     const char *name;
-  } threads[] = {{TRACE_TID_UI, "UI"}, {TRACE_TID_RASTER, "Raster"},
-                 {TRACE_TID_INTERACTIONS, "Interactions"}};
+  } threads[] = {
+      {TRACE_TID_UI, "UI"}, {TRACE_TID_RASTER, "Raster"}, {TRACE_TID_INTERACTIONS, "Interactions"}};
   if (add(events, meta("process_name", 0, json_pack("{s:s}", "name", title ? title : "telescope"))))
     goto done;
   for (size_t t = 0; t < 3; t++)
-    if (add(events, meta("thread_name", threads[t].tid, json_pack("{s:s}", "name", threads[t].name))) ||
+    if (add(events,
+            meta("thread_name", threads[t].tid, json_pack("{s:s}", "name", threads[t].name))) ||
         add(events, meta("thread_sort_index", threads[t].tid,
                          json_pack("{s:i}", "sort_index", threads[t].tid))))
       goto done;
@@ -165,15 +169,15 @@ char *trace_json(const frame_t *fr, size_t n, int64_t budget_us, const char *tit
     char name[48];
     snprintf(name, sizeof name, "Frame %lld", (long long)f->frame_number);
     const char *cname = janky ? "terrible" : "good";
-    if (add(events, json_pack("{s:s,s:s,s:s,s:I,s:I,s:i,s:i,s:s,s:o*}", "name", name, "cat",
-                              "frame", "ph", "X", "ts", (json_int_t)build_start, "dur",
-                              (json_int_t)f->build_us, "pid", 1, "tid", TRACE_TID_UI, "cname", cname,
-                              "args", frame_args(f, janky))) ||
+    if (add(events,
+            json_pack("{s:s,s:s,s:s,s:I,s:I,s:i,s:i,s:s,s:o*}", "name", name, "cat", "frame", "ph",
+                      "X", "ts", (json_int_t)build_start, "dur", (json_int_t)f->build_us, "pid", 1,
+                      "tid", TRACE_TID_UI, "cname", cname, "args", frame_args(f, janky))) ||
         add_blocks(events, f, build_start) ||
-        add(events, json_pack("{s:s,s:s,s:s,s:I,s:I,s:i,s:i,s:s,s:o*}", "name", name, "cat",
-                              "raster", "ph", "X", "ts", (json_int_t)raster_start, "dur",
-                              (json_int_t)f->raster_us, "pid", 1, "tid", TRACE_TID_RASTER, "cname",
-                              cname, "args", frame_args(f, janky))))
+        add(events,
+            json_pack("{s:s,s:s,s:s,s:I,s:I,s:i,s:i,s:s,s:o*}", "name", name, "cat", "raster", "ph",
+                      "X", "ts", (json_int_t)raster_start, "dur", (json_int_t)f->raster_us, "pid",
+                      1, "tid", TRACE_TID_RASTER, "cname", cname, "args", frame_args(f, janky))))
       goto done;
   }
   if (add_interactions(events, fr, n, origin, budget_us)) goto done;

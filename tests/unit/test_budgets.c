@@ -9,14 +9,16 @@
 
 static json_t *summary(json_int_t frames, double ratio, json_int_t frozen, json_int_t build_p90,
                        json_int_t raster_p90) {
-  json_t *s = json_pack("{s:I,s:I,s:{s:I,s:f,s:I}}", "frames", frames, "budgetUs",
-                        (json_int_t)16667, "jank", "frames", (json_int_t)0, "ratio", ratio,
-                        "frozen", frozen);
+  json_t *s =
+      json_pack("{s:I,s:I,s:{s:I,s:f,s:I}}", "frames", frames, "budgetUs", (json_int_t)16667,
+                "jank", "frames", (json_int_t)0, "ratio", ratio, "frozen", frozen);
   if (frames > 0) {
-    json_object_set_new(s, "buildUs", json_pack("{s:I,s:I,s:I}", "avg", build_p90 / 2, "p50",
-                                                 build_p90 / 2, "p90", build_p90));
-    json_object_set_new(s, "rasterUs", json_pack("{s:I,s:I,s:I}", "avg", raster_p90 / 2, "p50",
-                                                  raster_p90 / 2, "p90", raster_p90));
+    json_object_set_new(
+        s, "buildUs",
+        json_pack("{s:I,s:I,s:I}", "avg", build_p90 / 2, "p50", build_p90 / 2, "p90", build_p90));
+    json_object_set_new(s, "rasterUs",
+                        json_pack("{s:I,s:I,s:I}", "avg", raster_p90 / 2, "p50", raster_p90 / 2,
+                                  "p90", raster_p90));
   }
   return s;
 }
@@ -29,8 +31,8 @@ static json_t *all_budgets(void) {
 static const json_t *failed_named(const json_t *r, const char *name) {
   size_t i;
   json_t *f;
-  json_array_foreach(json_object_get(r, "failed"), i, f) if (!strcmp(
-      json_string_value(json_object_get(f, "name")), name)) return f;
+  json_array_foreach(json_object_get(r, "failed"), i,
+                     f) if (!strcmp(json_string_value(json_object_get(f, "name")), name)) return f;
   return NULL;
 }
 
@@ -83,8 +85,8 @@ START_TEST(subset_checks_only_what_was_given) {
   b = json_pack("{s:i}", "buildP90MsMax", 5);
   r = budgets_eval(b, s);
   ck_assert_str_eq(json_string_value(json_object_get(r, "verdict")), "fail");
-  ck_assert_double_eq_tol(json_real_value(json_object_get(failed_named(r, "buildP90MsMax"), "actual")),
-                          5.999, 1e-12);
+  ck_assert_double_eq_tol(
+      json_real_value(json_object_get(failed_named(r, "buildP90MsMax"), "actual")), 5.999, 1e-12);
   json_decref(r);
   json_decref(s);
   json_decref(b);

@@ -152,7 +152,8 @@ END_TEST
 static int has_warning(const json_t *c, const char *code) {
   size_t i;
   json_t *w;
-  json_array_foreach(json_object_get(c, "warnings"), i, w) if (!strcmp(str(w, "code"), code)) return 1;
+  json_array_foreach(json_object_get(c, "warnings"), i,
+                     w) if (!strcmp(str(w, "code"), code)) return 1;
   return 0;
 }
 
@@ -172,8 +173,8 @@ START_TEST(not_comparable_warnings) {
   ck_assert(has_warning(c, "tracking_differs"));
   ck_assert(has_warning(c, "too_few_frames"));
   ck_assert(has_warning(c, "sampled"));
-  ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(c, "candidate"), "framesTotal")),
-                   5000);
+  ck_assert_int_eq(
+      json_integer_value(json_object_get(json_object_get(c, "candidate"), "framesTotal")), 5000);
   json_decref(c);
   /* Debug on both: comparable, with the one advisory warning. */
   sb = side("s2", &b);
@@ -217,9 +218,9 @@ START_TEST(interactions_and_findings) {
     f->blocks[1] = (record_block_t){strdup("SlowWidget"), 25000, 25000, 1};
     f->nblocks = 2;
   }
-  json_t *findings = json_pack("[{s:s,s:s},{s:s,s:s},{s:s,s:s}]", "kind", "widget", "name",
-                               "SlowWidget", "kind", "phase", "name", "BUILD", "kind", "widget",
-                               "name", "SlowWidget");
+  json_t *findings =
+      json_pack("[{s:s,s:s},{s:s,s:s},{s:s,s:s}]", "kind", "widget", "name", "SlowWidget", "kind",
+                "phase", "name", "BUILD", "kind", "widget", "name", "SlowWidget");
   compare_side_t sa = side("s1", &a), sb = side("s2", &b);
   sa.findings = findings;
   json_t *c = compare_sessions(&sa, &sb);

@@ -36,7 +36,8 @@ START_TEST(timeline_summary_keys) {
   ck_assert_double_eq_tol(num(o, "90th_percentile_frame_rasterizer_time_millis"), 2, 1e-12);
   ck_assert_double_eq_tol(num(o, "99th_percentile_frame_rasterizer_time_millis"), 16, 1e-12);
   ck_assert_double_eq_tol(num(o, "worst_frame_rasterizer_time_millis"), 16, 1e-12);
-  ck_assert_int_eq(json_integer_value(json_object_get(o, "missed_frame_rasterizer_budget_count")), 0);
+  ck_assert_int_eq(json_integer_value(json_object_get(o, "missed_frame_rasterizer_budget_count")),
+                   0);
   ck_assert_int_eq(json_integer_value(json_object_get(o, "frame_count")), 10);
   ck_assert_int_eq(json_integer_value(json_object_get(o, "frame_rasterizer_count")), 10);
   ck_assert_int_eq(json_object_size(o), 12);

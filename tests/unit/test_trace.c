@@ -51,8 +51,12 @@ static json_t *events_where(const json_t *doc, const char *cat, int tid) {
   return out;
 }
 
-static json_int_t ts(const json_t *e) { return json_integer_value(json_object_get(e, "ts")); }
-static json_int_t dur(const json_t *e) { return json_integer_value(json_object_get(e, "dur")); }
+static json_int_t ts(const json_t *e) {
+  return json_integer_value(json_object_get(e, "ts"));
+}
+static json_int_t dur(const json_t *e) {
+  return json_integer_value(json_object_get(e, "dur"));
+}
 
 static int cmp_ev(const void *x, const void *y) {
   const json_t *a = *(json_t *const *)x, *b = *(json_t *const *)y;
@@ -84,7 +88,8 @@ static void assert_nested(const json_t *doc, int tid) {
 static const json_t *named(const json_t *arr, const char *name) {
   size_t i;
   json_t *e;
-  json_array_foreach(arr, i, e) if (!strcmp(json_string_value(json_object_get(e, "name")), name)) return e;
+  json_array_foreach(arr, i,
+                     e) if (!strcmp(json_string_value(json_object_get(e, "name")), name)) return e;
   return NULL;
 }
 
@@ -131,9 +136,9 @@ START_TEST(one_frame_nesting_by_hand) {
   ck_assert_int_eq(dur(named(blocks, "LAYOUT")), 400);
   ck_assert_int_eq(ts(named(blocks, "B")), 850);
   ck_assert_int_eq(dur(named(blocks, "A")), 750);
-  ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(named(blocks, "A"), "args"),
-                                                      "micros")),
-                   1500);
+  ck_assert_int_eq(
+      json_integer_value(json_object_get(json_object_get(named(blocks, "A"), "args"), "micros")),
+      1500);
   assert_nested(doc, 1);
   json_decref(blocks);
   json_decref(doc);
@@ -170,12 +175,12 @@ START_TEST(session_round_trip) {
   ck_assert_int_eq(json_array_size(ui), N);
   ck_assert_int_eq(json_array_size(raster), N);
   ck_assert_int_eq(json_array_size(ia), 2);
-  ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(named(ia, "scroll"), "args"),
-                                                      "frames")),
-                   40);
-  ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(named(ia, "tap"), "args"),
-                                                      "jankFrames")),
-                   2); /* frames 83 and 93 */
+  ck_assert_int_eq(
+      json_integer_value(json_object_get(json_object_get(named(ia, "scroll"), "args"), "frames")),
+      40);
+  ck_assert_int_eq(
+      json_integer_value(json_object_get(json_object_get(named(ia, "tap"), "args"), "jankFrames")),
+      2); /* frames 83 and 93 */
   size_t i;
   json_t *e;
   int flagged = 0;
@@ -185,9 +190,8 @@ START_TEST(session_round_trip) {
     flagged += j;
   }
   ck_assert_int_eq(flagged, janky);
-  ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(doc, "otherData"),
-                                                      "jankFrames")),
-                   janky);
+  ck_assert_int_eq(
+      json_integer_value(json_object_get(json_object_get(doc, "otherData"), "jankFrames")), janky);
   ck_assert_int_eq(ts(json_array_get(ui, 0)), 100); /* from the first vsync */
   /* Metadata: the process and three named threads. */
   int threads = 0, process = 0;
