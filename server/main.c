@@ -13,7 +13,7 @@
 #include <unistd.h>
 #include <uv.h>
 
-#include "check.h"
+#include "check_cmd.h"
 #include "config.h"
 #include "container_of.h"
 #include "frames_tool.h"

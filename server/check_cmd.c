@@ -1,4 +1,4 @@
-#include "check.h"
+#include "check_cmd.h"
 
 #include <errno.h>
 #include <signal.h>
