@@ -241,6 +241,7 @@ static void on_step(uv_timer_t *t) {
 
 static void emit(void *arg, const char *line, size_t len) {
   check_t *ck = arg;
+  if (ck->phase == 3) return; /* closing: the step timer may be closed already */
   json_t *msg = json_loadb(line, len, 0, NULL);
   json_t *id = json_object_get(msg, "id");
   if (!id) { /* notifications (progress) are not ours to answer */
