@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include <uv.h>
 
+#include "check_cmd.h"
 #include "config.h"
 #include "container_of.h"
 #include "frames_tool.h"
@@ -157,6 +158,7 @@ int main(int argc, char **argv) {
   memset(&app, 0, sizeof app);
   int rc = 1;
 
+  if (argc > 1 && !strcmp(argv[1], "check")) return check_main(argc - 1, argv + 1);
   switch (config_parse(&app.cfg, argc, argv, stdout, stderr)) {
     case CONFIG_RUN:
       break;

@@ -1,5 +1,6 @@
 // `telescope-mcp --help` and docs/telescope-mcp.1 document the same flags and
-// environment variables: every one in either is in the other.
+// environment variables: every one in either is in the other. The man page's
+// CHECK section is compared with `telescope-mcp check --help` instead.
 //
 //   node tests/help_matches_man.mjs BINARY MAN_PAGE
 //
@@ -10,14 +11,25 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 
 const [bin, manPath] = process.argv.slice(2);
-const help = execFileSync(bin, ['--help'], { encoding: 'utf8' });
-const man = readFileSync(manPath, 'utf8');
+const failures = [];
+const manAll = readFileSync(manPath, 'utf8');
+// The CHECK section runs from its .SH to the next .SH.
+const checkAt = manAll.indexOf('\n.SH CHECK\n');
+const checkEnd = checkAt < 0 ? -1 : manAll.indexOf('\n.SH ', checkAt + 1);
+if (checkAt < 0 || checkEnd < 0) failures.push('the man page has no CHECK section');
+const sections = [
+  { what: '', args: ['--help'], man: checkAt < 0 ? manAll : manAll.slice(0, checkAt) + manAll.slice(checkEnd), min: 8 },
+  { what: 'check ', args: ['check', '--help'], man: checkAt < 0 ? '' : manAll.slice(checkAt, checkEnd), min: 8 },
+];
+const summaries = [];
+for (const { what, args, man, min } of sections) {
+  const help = execFileSync(bin, args, { encoding: 'utf8' });
 
-const flagsIn = (text) => new Set(text.match(/(?<![\w-])--?[a-z][a-z-]*/g) ?? []);
-const helpFlags = new Set();
-for (const line of help.split('\n')) {
-  const m = line.match(/^  (-{1,2}[a-z][^ ,]*(?:, -{1,2}[a-z][^ ,]*)*)/);
-  if (m) for (const f of flagsIn(m[1])) helpFlags.add(f);
+  const flagsIn = (text) => new Set(text.match(/(?<![\w-])--?[a-z][a-z-]*/g) ?? []);
+  const helpFlags = new Set();
+  for (const line of help.split('\n')) {
+    const m = line.match(/^  (-{1,2}[a-z][^ ,]*(?:, -{1,2}[a-z][^ ,]*)*)/);
+    if (m) for (const f of flagsIn(m[1])) helpFlags.add(f);
 }
 const manLines = man.split('\n');
 const manFlags = new Set();
@@ -31,15 +43,16 @@ manLines.forEach((line, i) => {
 const envIn = (text) => new Set(text.match(/TELESCOPE_[A-Z_]+/g) ?? []);
 const helpEnv = envIn(help), manEnv = envIn(man.replace(/\\_/g, '_'));
 
-const failures = [];
-const diff = (a, b, what) => [...a].filter((x) => !b.has(x)).forEach((x) => failures.push(`${x}: ${what}`));
-diff(helpFlags, manFlags, 'in --help, not an option of the man page');
-diff(manFlags, helpFlags, 'an option of the man page, not in --help');
-diff(helpEnv, manEnv, 'in --help, not in the man page');
-diff(manEnv, helpEnv, 'in the man page, not in --help');
-if (helpFlags.size < 8) failures.push(`only ${helpFlags.size} flags found in --help: the parser is broken`);
+const diff = (a, b, why) => [...a].filter((x) => !b.has(x)).forEach((x) => failures.push(`${what}${x}: ${why}`));
+diff(helpFlags, manFlags, `in ${what}--help, not an option of the man page`);
+diff(manFlags, helpFlags, `an option of the man page, not in ${what}--help`);
+diff(helpEnv, manEnv, `in ${what}--help, not in the man page`);
+diff(manEnv, helpEnv, `in the man page, not in ${what}--help`);
+if (helpFlags.size < min) failures.push(`only ${helpFlags.size} flags found in ${what}--help: the parser is broken`);
+summaries.push(`${what}${helpFlags.size} flags (${[...helpFlags].join(' ')}) and ${helpEnv.size} variables`);
+}
 if (failures.length) {
   console.error('FAIL\n' + failures.join('\n'));
   process.exit(1);
 }
-console.log(`ok: ${helpFlags.size} flags (${[...helpFlags].join(' ')}) and ${helpEnv.size} variables match`);
+console.log(`ok: ${summaries.join('; ')} match`);

@@ -20,7 +20,7 @@ case $v in "telescope-mcp "[0-9]*) ;; *) fail "telescope-mcp --version printed '
 "$p/bin/telescope-sim" --help > "$tmp/simhelp" 2>&1 || fail "telescope-sim --help exited non-zero"
 grep -q -- --scenario "$tmp/simhelp" || fail "telescope-sim --help does not list --scenario"
 
-for s in telescope_frames.input.json telescope_frames.output.json frame_perf_record.json extension_reply.json; do
+for s in telescope_frames.input.json telescope_frames.output.json frame_perf_record.json extension_reply.json check_report.json; do
   f=$p/share/telescope/schema/$s
   [ -s "$f" ] || fail "share/telescope/schema/$s missing"
   cmp -s "$f" "$src/schema/$s" || fail "share/telescope/schema/$s differs from schema/$s"

@@ -1,0 +1,243 @@
+/* trace: the Chrome trace-event document parsed back — one UI and one raster
+ * slice per frame, named threads, janky frames flagged, blocks nested by the
+ * reconstruction docs/tool.md describes (checked by hand on one frame), and
+ * every track properly nested, which the viewers require. */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "trace.h"
+
+static record_block_t blk(const char *name, int64_t micros, int64_t self) {
+  return (record_block_t){strdup(name), micros, self, 1};
+}
+
+static frame_t frame(int64_t seq, int64_t vsync, int64_t build, int64_t raster) {
+  frame_t f;
+  memset(&f, 0, sizeof f);
+  f.seq = seq;
+  f.frame_number = 1000 + seq;
+  f.vsync_start_us = vsync;
+  f.at_us = vsync + 20000;
+  f.vsync_overhead_us = 100;
+  f.build_us = build;
+  f.raster_us = raster;
+  f.total_span_us = 100 + build + 300 + raster; /* 300 µs between build end and raster start */
+  f.layer_cache_count = f.picture_cache_count = -1;
+  return f;
+}
+
+static json_t *parse(char *text) {
+  ck_assert_ptr_nonnull(text);
+  json_error_t e;
+  json_t *doc = json_loads(text, 0, &e);
+  ck_assert_msg(doc != NULL, "trace is not JSON: %s", e.text);
+  free(text);
+  return doc;
+}
+
+static json_t *events_where(const json_t *doc, const char *cat, int tid) {
+  json_t *out = json_array();
+  size_t i;
+  json_t *e;
+  json_array_foreach(json_object_get(doc, "traceEvents"), i, e) {
+    if (strcmp(json_string_value(json_object_get(e, "ph")), "X")) continue;
+    if (cat && strcmp(json_string_value(json_object_get(e, "cat")), cat)) continue;
+    if (tid && json_integer_value(json_object_get(e, "tid")) != tid) continue;
+    json_array_append(out, e);
+  }
+  return out;
+}
+
+static json_int_t ts(const json_t *e) {
+  return json_integer_value(json_object_get(e, "ts"));
+}
+static json_int_t dur(const json_t *e) {
+  return json_integer_value(json_object_get(e, "dur"));
+}
+
+static int cmp_ev(const void *x, const void *y) {
+  const json_t *a = *(json_t *const *)x, *b = *(json_t *const *)y;
+  if (ts(a) != ts(b)) return ts(a) < ts(b) ? -1 : 1;
+  return dur(a) > dur(b) ? -1 : dur(a) < dur(b);
+}
+
+/* Every pair of slices on a track is either disjoint or one contains the other. */
+static void assert_nested(const json_t *doc, int tid) {
+  json_t *evs = events_where(doc, NULL, tid);
+  size_t n = json_array_size(evs);
+  json_t **v = malloc((n ? n : 1) * sizeof *v), *stack[64];
+  for (size_t i = 0; i < n; i++) v[i] = json_array_get(evs, i);
+  qsort(v, n, sizeof *v, cmp_ev);
+  int top = 0;
+  for (size_t i = 0; i < n; i++) {
+    while (top && ts(stack[top - 1]) + dur(stack[top - 1]) <= ts(v[i])) top--;
+    if (top)
+      ck_assert_msg(ts(v[i]) + dur(v[i]) <= ts(stack[top - 1]) + dur(stack[top - 1]),
+                    "tid %d: %s overlaps %s", tid, json_string_value(json_object_get(v[i], "name")),
+                    json_string_value(json_object_get(stack[top - 1], "name")));
+    ck_assert_int_lt(top, 64);
+    stack[top++] = v[i];
+  }
+  free(v);
+  json_decref(evs);
+}
+
+static const json_t *named(const json_t *arr, const char *name) {
+  size_t i;
+  json_t *e;
+  json_array_foreach(arr, i,
+                     e) if (!strcmp(json_string_value(json_object_get(e, "name")), name)) return e;
+  return NULL;
+}
+
+START_TEST(one_frame_nesting_by_hand) {
+  /* BUILD 3000 (self 1000), A 1500 (self), LAYOUT 800 (self), B 500 (self).
+   * Largest first: BUILD goes top level. A (1500) fits BUILD's free 2000 →
+   * child, BUILD has 500 free. LAYOUT (800) fits nowhere → top level after
+   * BUILD. B (500) fits BUILD's 500 → child after A. With the build starting
+   * at vsync 0 + overhead 100: BUILD [100, 3100), A [100, 1600), B [1600,
+   * 2100), LAYOUT [3100, 3900). The build is 4000 µs, so nothing is scaled. */
+  frame_t f = frame(1, 0, 4000, 2000);
+  record_block_t b[] = {blk("A", 1500, 1500), blk("BUILD", 3000, 1000), blk("B", 500, 500),
+                        blk("LAYOUT", 800, 800)};
+  f.blocks = b;
+  f.nblocks = 4;
+  json_t *doc = parse(trace_json(&f, 1, 16667, "demo"));
+  json_t *blocks = events_where(doc, "block", 1);
+  ck_assert_int_eq(json_array_size(blocks), 4);
+  const struct {
+    const char *name;
+    json_int_t ts, dur;
+  } want[] = {{"BUILD", 100, 3000}, {"A", 100, 1500}, {"B", 1600, 500}, {"LAYOUT", 3100, 800}};
+  for (int i = 0; i < 4; i++) {
+    const json_t *e = named(blocks, want[i].name);
+    ck_assert_ptr_nonnull(e);
+    ck_assert_int_eq(ts(e), want[i].ts);
+    ck_assert_int_eq(dur(e), want[i].dur);
+  }
+  /* Raster ends at vsync + totalSpan (100 + 4000 + 300 + 2000 = 6400). */
+  json_t *r = events_where(doc, "raster", 2);
+  ck_assert_int_eq(ts(json_array_get(r, 0)) + dur(json_array_get(r, 0)), 6400);
+  ck_assert_int_eq(ts(json_array_get(r, 0)), 4400);
+  json_decref(r);
+  json_decref(blocks);
+  json_decref(doc);
+
+  /* The same blocks in a 1900 µs build: top level sums to 3800, so all are
+   * halved (floor): BUILD [100, 1600), A [100, 850), B [850, 1100), LAYOUT
+   * [1600, 2000) — the end of the build slice. */
+  f.build_us = 1900;
+  doc = parse(trace_json(&f, 1, 16667, NULL));
+  blocks = events_where(doc, "block", 1);
+  ck_assert_int_eq(ts(named(blocks, "LAYOUT")), 1600);
+  ck_assert_int_eq(dur(named(blocks, "LAYOUT")), 400);
+  ck_assert_int_eq(ts(named(blocks, "B")), 850);
+  ck_assert_int_eq(dur(named(blocks, "A")), 750);
+  ck_assert_int_eq(
+      json_integer_value(json_object_get(json_object_get(named(blocks, "A"), "args"), "micros")),
+      1500);
+  assert_nested(doc, 1);
+  json_decref(blocks);
+  json_decref(doc);
+  for (int i = 0; i < 4; i++) free(b[i].name);
+}
+END_TEST
+
+START_TEST(session_round_trip) {
+  /* 120 frames at 60 Hz; every 10th janky (build 20 ms, which overlaps the
+   * next vsync as a real long frame would push it: the next frame starts
+   * after it); frames 40–79 are interaction "scroll", 80–99 "tap". */
+  enum { N = 120 };
+  frame_t f[N];
+  int64_t t = 5000000, janky = 0;
+  for (int i = 0; i < N; i++) {
+    int slow = i % 10 == 3;
+    janky += slow;
+    f[i] = frame(i + 1, t, slow ? 20000 : 4000 + i * 10, 3000);
+    record_block_t *b = calloc(3, sizeof *b);
+    b[0] = blk("BUILD", f[i].build_us - 200, 1000);
+    b[1] = blk(slow ? "SlowWidget" : "Card", f[i].build_us - 1500, f[i].build_us - 1500);
+    b[2] = blk("LAYOUT", 150, 150);
+    f[i].blocks = b;
+    f[i].nblocks = 3;
+    if (i >= 40 && i < 100) {
+      f[i].interaction_id = strdup(i < 80 ? "scroll" : "tap");
+      f[i].linked_by = strdup("agent");
+    }
+    t += slow ? 33334 : 16667;
+  }
+  json_t *doc = parse(trace_json(f, N, 16667, "telescope s1"));
+  json_t *ui = events_where(doc, "frame", 1), *raster = events_where(doc, "raster", 2);
+  json_t *ia = events_where(doc, "interaction", 3);
+  ck_assert_int_eq(json_array_size(ui), N);
+  ck_assert_int_eq(json_array_size(raster), N);
+  ck_assert_int_eq(json_array_size(ia), 2);
+  ck_assert_int_eq(
+      json_integer_value(json_object_get(json_object_get(named(ia, "scroll"), "args"), "frames")),
+      40);
+  ck_assert_int_eq(
+      json_integer_value(json_object_get(json_object_get(named(ia, "tap"), "args"), "jankFrames")),
+      2); /* frames 83 and 93 */
+  size_t i;
+  json_t *e;
+  int flagged = 0;
+  json_array_foreach(ui, i, e) {
+    int j = json_is_true(json_object_get(json_object_get(e, "args"), "janky"));
+    ck_assert_str_eq(json_string_value(json_object_get(e, "cname")), j ? "terrible" : "good");
+    flagged += j;
+  }
+  ck_assert_int_eq(flagged, janky);
+  ck_assert_int_eq(
+      json_integer_value(json_object_get(json_object_get(doc, "otherData"), "jankFrames")), janky);
+  ck_assert_int_eq(ts(json_array_get(ui, 0)), 100); /* from the first vsync */
+  /* Metadata: the process and three named threads. */
+  int threads = 0, process = 0;
+  json_array_foreach(json_object_get(doc, "traceEvents"), i, e) {
+    if (strcmp(json_string_value(json_object_get(e, "ph")), "M")) continue;
+    const char *what = json_string_value(json_object_get(e, "name"));
+    threads += !strcmp(what, "thread_name");
+    if (!strcmp(what, "process_name")) {
+      process++;
+      ck_assert_str_eq(json_string_value(json_object_get(json_object_get(e, "args"), "name")),
+                       "telescope s1");
+    }
+  }
+  ck_assert_int_eq(threads, 3);
+  ck_assert_int_eq(process, 1);
+  assert_nested(doc, 1);
+  assert_nested(doc, 2);
+  assert_nested(doc, 3);
+  json_decref(ui);
+  json_decref(raster);
+  json_decref(ia);
+  json_decref(doc);
+  for (int k = 0; k < N; k++) record_frame_close(&f[k]);
+}
+END_TEST
+
+START_TEST(no_frames) {
+  json_t *doc = parse(trace_json(NULL, 0, 16667, NULL));
+  json_t *x = events_where(doc, NULL, 0);
+  ck_assert_int_eq(json_array_size(x), 0);
+  ck_assert_int_eq(json_array_size(json_object_get(doc, "traceEvents")), 7); /* metadata only */
+  json_decref(x);
+  json_decref(doc);
+}
+END_TEST
+
+int main(void) {
+  Suite *s = suite_create("trace");
+  TCase *tc = tcase_create("core");
+  tcase_add_test(tc, one_frame_nesting_by_hand);
+  tcase_add_test(tc, session_round_trip);
+  tcase_add_test(tc, no_frames);
+  suite_add_tcase(s, tc);
+  SRunner *sr = srunner_create(s);
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
