@@ -58,7 +58,7 @@ static void setup(void) {
   out = json_array();
   s = mcp_session_new(emit, NULL);
   schema = frames_tool_input_schema_new();
-  mcp_tool_t t = {FRAMES_TOOL_NAME, frames_tool_definition, schema, fake_invoke, NULL};
+  mcp_tool_t t = {FRAMES_TOOL_NAME, frames_tool_definition, schema, fake_invoke, NULL, NULL};
   ck_assert_int_eq(mcp_session_add_tool(s, &t), 0);
   mcp_session_set_instructions(s, "do the thing");
   mode = FINISH_NOW;
