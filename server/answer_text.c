@@ -94,7 +94,7 @@ static void findings(sb_t *b, const json_t *sum) {
     const char *kind = str(f, "kind"), *name = str(f, "name");
     if (!kind || !name) continue;
     if (!strcmp(kind, "tracking")) {
-      sb_printf(b, "cause %zu: unnamed (%s off): %s\n", i + 1, name, str(f, "hint"));
+      sb_printf(b, "cause %zu: no names (%s not on): %s\n", i + 1, name, str(f, "hint"));
       continue;
     }
     sb_printf(b, "cause %zu: %s (%s%s) in %lld/%lld janky frames: %.1f ms per janky frame vs %.1f "
@@ -154,6 +154,7 @@ static void worst(sb_t *b, const json_t *sum) {
     for (size_t j = i; j < n; j++)
       if (!done[j] && !strcmp(c[j].name, c[i].name)) k++;
     sb_printf(b, "%s ", k > 1 ? "frames" : "frame");
+    int64_t seqs[16];
     size_t m = 0;
     for (size_t j = i; j < n; j++) {
       if (done[j] || strcmp(c[j].name, c[i].name)) continue;
@@ -162,8 +163,14 @@ static void worst(sb_t *b, const json_t *sum) {
       if (c[j].us > hi) hi = c[j].us;
       if (c[j].build_us < blo) blo = c[j].build_us;
       if (c[j].build_us > bhi) bhi = c[j].build_us;
-      sb_printf(b, "%s#%lld", m++ ? ", " : "", (long long)c[j].seq);
+      size_t p = m++; /* the frames in order, as a reader finds them */
+      while (p > 0 && seqs[p - 1] > c[j].seq) {
+        seqs[p] = seqs[p - 1];
+        p--;
+      }
+      seqs[p] = c[j].seq;
     }
+    for (size_t j = 0; j < m; j++) sb_printf(b, "%s#%lld", j ? ", " : "", (long long)seqs[j]);
     /* U+2013 EN DASH between the ends of a range. */
     if (lo == hi)
       sb_printf(b, ": %s %.1f ms", c[i].name, ms(lo));
