@@ -247,7 +247,7 @@ static void liveness(sb_t *b, const json_t *l) {
 
 static void session(sb_t *b, const char *action, const json_t *s) {
   if (!s) return;
-  sb_printf(b, "session %s %s", str(s, "id") ? str(s, "id") : "?", str(s, "state"));
+  sb_printf(b, "%ssession %s %s", strcmp(action, "start") ? "" : "start: ", str(s, "id") ? str(s, "id") : "?", str(s, "state"));
   if (json_is_true(json_object_get(s, "alreadyActive"))) sb_printf(b, " (already active)");
   const json_t *tr = json_object_get(s, "tracking"), *t;
   size_t i;
@@ -255,7 +255,7 @@ static void session(sb_t *b, const char *action, const json_t *s) {
     sb_printf(b, ", tracking");
     json_array_foreach(tr, i, t) sb_printf(b, "%s %s", i ? "," : "", json_string_value(t));
   }
-  if (has(s, "durationMs")) sb_printf(b, ", %.1f s", ms(num(s, "durationMs")));
+  if (num(s, "durationMs")) sb_printf(b, ", %.1f s", ms(num(s, "durationMs")));
   if (num(s, "framesLost")) sb_printf(b, ", %lld frames lost", (long long)num(s, "framesLost"));
   if (num(s, "restarts")) sb_printf(b, ", %lld restarts", (long long)num(s, "restarts"));
   if (!strcmp(action, "start") && !strcmp(str(s, "state") ? str(s, "state") : "", "active"))
@@ -288,6 +288,8 @@ char *answer_text_render(const json_t *r, int is_error) {
               str(in, "state") ? str(in, "state") : "");
   } else if (!strcmp(action, "status")) {
     sb_printf(&b, "status: ");
+  } else if (!strcmp(action, "start") && json_object_get(r, "session")) {
+    /* the session line below is the verdict */
   } else {
     sb_printf(&b, "%s: ok\n", action);
   }

@@ -17,8 +17,8 @@ DOC_WEAK const char frames_tool_description[] =
     "the user to use it, or drive it with the Dart MCP server's flutter_driver tools. Blocks "
     "name widgets only with trackWidgets: true (render objects: trackLayouts, trackPaints). "
     "Use a profile build (flutter run --profile) for real timings; debug ones are inflated. "
-    "budgetMs is fixed at start. The text answer is short; structuredContent holds every "
-    "number. On isError or no frames, follow diagnosis.hint.";
+    "budgetMs is fixed at start. structuredContent has every number. On isError or no frames, "
+    "follow diagnosis.hint.";
 
 DOC_WEAK const char frames_tool_instructions[] =
     "telescope measures a running Flutter app's frame performance with the tool "
