@@ -97,8 +97,9 @@ static void findings(sb_t *b, const json_t *sum) {
       sb_printf(b, "cause %zu: no names (%s not on): %s\n", i + 1, name, str(f, "hint"));
       continue;
     }
-    sb_printf(b, "cause %zu: %s (%s%s) in %lld/%lld janky frames: %.1f ms per janky frame vs %.1f "
-                 "ms otherwise\n",
+    sb_printf(b,
+              "cause %zu: %s (%s%s) in %lld/%lld janky frames: %.1f ms per janky frame vs %.1f "
+              "ms otherwise\n",
               i + 1, name, kind, strcmp(kind, "raster") ? "" : " thread",
               (long long)num(f, "jankFrames"), (long long)num(f, "ofJankFrames"),
               ms(num(f, "perJankFrameUs")), ms(num(f, "perOtherFrameUs")));
@@ -247,7 +248,9 @@ static void liveness(sb_t *b, const json_t *l) {
 
 static void session(sb_t *b, const char *action, const json_t *s) {
   if (!s) return;
-  sb_printf(b, "%ssession %s %s", strcmp(action, "start") ? "" : "start: ", str(s, "id") ? str(s, "id") : "?", str(s, "state"));
+  sb_printf(b, "%ssession %s %s",
+            strcmp(action, "start") ? "" : "start: ", str(s, "id") ? str(s, "id") : "?",
+            str(s, "state"));
   if (json_is_true(json_object_get(s, "alreadyActive"))) sb_printf(b, " (already active)");
   const json_t *tr = json_object_get(s, "tracking"), *t;
   size_t i;
@@ -308,8 +311,8 @@ char *answer_text_render(const json_t *r, int is_error) {
     session(&b, action, json_object_get(r, "session"));
   const json_t *ws = json_object_get(r, "warnings"), *w;
   size_t i;
-  json_array_foreach(ws, i, w) if (json_is_string(w)) sb_printf(&b, "warning: %s\n",
-                                                                json_string_value(w));
+  json_array_foreach(ws, i, w) if (json_is_string(w))
+      sb_printf(&b, "warning: %s\n", json_string_value(w));
   const json_t *frames = json_object_get(r, "frames");
   if (json_array_size(frames))
     sb_printf(&b, "frames: %zu listed in structuredContent (seq %lld\xe2\x80\x93%lld)\n",

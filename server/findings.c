@@ -11,8 +11,8 @@
  * PAINT, SEMANTICS, each with " (root)" for the root PipelineOwner),
  * rendering/view.dart (COMPOSITING) and scheduler/binding.dart (POST_FRAME).
  * See /work/shared/reference/flutter.md, "Framework phases". */
-static const char *const phases[] = {"BUILD",     "LAYOUT",        "UPDATING COMPOSITING BITS",
-                                     "PAINT",     "COMPOSITING",   "SEMANTICS",
+static const char *const phases[] = {"BUILD",         "LAYOUT",      "UPDATING COMPOSITING BITS",
+                                     "PAINT",         "COMPOSITING", "SEMANTICS",
                                      "FINALIZE TREE", "POST_FRAME"};
 #define N_PHASES (sizeof phases / sizeof phases[0])
 #define ROOT_SUFFIX " (root)"
@@ -99,8 +99,8 @@ static int cand_cmp(const void *a, const void *b) {
 }
 
 static json_t *cand_json(const cand_t *c) {
-  return json_pack("{s:s,s:s,s:s,s:I,s:I,s:I,s:I,s:s}", "kind", findings_kind_name(c->kind),
-                   "name", c->name, "thread", c->thread, "jankFrames", (json_int_t)c->jank_frames,
+  return json_pack("{s:s,s:s,s:s,s:I,s:I,s:I,s:I,s:s}", "kind", findings_kind_name(c->kind), "name",
+                   c->name, "thread", c->thread, "jankFrames", (json_int_t)c->jank_frames,
                    "ofJankFrames", (json_int_t)c->of_frames, "perJankFrameUs",
                    (json_int_t)c->jank_mean, "perOtherFrameUs", (json_int_t)c->other_mean, "hint",
                    c->hint);
@@ -120,8 +120,14 @@ json_t *findings_to_json(const findings_input_t *in, size_t max) {
   if (in->build_missed) {
     for (size_t i = 0; i < in->nblocks; i++) {
       const findings_block_t *b = &in->blocks[i];
-      cand_t k = {findings_classify(b->name), 0, b->name, "ui", NULL, b->jank_frames,
-                  in->build_missed, mean((double)b->jank_self_us, in->build_missed),
+      cand_t k = {findings_classify(b->name),
+                  0,
+                  b->name,
+                  "ui",
+                  NULL,
+                  b->jank_frames,
+                  in->build_missed,
+                  mean((double)b->jank_self_us, in->build_missed),
                   mean((double)b->other_self_us, in->other_frames)};
       if (k.jank_mean - k.other_mean < min_excess) continue;
       k.tier = k.kind == FINDING_PHASE;
@@ -149,8 +155,9 @@ json_t *findings_to_json(const findings_input_t *in, size_t max) {
     const char *top = NULL;
     for (size_t i = 0; i < n && !top; i++)
       if (c[i].kind == FINDING_PHASE) top = c[i].name;
-    const char *opt = "trackWidgets", *hint = "no janky frame names a widget: start again with "
-                                              "trackWidgets: true";
+    const char *opt = "trackWidgets", *hint =
+                                          "no janky frame names a widget: start again with "
+                                          "trackWidgets: true";
     int on = in->track_widgets;
     if (top && starts(top, "LAYOUT")) {
       opt = "trackLayouts";

@@ -46,10 +46,10 @@ typedef struct {
 /* Everything the ranking looks at; the sums are over whole frames. */
 typedef struct {
   int64_t budget_us;
-  uint64_t build_missed;  /* frames with buildUs > budget */
-  uint64_t raster_missed; /* frames with rasterUs > budget */
-  uint64_t other_frames;  /* frames with neither over budget */
-  uint64_t build_missed_named; /* build-missed frames with a name below the phases */
+  uint64_t build_missed;                    /* frames with buildUs > budget */
+  uint64_t raster_missed;                   /* frames with rasterUs > budget */
+  uint64_t other_frames;                    /* frames with neither over budget */
+  uint64_t build_missed_named;              /* build-missed frames with a name below the phases */
   double build_us_missed, build_us_other;   /* buildUs summed over those frames */
   double raster_us_missed, raster_us_other; /* rasterUs summed over those frames */
   int track_widgets, track_layouts, track_paints; /* 1 on, 0 off, -1 unknown */

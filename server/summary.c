@@ -408,7 +408,8 @@ void summary_set_tracking(summary_t *s, int widgets, int layouts, int paints) {
   s->track[0] = widgets;
   s->track[1] = layouts;
   s->track[2] = paints;
-  for (size_t i = 0; i < s->ninter; i++) summary_set_tracking(s->inter[i].s, widgets, layouts, paints);
+  for (size_t i = 0; i < s->ninter; i++)
+    summary_set_tracking(s->inter[i].s, widgets, layouts, paints);
 }
 
 const char *summary_bound_by(const summary_t *s) {

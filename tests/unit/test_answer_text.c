@@ -36,8 +36,7 @@ static json_t *fixture(const char *name, int *is_error) {
 static char *render(const json_t *r, int is_error, const char *name) {
   char *t = answer_text_render(r, is_error);
   ck_assert_ptr_nonnull(t);
-  if (getenv("ANSWER_TEXT_PRINT"))
-    fprintf(stderr, "---- %s (%zu bytes)\n%s\n", name, strlen(t), t);
+  if (getenv("ANSWER_TEXT_PRINT")) fprintf(stderr, "---- %s (%zu bytes)\n%s\n", name, strlen(t), t);
   ck_assert_msg(t[0] && t[strlen(t) - 1] != '\n', "no trailing newline");
   return t;
 }
@@ -149,7 +148,8 @@ START_TEST(short_actions_within_600) {
   t = render_fixture("read", &r);
   ck_assert_uint_le(strlen(t), 1500);
   char want[300];
-  snprintf(want, sizeof want, "nextCursor: %s", json_string_value(json_object_get(r, "nextCursor")));
+  snprintf(want, sizeof want, "nextCursor: %s",
+           json_string_value(json_object_get(r, "nextCursor")));
   ck_assert_ptr_nonnull(strstr(t, want));
   json_decref(r);
   free(t);
@@ -179,15 +179,17 @@ START_TEST(warnings_cursor_truncation_chart_frames) {
       "{s:s,s:{s:I,s:I,s:{s:I,s:f,s:I,s:I,s:I,s:s}},s:[s,s],s:s,s:{s:s},s:{s:b,s:I},"
       "s:[{s:I},{s:I}]}",
       "action", "read", "summary", "frames", (json_int_t)2, "budgetUs", (json_int_t)8333, "jank",
-      "frames", (json_int_t)0, "ratio", 0.0, "frozen", (json_int_t)0, "buildMissed",
-      (json_int_t)0, "rasterMissed", (json_int_t)0, "boundBy", "none", "warnings", "w one",
-      "w two", "nextCursor", "CUR", "chart", "path", "/tmp/c.svg", "truncated", "frames", 1,
-      "omitted", (json_int_t)7, "frames", "seq", (json_int_t)41, "seq", (json_int_t)42);
+      "frames", (json_int_t)0, "ratio", 0.0, "frozen", (json_int_t)0, "buildMissed", (json_int_t)0,
+      "rasterMissed", (json_int_t)0, "boundBy", "none", "warnings", "w one", "w two", "nextCursor",
+      "CUR", "chart", "path", "/tmp/c.svg", "truncated", "frames", 1, "omitted", (json_int_t)7,
+      "frames", "seq", (json_int_t)41, "seq", (json_int_t)42);
   char *t = render(r, 0, "optional");
   ck_assert_int_eq(line_of(t, "read: 2 frames, 0 janky (0.0%); budget 8.3 ms"), 0);
   ck_assert_ptr_null(strstr(t, "bound by")); /* nothing janky: no boundBy to tell */
   ck_assert_int_lt(line_of(t, "warning: w one"), line_of(t, "warning: w two"));
-  ck_assert_ptr_nonnull(strstr(t, "frames: 2 listed in structuredContent (seq 41\xe2\x80\x93" "42)"));
+  ck_assert_ptr_nonnull(strstr(t,
+                               "frames: 2 listed in structuredContent (seq 41\xe2\x80\x93"
+                               "42)"));
   ck_assert_ptr_nonnull(strstr(t, "truncated: {\"frames\":true,\"omitted\":7}"));
   ck_assert_ptr_nonnull(strstr(t, "nextCursor: CUR"));
   ck_assert_ptr_nonnull(strstr(t, "chart: /tmp/c.svg"));
@@ -224,7 +226,10 @@ START_TEST(worst_frames_by_cause) {
   ck_assert_ptr_nonnull(r);
   char *t = render(r, 0, "causes");
   ck_assert_int_eq(line_of(t, "frame #9: raster 50.0 ms"), 1);
-  ck_assert_int_eq(line_of(t, "frames #2, #7: Big 8.0\xe2\x80\x93" "9.0 ms (build 29.0\xe2\x80\x93" "40.0 ms)"),
+  ck_assert_int_eq(line_of(t,
+                           "frames #2, #7: Big 8.0\xe2\x80\x93"
+                           "9.0 ms (build 29.0\xe2\x80\x93"
+                           "40.0 ms)"),
                    2);
   ck_assert_int_eq(line_of(t, "frame #3: LAYOUT 20.0 ms (build 30.0 ms)"), 3);
   ck_assert_ptr_null(strstr(t, "#5")); /* a fourth cause line is left out */
@@ -237,8 +242,8 @@ END_TEST
  * tokens, counted as compact JSON bytes / 4; and the promises of issue 13. */
 START_TEST(tool_doc_budget_and_promises) {
   json_t *in = json_loads(schema_telescope_frames_input, 0, NULL);
-  json_t *def = json_pack("{s:s,s:s,s:o}", "name", FRAMES_TOOL_NAME, "description",
-                          doc_description, "inputSchema", in);
+  json_t *def = json_pack("{s:s,s:s,s:o}", "name", FRAMES_TOOL_NAME, "description", doc_description,
+                          "inputSchema", in);
   char *text = json_dumps(def, JSON_COMPACT);
   size_t bytes = strlen(text);
   fprintf(stderr, "tool definition seen first: %zu bytes, ~%zu tokens (bytes/4)\n", bytes,

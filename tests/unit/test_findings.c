@@ -81,9 +81,8 @@ END_TEST
 START_TEST(rare_slow_beats_steady_heavy) {
   summary_t *s = summary_new(BUDGET, 0);
   for (int i = 1; i <= 20; i++) {
-    record_block_t b[] = {{"ProductCard", 6000, 4000, 4},
-                          {"SlowWidget", 20000, 20000, 1},
-                          {"BUILD", 31000, 1000, 1}};
+    record_block_t b[] = {
+        {"ProductCard", 6000, 4000, 4}, {"SlowWidget", 20000, 20000, 1}, {"BUILD", 31000, 1000, 1}};
     if (i < 20)
       add(s, i, 9000, 3000, (record_block_t[]){b[0], b[2]}, 2);
     else
@@ -124,7 +123,8 @@ START_TEST(ties_by_name_and_widgets_above_phases) {
                          {"Alpha", 3000, 3000, 1},
                          {"LAYOUT", 9000, 9000, 1},
                          {"Mid", 1500, 1500, 1}};
-  record_block_t j2[] = {{"Zeta", 3000, 3000, 1}, {"Alpha", 3000, 3000, 1}, {"LAYOUT", 9000, 9000, 1}};
+  record_block_t j2[] = {
+      {"Zeta", 3000, 3000, 1}, {"Alpha", 3000, 3000, 1}, {"LAYOUT", 9000, 9000, 1}};
   add(s, 1, 5000, 1000, calm, 1);
   add(s, 2, 20000, 1000, j1, 4);
   add(s, 3, 5000, 1000, calm, 1);

@@ -348,7 +348,8 @@ static char *fake_render(const json_t *structured, int is_error) {
     return big;
   }
   char buf[64];
-  snprintf(buf, sizeof buf, "rendered %s", json_string_value(json_object_get(structured, "action")));
+  snprintf(buf, sizeof buf, "rendered %s",
+           json_string_value(json_object_get(structured, "action")));
   return strdup(buf);
 }
 static void use_renderer(void) {

@@ -719,9 +719,9 @@ START_TEST(schema_walker_catches_drift) {
   ck_assert(!check(output_schema_part("summary"), bad, "summary", why, sizeof why));
   json_decref(bad);
   bad = json_deep_copy(j);
-  json_object_set_new(bad, "findings",
-                      json_pack("[{s:s,s:s,s:s,s:s}]", "kind", "vibes", "name", "X", "thread", "ui",
-                                "hint", "h"));
+  json_object_set_new(
+      bad, "findings",
+      json_pack("[{s:s,s:s,s:s,s:s}]", "kind", "vibes", "name", "X", "thread", "ui", "hint", "h"));
   ck_assert(!check(output_schema_part("summary"), bad, "summary", why, sizeof why));
   json_decref(bad);
   bad = json_deep_copy(j);
