@@ -280,7 +280,8 @@ char *answer_text_render(const json_t *r, int is_error) {
   if (sum) {
     verdict(&b, action, sum, is_error);
     findings(&b, sum);
-    worst(&b, sum);
+    /* Within budget, the worst frames explain nothing an agent must act on. */
+    if (num(json_object_get(sum, "jank"), "frames")) worst(&b, sum);
     interactions(&b, sum);
   } else if (is_error) {
     sb_printf(&b, "error: %s failed\n", action);
