@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "answer_text.h"
 #include "codes.h"
 #include "log.h"
 #include "container_of.h"
@@ -108,7 +109,7 @@ static void invoke_cb(void *arg, tool_call_t *call, json_t *args) {
 }
 
 mcp_tool_t frames_tool_mcp(frames_tool_t *t) {
-  mcp_tool_t m = {FRAMES_TOOL_NAME, frames_tool_definition, t->input_schema, invoke_cb, t};
+  mcp_tool_t m = {FRAMES_TOOL_NAME, frames_tool_definition, t->input_schema, invoke_cb, t, answer_text_render};
   return m;
 }
 

@@ -35,6 +35,9 @@ struct tool_call {
   batch_t *batch;      /* NULL outside a batch */
   void (*cancel_cb)(void *arg);
   void *cancel_arg;
+  /* The tool's text renderer (a static function, so a detached call may keep
+   * it); NULL: the text block is the compact JSON. */
+  char *(*render_text)(const json_t *structured, int is_error);
   int cancelled;
   int in_hook;
   tool_call_t *prev, *next; /* the session's in-flight list */
@@ -377,8 +380,14 @@ void tool_call_finish(tool_call_t *c, json_t *structured, int is_error, json_t *
   }
   int bad = 0;
   json_t *content = json_array();
+  /* structuredContent arrived with 2025-06-18; earlier clients get the data
+   * only as JSON text, so the renderer is for clients that have both. */
+  int with_structured =
+      structured && json_is_object(structured) && mcp_version_at_least(c->version, "2025-06-18");
   if (structured) {
-    char *text = dump_compact(structured, JSON_COMPACT | JSON_REAL_PRECISION(15));
+    char *text = NULL;
+    if (with_structured && c->render_text) text = c->render_text(structured, is_error);
+    if (!text) text = dump_compact(structured, JSON_COMPACT | JSON_REAL_PRECISION(15));
     push(content, &bad, text ? text_block(text) : NULL);
     free(text);
   }
@@ -386,8 +395,7 @@ void tool_call_finish(tool_call_t *c, json_t *structured, int is_error, json_t *
   json_decref(extra_content);
   json_t *result = json_object();
   put(result, &bad, "content", content);
-  /* structuredContent arrived with 2025-06-18; earlier clients get the text. */
-  if (structured && json_is_object(structured) && mcp_version_at_least(c->version, "2025-06-18"))
+  if (with_structured)
     put(result, &bad, "structuredContent", structured);
   else
     json_decref(structured);
@@ -542,6 +550,7 @@ static void do_tools_call(req_t *r) {
   }
   c->s = s;
   c->version = r->version;
+  c->render_text = tool->render_text;
   c->batch = r->batch;
   if (c->batch) c->batch->pending++;
   c->next = s->inflight;

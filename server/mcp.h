@@ -28,6 +28,11 @@ typedef struct {
   /* Starts a call; args borrowed, already validated, valid only during the call. */
   void (*invoke)(void *arg, tool_call_t *call, json_t *args);
   void *arg;
+  /* Optional: the first text block written for a reader (malloc'd, NUL-
+   * terminated UTF-8, capped at 64 KB like any text block) from the result
+   * the tool finished with (borrowed). Used only where structuredContent goes
+   * out too (2025-06-18 on); NULL, or a NULL return, keeps the compact JSON. */
+  char *(*render_text)(const json_t *structured, int is_error);
 } mcp_tool_t;
 
 #define MCP_LATEST_LEGACY_VERSION "2025-11-25"

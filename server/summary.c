@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "findings.h"
+
 /* ---- one metric: exact values up to a window, then a log histogram ------ */
 
 /* Histogram buckets: values below 128 µs exactly, above that 64 buckets per
@@ -123,6 +125,10 @@ typedef struct {
   char *name;
   int64_t self_micros, micros, count, frames;
   uint64_t last_frame; /* ordinal of the last frame counted in `frames` */
+  /* For findings: self time in build-missed frames and in frames that were
+   * not janky, and the build-missed frames that contained the name. */
+  int64_t jank_self, other_self;
+  uint64_t jank_frames;
 } block_agg_t;
 
 typedef struct {
@@ -148,6 +154,9 @@ typedef struct {
 struct summary {
   int64_t budget_us;
   uint64_t frames, jank, frozen;
+  uint64_t build_missed, raster_missed, build_missed_named;
+  double build_us_missed, build_us_other, raster_us_missed, raster_us_other;
+  int track[3]; /* widgets, layouts, paints: 1 on, 0 off, -1 unknown */
   metric_t build, raster, span, vsync;
   block_agg_t blocks[SUMMARY_MAX_BLOCK_NAMES + 1]; /* the last one is "(other)" */
   size_t nblocks;
@@ -180,6 +189,7 @@ static summary_t *summary_new_window(int64_t budget_us, int with_interactions, s
   memset(s->slots, 0xff, sizeof s->slots);
   s->spark_width = 1;
   s->with_interactions = with_interactions;
+  s->track[0] = s->track[1] = s->track[2] = -1;
   return s;
 }
 
@@ -322,6 +332,7 @@ static inter_t *inter_find(summary_t *s, const char *id, const char *linked_by) 
         (s->ninter == SUMMARY_MAX_INTERACTIONS && !strcmp(id, SUMMARY_OTHER))) {
       inter_t *in = &s->inter[s->ninter];
       in->s = summary_new_window(s->budget_us, 0, SUMMARY_INTERACTION_WINDOW);
+      if (in->s) memcpy(in->s->track, s->track, sizeof s->track);
       in->id = dup_str(id);
       in->linked_by = strcmp(id, SUMMARY_OTHER) && linked_by ? dup_str(linked_by) : NULL;
       if (!in->s || !in->id || (linked_by && strcmp(id, SUMMARY_OTHER) && !in->linked_by)) {
@@ -356,19 +367,84 @@ int summary_add_frame(summary_t *s, const frame_t *f) {
       metric_add(&s->span, f->total_span_us) < 0 || metric_add(&s->vsync, f->vsync_overhead_us) < 0)
     return -1;
   s->frames++;
+  /* Findings compare the frames whose build missed the budget (only UI work
+   * can explain those) with the frames that missed nothing; a frame that
+   * missed only on the raster thread is in neither block sum. */
+  int build_missed = f->build_us > s->budget_us, raster_missed = f->raster_us > s->budget_us;
+  int other = !build_missed && !raster_missed, named = 0;
   for (size_t i = 0; i < f->nblocks && i < RECORD_MAX_BLOCKS; i++) {
     agg[i]->self_micros += f->blocks[i].self_micros;
     agg[i]->micros += f->blocks[i].micros;
     agg[i]->count += f->blocks[i].count;
+    if (build_missed) agg[i]->jank_self += f->blocks[i].self_micros;
+    if (other) agg[i]->other_self += f->blocks[i].self_micros;
     if (agg[i]->last_frame != s->frames) { /* "(other)" may collect several per frame */
       agg[i]->frames++;
       agg[i]->last_frame = s->frames;
+      if (build_missed) agg[i]->jank_frames++;
     }
+    if (build_missed && !named && findings_classify(f->blocks[i].name) != FINDING_PHASE) named = 1;
   }
-  if (f->build_us > s->budget_us || f->raster_us > s->budget_us) s->jank++;
+  if (build_missed) {
+    s->build_missed++;
+    s->build_missed_named += (uint64_t)named;
+    s->build_us_missed += (double)f->build_us;
+  }
+  if (raster_missed) {
+    s->raster_missed++;
+    s->raster_us_missed += (double)f->raster_us;
+  }
+  if (other) {
+    s->build_us_other += (double)f->build_us;
+    s->raster_us_other += (double)f->raster_us;
+  }
+  if (!other) s->jank++;
   if (f->total_span_us >= SUMMARY_FROZEN_US) s->frozen++;
   spark_add(s, frame_key(f));
   return 0;
+}
+
+void summary_set_tracking(summary_t *s, int widgets, int layouts, int paints) {
+  s->track[0] = widgets;
+  s->track[1] = layouts;
+  s->track[2] = paints;
+  for (size_t i = 0; i < s->ninter; i++)
+    summary_set_tracking(s->inter[i].s, widgets, layouts, paints);
+}
+
+const char *summary_bound_by(const summary_t *s) {
+  /* A side bounds the session when it missed in at least half of the janky
+   * frames; when only one side does, or neither, the side that missed more. */
+  uint64_t b = s->build_missed, r = s->raster_missed, j = s->jank;
+  if (!j) return "none";
+  if (2 * b >= j && 2 * r >= j) return "both";
+  return b >= r ? "build" : "raster";
+}
+
+json_t *summary_findings(const summary_t *s, size_t max) {
+  findings_block_t fb[SUMMARY_MAX_BLOCK_NAMES + 1];
+  size_t n = 0;
+  for (size_t i = 0; i < s->nblocks; i++) {
+    const block_agg_t *b = &s->blocks[i];
+    /* "(other)" mixes names past the cap: nothing an agent could change. */
+    if (!strcmp(b->name, SUMMARY_OTHER)) continue;
+    fb[n++] = (findings_block_t){b->name, b->jank_self, b->jank_frames, b->other_self};
+  }
+  findings_input_t in = {s->budget_us,
+                         s->build_missed,
+                         s->raster_missed,
+                         s->frames - s->jank,
+                         s->build_missed_named,
+                         s->build_us_missed,
+                         s->build_us_other,
+                         s->raster_us_missed,
+                         s->raster_us_other,
+                         s->track[0],
+                         s->track[1],
+                         s->track[2],
+                         fb,
+                         n};
+  return findings_to_json(&in, max);
 }
 
 uint64_t summary_frames(const summary_t *s) {
@@ -460,8 +536,10 @@ json_t *summary_to_json(const summary_t *s, size_t top_blocks, size_t worst_fram
   put(o, &bad, "exact", json_boolean(summary_exact(s)));
   double ratio = s->frames ? round((double)s->jank / (double)s->frames * 10000.0) / 10000.0 : 0;
   put(o, &bad, "jank",
-      json_pack("{s:I,s:f,s:I}", "frames", (json_int_t)s->jank, "ratio", ratio, "frozen",
-                (json_int_t)s->frozen));
+      json_pack("{s:I,s:f,s:I,s:I,s:I,s:s}", "frames", (json_int_t)s->jank, "ratio", ratio,
+                "frozen", (json_int_t)s->frozen, "buildMissed", (json_int_t)s->build_missed,
+                "rasterMissed", (json_int_t)s->raster_missed, "boundBy", summary_bound_by(s)));
+  put(o, &bad, "findings", summary_findings(s, SUMMARY_FINDINGS));
   set_metric(o, &bad, "buildUs", &s->build);
   set_metric(o, &bad, "rasterUs", &s->raster);
   set_metric(o, &bad, "totalSpanUs", &s->span);

@@ -18,6 +18,7 @@
 #define SUMMARY_TOP_BLOCKS 10
 #define SUMMARY_WORST_FRAMES 5
 #define SUMMARY_WORST_BLOCKS 3   /* self-time blocks listed per worst frame */
+#define SUMMARY_FINDINGS 5       /* findings listed (server/findings.h) */
 #define SUMMARY_SPARK_MAX 60     /* characters in the sparkline */
 #define SUMMARY_FROZEN_US 700000 /* frozen: totalSpanUs >= this (Sentry's rule) */
 #define SUMMARY_MAX_BYTES 4096   /* compact JSON bound of summary_to_json_bounded */
@@ -36,6 +37,16 @@ void summary_free(summary_t *s);
 /* Adds one frame (borrowed; nothing of it is kept by pointer). 0, or -1 on OOM
  * (the frame is then not counted anywhere). */
 int summary_add_frame(summary_t *s, const frame_t *f);
+
+/* What the session switched on (1), left off (0) or does not know (-1); the
+ * findings use it to tell when names are missing because tracking was off.
+ * Applies to the interactions' summaries too. Unknown until called. */
+void summary_set_tracking(summary_t *s, int widgets, int layouts, int paints);
+/* jank.boundBy: "none" without janky frames; "both" when build and raster each
+ * missed in at least half of them; else the side that missed more often. */
+const char *summary_bound_by(const summary_t *s);
+/* The findings array (new reference, at most max; docs/tool.md "Findings"). */
+json_t *summary_findings(const summary_t *s, size_t max);
 
 uint64_t summary_frames(const summary_t *s);
 uint64_t summary_jank_frames(const summary_t *s);

@@ -17,9 +17,11 @@ typedef struct tool_call tool_call_t; /* owned by mcp; valid until finished or c
 void tool_call_progress(tool_call_t *c, double progress, double total, const char *message);
 
 /* Answers the call and frees it. structured (stolen, may be NULL) becomes
- * structuredContent (from 2025-06-18 on) and, compact and capped at 64 KB,
- * the first text block; extra_content (stolen array, may be NULL) is appended
- * after it. On a cancelled call it only frees. */
+ * structuredContent (from 2025-06-18 on) and the first text block, capped at
+ * 64 KB: the tool's render_text of it when the tool has one and
+ * structuredContent goes out, else its compact JSON; extra_content (stolen
+ * array, may be NULL) is appended after it. On a cancelled call it only
+ * frees. */
 void tool_call_finish(tool_call_t *c, json_t *structured, int is_error, json_t *extra_content);
 
 /* Answers with isError and one text block, no structuredContent. */

@@ -6,4 +6,6 @@ build=${1:-build}
 if [ ! -d "$here/node_modules" ] || [ "$here/package-lock.json" -nt "$here/node_modules/.package-lock.json" ]; then
   (cd "$here" && npm ci --no-audit --no-fund --loglevel=error)
 fi
-exec node --experimental-websocket --no-warnings "$here/bench.mjs" "$build"
+node --experimental-websocket --no-warnings "$here/bench.mjs" "$build"
+# Issue 13's "Measure it": answer sizes per action and the cause-first table.
+exec node --experimental-websocket --no-warnings "$here/answers.mjs" "$build" --out "$build/answers.md"

@@ -121,7 +121,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   memset(held, 0, sizeof held);
   session = mcp_session_new(emit, NULL);
   FUZZ_ASSERT(session != NULL);
-  mcp_tool_t tool = {FRAMES_TOOL_NAME, definition_cached, schema, invoke, NULL};
+  mcp_tool_t tool = {FRAMES_TOOL_NAME, definition_cached, schema, invoke, NULL, NULL};
   FUZZ_ASSERT(mcp_session_add_tool(session, &tool) == 0);
   mcp_session_set_instructions(session, frames_tool_instructions);
 

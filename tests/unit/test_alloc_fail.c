@@ -468,7 +468,7 @@ static int is_oom_error(json_t *m) {
 static int run_mcp(int init_armed) {
   emitted = json_array();
   parked = NULL;
-  mcp_tool_t tool = {FRAMES_TOOL_NAME, frames_tool_definition, schema, invoke, NULL};
+  mcp_tool_t tool = {FRAMES_TOOL_NAME, frames_tool_definition, schema, invoke, NULL, NULL};
   int result = RESULT_OK;
   if (init_armed) chaos_on();
   mcp_session_t *s = mcp_session_new(emit, NULL);

@@ -58,7 +58,7 @@ static void setup(void) {
   out = json_array();
   s = mcp_session_new(emit, NULL);
   schema = frames_tool_input_schema_new();
-  mcp_tool_t t = {FRAMES_TOOL_NAME, frames_tool_definition, schema, fake_invoke, NULL};
+  mcp_tool_t t = {FRAMES_TOOL_NAME, frames_tool_definition, schema, fake_invoke, NULL, NULL};
   ck_assert_int_eq(mcp_session_add_tool(s, &t), 0);
   mcp_session_set_instructions(s, "do the thing");
   mode = FINISH_NOW;
@@ -334,6 +334,77 @@ START_TEST(text_is_capped_on_a_character_boundary) {
 }
 END_TEST
 
+/* render_text: what the fake renderer saw, and what it returns. */
+static enum { RENDER_SHORT, RENDER_NULL, RENDER_HUGE } render_mode;
+static int render_calls, render_saw_error;
+static char *fake_render(const json_t *structured, int is_error) {
+  render_calls++;
+  render_saw_error = is_error;
+  if (render_mode == RENDER_NULL) return NULL; /* e.g. out of memory */
+  if (render_mode == RENDER_HUGE) {
+    char *big = malloc(70000 + 1);
+    memset(big, 'x', 70000);
+    big[70000] = 0;
+    return big;
+  }
+  char buf[64];
+  snprintf(buf, sizeof buf, "rendered %s",
+           json_string_value(json_object_get(structured, "action")));
+  return strdup(buf);
+}
+static void use_renderer(void) {
+  mcp_session_free(s);
+  json_array_clear(out);
+  s = mcp_session_new(emit, NULL);
+  mcp_tool_t t = {FRAMES_TOOL_NAME, frames_tool_definition, schema, fake_invoke, NULL, fake_render};
+  ck_assert_int_eq(mcp_session_add_tool(s, &t), 0);
+  render_calls = render_saw_error = 0;
+  render_mode = RENDER_SHORT;
+}
+static const char *first_text(size_t i) {
+  return json_string_value(get(json_array_get(get(msg(i), "result.content"), 0), "text"));
+}
+
+START_TEST(render_text_replaces_the_json_copy) {
+  use_renderer();
+  init("2025-06-18");
+  feed(CALL("1", "{}", ""));
+  ck_assert_int_eq(render_calls, 1);
+  ck_assert_str_eq(first_text(1), "rendered status");
+  ck_assert_uint_eq(json_array_size(get(msg(1), "result.content")), 1);
+  ck_assert_str_eq(json_string_value(get(msg(1), "result.structuredContent.action")), "status");
+  /* is_error reaches the renderer. */
+  mode = DEFER;
+  feed(CALL("2", "{}", ""));
+  tool_call_finish(held, json_pack("{s:s}", "action", "read"), 1, NULL);
+  ck_assert_int_eq(render_saw_error, 1);
+  ck_assert_str_eq(first_text(2), "rendered read");
+  ck_assert(json_is_true(get(msg(2), "result.isError")));
+  /* A NULL from the renderer falls back to the compact JSON. */
+  mode = FINISH_NOW;
+  render_mode = RENDER_NULL;
+  feed(CALL("3", "{}", ""));
+  ck_assert_str_eq(first_text(3), "{\"action\":\"status\"}");
+  /* The 64 KB cap holds for rendered text too. */
+  render_mode = RENDER_HUGE;
+  feed(CALL("4", "{}", ""));
+  ck_assert_uint_le(strlen(first_text(4)), 64 * 1024);
+  ck_assert_ptr_nonnull(strstr(first_text(4), "(truncated)"));
+}
+END_TEST
+
+/* Before 2025-06-18 there is no structuredContent: the JSON text is the only
+ * copy of the data, so the renderer is not used. */
+START_TEST(render_text_not_used_without_structured_content) {
+  use_renderer();
+  init("2025-03-26");
+  feed(CALL("1", "{}", ""));
+  ck_assert_int_eq(render_calls, 0);
+  ck_assert_str_eq(first_text(1), "{\"action\":\"status\"}");
+  ck_assert_ptr_null(get(msg(1), "result.structuredContent"));
+}
+END_TEST
+
 START_TEST(errors_and_oversize) {
   feed("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"nope\"}");
   ck_assert_int_eq(json_integer_value(get(msg(0), "error.code")), -32601);
@@ -365,6 +436,8 @@ int main(void) {
   tcase_add_test(tc, shutdown_cancels_everything);
   tcase_add_test(tc, batch_waits_for_async_answers);
   tcase_add_test(tc, text_is_capped_on_a_character_boundary);
+  tcase_add_test(tc, render_text_replaces_the_json_copy);
+  tcase_add_test(tc, render_text_not_used_without_structured_content);
   tcase_add_test(tc, errors_and_oversize);
   suite_add_tcase(su, tc);
   SRunner *sr = srunner_create(su);

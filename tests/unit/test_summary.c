@@ -643,6 +643,52 @@ START_TEST(frames_and_diagnosis_conform) {
 }
 END_TEST
 
+/* The jank split and every kind of finding conform to the output schema. */
+START_TEST(findings_and_jank_split_conform) {
+  summary_t *s = summary_new(16667, 1);
+  record_block_t calm[] = {{"BUILD", 3000, 1000, 1}, {"LAYOUT", 1000, 1000, 1}};
+  record_block_t janky[] = {{"BUILD", 25000, 1500, 1}, /* 1500 vs 1000: noise */
+                            {"SlowWidget", 20000, 20000, 1},
+                            {"RenderFlex intrinsics", 3000, 3000, 1},
+                            {"LAYOUT", 9000, 6000, 1}};
+  frame_t a = mk(1, 5000, 3000, 9000, 10), b = mk(2, 30000, 3000, 34000, 10),
+          c = mk(3, 5000, 40000, 46000, 10);
+  a.blocks = calm, a.nblocks = 2;
+  b.blocks = janky, b.nblocks = 4;
+  c.blocks = calm, c.nblocks = 2;
+  summary_add_frame(s, &a);
+  summary_add_frame(s, &b);
+  summary_add_frame(s, &c);
+  json_t *j = full(s), *jank = json_object_get(j, "jank");
+  ck_assert_int_eq(json_integer_value(json_object_get(jank, "buildMissed")), 1);
+  ck_assert_int_eq(json_integer_value(json_object_get(jank, "rasterMissed")), 1);
+  ck_assert_str_eq(json_string_value(json_object_get(jank, "boundBy")), "both");
+  json_t *fs = json_object_get(j, "findings");
+  /* SlowWidget 20000 vs 0, RenderFlex intrinsics 3000 vs 0 (names first),
+   * then raster 40000 vs 3000 (excess 37000) above LAYOUT 6000 vs 1000. */
+  ck_assert_int_eq(json_array_size(fs), 4);
+  static const char *const want[] = {"SlowWidget", "RenderFlex intrinsics", "raster", "LAYOUT"};
+  for (size_t i = 0; i < 4; i++)
+    ck_assert_str_eq(json_string_value(json_object_get(json_array_get(fs, i), "name")), want[i]);
+  json_decref(j);
+  /* The bounded form keeps the findings. */
+  j = summary_to_json_bounded(s, SUMMARY_MAX_BYTES);
+  ck_assert_int_eq(json_array_size(json_object_get(j, "findings")), 4);
+  json_decref(j);
+  summary_free(s);
+  /* And the tracking kind. */
+  s = summary_new(16667, 0);
+  frame_t d = mk(1, 30000, 1000, 31000, 0);
+  summary_add_frame(s, &d);
+  j = full(s);
+  ck_assert_str_eq(
+      json_string_value(json_object_get(json_array_get(json_object_get(j, "findings"), 0), "kind")),
+      "tracking");
+  json_decref(j);
+  summary_free(s);
+}
+END_TEST
+
 /* The walker itself must bite, or the conformance tests above prove nothing. */
 START_TEST(schema_walker_catches_drift) {
   summary_t *s = summary_new(16667, 1);
@@ -666,6 +712,16 @@ START_TEST(schema_walker_catches_drift) {
   json_decref(bad);
   bad = json_deep_copy(j);
   json_object_set_new(json_object_get(bad, "jank"), "ratio", json_real(1.5));
+  ck_assert(!check(output_schema_part("summary"), bad, "summary", why, sizeof why));
+  json_decref(bad);
+  bad = json_deep_copy(j);
+  json_object_set_new(json_object_get(bad, "jank"), "boundBy", json_string("gpu"));
+  ck_assert(!check(output_schema_part("summary"), bad, "summary", why, sizeof why));
+  json_decref(bad);
+  bad = json_deep_copy(j);
+  json_object_set_new(
+      bad, "findings",
+      json_pack("[{s:s,s:s,s:s,s:s}]", "kind", "vibes", "name", "X", "thread", "ui", "hint", "h"));
   ck_assert(!check(output_schema_part("summary"), bad, "summary", why, sizeof why));
   json_decref(bad);
   bad = json_deep_copy(j);
@@ -704,6 +760,7 @@ int main(void) {
   tcase_add_test(tc, empty_summary);
   tcase_add_test(tc, clock_parity);
   tcase_add_test(tc, frames_and_diagnosis_conform);
+  tcase_add_test(tc, findings_and_jank_split_conform);
   tcase_add_test(tc, schema_walker_catches_drift);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);

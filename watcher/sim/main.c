@@ -72,7 +72,8 @@ static const char usage_text[] =
     "                         `flutter run`, the raw VM service, or DWDS (web)\n"
     "  --fps N                frames per second while drawing (default 60; up to\n"
     "                         100000: above 1000 each 1 ms tick draws several)\n"
-    "  --scenario S           steady|janky|idle|stalled (default steady)\n"
+    "  --scenario S           steady|janky|idle|stalled|rare-slow|layout-bound|\n"
+    "                         raster-bound (default steady)\n"
     "  --seed N               make tokens, ids and frame durations reproducible\n"
     "  --uri-file PATH        write the ws URI there (no newline), like\n"
     "                         flutter run --vmservice-out-file\n"
@@ -91,7 +92,7 @@ static const char usage_text[] =
     "\n"
     "Commands on stdin (one a line; each answered by one line `ok ...` or\n"
     "`error ...` on stdout):\n"
-    "  scenario steady|janky|idle|stalled   switch the scenario\n"
+    "  scenario S            switch the scenario (names as --scenario)\n"
     "  fps N                 change the frame rate\n"
     "  inject N              the next N drawn frames are janky (SlowWidget,\n"
     "                        build > 2x budget)\n"
@@ -243,7 +244,9 @@ static int parse_args(int argc, char **argv, sim_config_t *cfg) {
         break;
       case O_SCENARIO:
         if ((c = sim_scenario_parse(optarg)) < 0)
-          return bad_usage("--scenario wants steady, janky, idle or stalled, got '%s'", optarg);
+          return bad_usage("--scenario wants steady, janky, idle, stalled, rare-slow, "
+                           "layout-bound or raster-bound, got '%s'",
+                           optarg);
         cfg->scenario = (sim_scenario_t)c;
         break;
       case O_SEED: {
@@ -465,7 +468,9 @@ static int run_command(sim_t *s, char *line) {
 
   if (!strcmp(cmd, "scenario")) {
     int sc = arg ? sim_scenario_parse(arg) : -1;
-    if (sc < 0) return answer("error scenario wants steady|janky|idle|stalled");
+    if (sc < 0)
+      return answer(
+          "error scenario wants steady|janky|idle|stalled|rare-slow|layout-bound|raster-bound");
     sim_gen_set_scenario(s, (sim_scenario_t)sc);
     answer("ok scenario %s", arg);
   } else if (!strcmp(cmd, "fps")) {

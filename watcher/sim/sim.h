@@ -23,7 +23,12 @@ typedef enum {
   SIM_SCENARIO_STEADY = 0, /* a frame every vsync, all within budget */
   SIM_SCENARIO_JANKY,      /* seeded: some frames over budget (SlowWidget) */
   SIM_SCENARIO_IDLE,       /* nothing changes on screen: a frame only when asked */
-  SIM_SCENARIO_STALLED     /* rendering suspended: no frame even when asked */
+  SIM_SCENARIO_STALLED,    /* rendering suspended: no frame even when asked */
+  /* Each with one known cause of jank (issue 13's findings): */
+  SIM_SCENARIO_RARE_SLOW,    /* ProductCards 4 ms in every frame, SlowWidget 20 ms in 1 of 20 */
+  SIM_SCENARIO_LAYOUT_BOUND, /* seeded: some frames' layout (RenderFlex) over budget */
+  SIM_SCENARIO_RASTER_BOUND, /* seeded: some frames' raster over budget, build normal */
+  SIM_SCENARIO__COUNT
 } sim_scenario_t;
 
 typedef enum {

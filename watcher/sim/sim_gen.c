@@ -12,11 +12,12 @@
 #define TIMINGS_BACKLOG_FLUSH 100
 #define MAX_EVENTS 128
 
-static const char *const scenario_names[] = {"steady", "janky", "idle", "stalled"};
+static const char *const scenario_names[SIM_SCENARIO__COUNT] = {
+    "steady", "janky", "idle", "stalled", "rare-slow", "layout-bound", "raster-bound"};
 
 int sim_scenario_parse(const char *name) {
   int i;
-  for (i = 0; i < 4; i++)
+  for (i = 0; i < SIM_SCENARIO__COUNT; i++)
     if (!strcmp(name, scenario_names[i])) return i;
   return -1;
 }
@@ -286,12 +287,32 @@ static void draw_frame(sim_t *s, int64_t now) {
   int jank_us = 0;
 
   draw_numbers(s, &d);
+  if (s->gen.scenario == SIM_SCENARIO_RARE_SLOW) {
+    /* The case of issue 13: four ProductCards cost about 4 ms of self time
+     * in every frame (each 1.65–1.75 ms, 2/5 of it in its Text), while a
+     * SlowWidget costs 20 ms in every twentieth frame and makes each of them
+     * janky at 60 Hz. Summed over all frames the cards cost more. */
+    int i;
+    d.n_cards = 4;
+    for (i = 0; i < 4; i++) d.card[i] = 1650 + (d.card[i] - 300) / 6;
+  }
   if (s->gen.inject_left > 0) {
     s->gen.inject_left--;
     s->gen.jank_injected++;
     jank_us = (int)(budget * 2 + budget / 4);
   } else if (s->gen.scenario == SIM_SCENARIO_JANKY && d.jank_roll < 120) {
     jank_us = (int)(budget * d.slow_factor);
+  } else if (s->gen.scenario == SIM_SCENARIO_RARE_SLOW && s->gen.frame_index % 20 == 19) {
+    jank_us = 20000;
+  } else if (s->gen.scenario == SIM_SCENARIO_LAYOUT_BOUND && d.jank_roll < 125) {
+    /* A relayout of the whole list (e.g. an intrinsic pass): the RenderFlex
+     * does the work, so it is named only while layouts are tracked. */
+    d.flex_layout += (int64_t)(budget * d.slow_factor);
+    s->gen.jank_frames++;
+  } else if (s->gen.scenario == SIM_SCENARIO_RASTER_BOUND && d.jank_roll < 166) {
+    /* Raster work (saveLayer, big images) no UI block accounts for. */
+    d.raster = (int64_t)(budget * d.slow_factor);
+    s->gen.jank_frames++;
   }
   if (jank_us) s->gen.jank_frames++;
   b.n = 0;
@@ -335,12 +356,16 @@ static void on_tick(uv_timer_t *t) {
   switch (s->gen.scenario) {
     case SIM_SCENARIO_STEADY:
     case SIM_SCENARIO_JANKY:
+    case SIM_SCENARIO_RARE_SLOW:
+    case SIM_SCENARIO_LAYOUT_BOUND:
+    case SIM_SCENARIO_RASTER_BOUND:
       want = 1;
       break;
     case SIM_SCENARIO_IDLE:
       want = probe;
       break;
     case SIM_SCENARIO_STALLED: /* a probe is swallowed: no vsync arrives */
+    case SIM_SCENARIO__COUNT:
       want = 0;
       break;
   }

@@ -28,7 +28,8 @@ void sim_gen_inject(sim_t *s, int n);
 /* Delivers every timing that is due now (timings-delay permitting). */
 void sim_gen_flush(sim_t *s);
 
-/* Scenario names: "steady", "janky", "idle", "stalled"; -1 when unknown. */
+/* Scenario names: "steady", "janky", "idle", "stalled", "rare-slow",
+ * "layout-bound", "raster-bound"; -1 when unknown. */
 int sim_scenario_parse(const char *name);
 const char *sim_scenario_name(sim_scenario_t scenario);
 

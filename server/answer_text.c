@@ -1,0 +1,337 @@
+#include "answer_text.h"
+
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "findings.h"
+
+/* ---- a growing string that remembers running out of memory ------------- */
+
+typedef struct {
+  char *p;
+  size_t n, cap;
+  int oom;
+} sb_t;
+
+static void sb_printf(sb_t *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void sb_printf(sb_t *b, const char *fmt, ...) {
+  if (b->oom) return;
+  for (;;) {
+    va_list ap;
+    va_start(ap, fmt);
+    int k = vsnprintf(b->p ? b->p + b->n : NULL, b->p ? b->cap - b->n : 0, fmt, ap);
+    va_end(ap);
+    if (k < 0) {
+      b->oom = 1;
+      return;
+    }
+    if (b->p && b->n + (size_t)k < b->cap) {
+      b->n += (size_t)k;
+      return;
+    }
+    size_t cap = b->cap ? b->cap : 512;
+    while (cap <= b->n + (size_t)k) cap *= 2;
+    char *np = realloc(b->p, cap);
+    if (!np) {
+      b->oom = 1;
+      return;
+    }
+    b->p = np;
+    b->cap = cap;
+  }
+}
+
+/* ---- reading the result ---------------------------------------------------- */
+
+static const char *str(const json_t *o, const char *key) {
+  return json_string_value(json_object_get(o, key));
+}
+static int64_t num(const json_t *o, const char *key) {
+  const json_t *v = json_object_get(o, key);
+  return json_is_integer(v) ? (int64_t)json_integer_value(v) : (int64_t)json_number_value(v);
+}
+static int has(const json_t *o, const char *key) {
+  return json_object_get(o, key) != NULL;
+}
+/* µs as ms with one decimal. */
+static double ms(int64_t us) {
+  return (double)us / 1000.0;
+}
+
+/* ---- summary --------------------------------------------------------------- */
+
+static void verdict(sb_t *b, const char *action, const json_t *sum, int is_error) {
+  const json_t *jank = json_object_get(sum, "jank");
+  int64_t frames = num(sum, "frames"), budget = num(sum, "budgetUs");
+  sb_printf(b, "%s%s: ", is_error ? "error: " : "", action);
+  if (!frames) {
+    sb_printf(b, "no frames (budget %.1f ms)\n", ms(budget));
+    return;
+  }
+  int64_t jf = num(jank, "frames");
+  sb_printf(b, "%lld frames, %lld janky (%.1f%%)", (long long)frames, (long long)jf,
+            json_number_value(json_object_get(jank, "ratio")) * 100.0);
+  if (jf && has(jank, "boundBy"))
+    sb_printf(b, ", bound by %s (build missed %lld, raster %lld)", str(jank, "boundBy"),
+              (long long)num(jank, "buildMissed"), (long long)num(jank, "rasterMissed"));
+  if (num(jank, "frozen")) sb_printf(b, ", %lld frozen", (long long)num(jank, "frozen"));
+  sb_printf(b, "; budget %.1f ms\n", ms(budget));
+  const json_t *bu = json_object_get(sum, "buildUs"), *ra = json_object_get(sum, "rasterUs");
+  if (bu && ra)
+    sb_printf(b, "build p50 %.1f p90 %.1f max %.1f ms; raster p50 %.1f p90 %.1f max %.1f ms\n",
+              ms(num(bu, "p50")), ms(num(bu, "p90")), ms(num(bu, "max")), ms(num(ra, "p50")),
+              ms(num(ra, "p90")), ms(num(ra, "max")));
+}
+
+static void findings(sb_t *b, const json_t *sum) {
+  const json_t *fs = json_object_get(sum, "findings");
+  size_t i;
+  const json_t *f;
+  json_array_foreach(fs, i, f) {
+    const char *kind = str(f, "kind"), *name = str(f, "name");
+    if (!kind || !name) continue;
+    if (!strcmp(kind, "tracking")) {
+      sb_printf(b, "cause %zu: no names (%s not on): %s\n", i + 1, name, str(f, "hint"));
+      continue;
+    }
+    sb_printf(b,
+              "cause %zu: %s (%s%s) in %lld/%lld janky frames: %.1f ms per janky frame vs %.1f "
+              "ms otherwise\n",
+              i + 1, name, kind, strcmp(kind, "raster") ? "" : " thread",
+              (long long)num(f, "jankFrames"), (long long)num(f, "ofJankFrames"),
+              ms(num(f, "perJankFrameUs")), ms(num(f, "perOtherFrameUs")));
+    if (i < ANSWER_TEXT_HINTS && str(f, "hint")) sb_printf(b, "  hint: %s\n", str(f, "hint"));
+  }
+}
+
+/* A worst frame's cause: the raster thread when it missed there and took
+ * longer than the build; else its first block below the phases; else its
+ * first block; else the build itself. */
+typedef struct {
+  const char *name;
+  int64_t us, build_us, seq;
+} cause_t;
+
+static cause_t frame_cause(const json_t *w, int64_t budget) {
+  cause_t c = {"build", num(w, "buildUs"), num(w, "buildUs"), num(w, "seq")};
+  int64_t raster = num(w, "rasterUs");
+  if (raster > budget && raster >= c.build_us) {
+    c.name = "raster";
+    c.us = raster;
+    return c;
+  }
+  const json_t *tb = json_object_get(w, "topBlocks"), *first = json_array_get(tb, 0), *blk;
+  size_t i;
+  json_array_foreach(tb, i, blk) {
+    if (str(blk, "name") && findings_classify(str(blk, "name")) != FINDING_PHASE) {
+      first = blk;
+      break;
+    }
+  }
+  if (first && str(first, "name")) {
+    c.name = str(first, "name");
+    c.us = num(first, "selfMicros");
+  }
+  return c;
+}
+
+/* "frames #58, #74, #90: SlowWidget 38.2–39.9 ms (build 44.9–45.5 ms)": the
+ * worst frames that share a cause on one line, worst cause first. */
+static void worst(sb_t *b, const json_t *sum) {
+  const json_t *wf = json_object_get(sum, "worstFrames");
+  int64_t budget = num(sum, "budgetUs");
+  size_t n = json_array_size(wf), lines = 0;
+  if (n > 16) n = 16;
+  cause_t c[16];
+  int done[16] = {0};
+  for (size_t i = 0; i < n; i++) c[i] = frame_cause(json_array_get(wf, i), budget);
+  for (size_t i = 0; i < n && lines < ANSWER_TEXT_WORST_LINES; i++) {
+    if (done[i]) continue;
+    int64_t lo = c[i].us, hi = c[i].us, blo = c[i].build_us, bhi = c[i].build_us;
+    size_t k = 0;
+    for (size_t j = i; j < n; j++)
+      if (!done[j] && !strcmp(c[j].name, c[i].name)) k++;
+    sb_printf(b, "%s ", k > 1 ? "frames" : "frame");
+    int64_t seqs[16];
+    size_t m = 0;
+    for (size_t j = i; j < n; j++) {
+      if (done[j] || strcmp(c[j].name, c[i].name)) continue;
+      done[j] = 1;
+      if (c[j].us < lo) lo = c[j].us;
+      if (c[j].us > hi) hi = c[j].us;
+      if (c[j].build_us < blo) blo = c[j].build_us;
+      if (c[j].build_us > bhi) bhi = c[j].build_us;
+      size_t p = m++; /* the frames in order, as a reader finds them */
+      while (p > 0 && seqs[p - 1] > c[j].seq) {
+        seqs[p] = seqs[p - 1];
+        p--;
+      }
+      seqs[p] = c[j].seq;
+    }
+    for (size_t j = 0; j < m; j++) sb_printf(b, "%s#%lld", j ? ", " : "", (long long)seqs[j]);
+    /* U+2013 EN DASH between the ends of a range. */
+    if (lo == hi)
+      sb_printf(b, ": %s %.1f ms", c[i].name, ms(lo));
+    else
+      sb_printf(b, ": %s %.1f\xe2\x80\x93%.1f ms", c[i].name, ms(lo), ms(hi));
+    if (strcmp(c[i].name, "build") && strcmp(c[i].name, "raster")) {
+      if (blo == bhi)
+        sb_printf(b, " (build %.1f ms)", ms(blo));
+      else
+        sb_printf(b, " (build %.1f\xe2\x80\x93%.1f ms)", ms(blo), ms(bhi));
+    }
+    sb_printf(b, "\n");
+    lines++;
+  }
+}
+
+static void interactions(sb_t *b, const json_t *sum) {
+  const json_t *ia = json_object_get(sum, "interactions"), *in;
+  size_t i;
+  if (json_array_size(ia) < 2) return; /* one interaction is the whole verdict again */
+  sb_printf(b, "interactions:");
+  json_array_foreach(ia, i, in) {
+    if (i == 3) {
+      sb_printf(b, " +%zu more", json_array_size(ia) - 3);
+      break;
+    }
+    sb_printf(b, "%s %s %lld/%lld janky", i ? ";" : "", str(in, "interactionId"),
+              (long long)num(in, "jankFrames"), (long long)num(in, "frames"));
+  }
+  sb_printf(b, "\n");
+}
+
+/* ---- the other parts ------------------------------------------------------- */
+
+static void connection(sb_t *b, const json_t *c, int full) {
+  const char *state = str(c, "state");
+  if (!state) return;
+  if (!full && !strcmp(state, "connected") && !json_is_true(json_object_get(c, "paused"))) return;
+  sb_printf(b, "%s%s", full ? "" : "connection: ", state);
+  if (str(c, "isolateName")) sb_printf(b, ", isolate %s", str(c, "isolateName"));
+  if (str(c, "runtime")) sb_printf(b, " (%s)", str(c, "runtime"));
+  if (json_is_true(json_object_get(c, "paused")))
+    sb_printf(b, ", paused (%s)", str(c, "pauseKind") ? str(c, "pauseKind") : "?");
+  if (str(c, "watcher")) {
+    sb_printf(b, ", watcher %s", str(c, "watcher"));
+    if (str(c, "watcherVersion")) sb_printf(b, " %s", str(c, "watcherVersion"));
+  }
+  sb_printf(b, "\n");
+}
+
+static void watcher(sb_t *b, const json_t *w) {
+  if (!w) return;
+  sb_printf(b, "app:");
+  if (str(w, "lifecycle")) sb_printf(b, " %s,", str(w, "lifecycle"));
+  if (str(w, "buildMode")) sb_printf(b, " %s build,", str(w, "buildMode"));
+  sb_printf(b, " frames %s", json_is_false(json_object_get(w, "framesEnabled")) ? "off" : "on");
+  if (json_number_value(json_object_get(w, "refreshRate")) > 0)
+    sb_printf(b, ", %.0f Hz", json_number_value(json_object_get(w, "refreshRate")));
+  if (has(w, "lastSeq"))
+    sb_printf(b, ", holds seq %lld\xe2\x80\x93%lld", (long long)num(w, "firstSeq"),
+              (long long)num(w, "lastSeq"));
+  if (str(w, "interactionId")) sb_printf(b, ", interaction %s", str(w, "interactionId"));
+  sb_printf(b, "\n");
+}
+
+static void liveness(sb_t *b, const json_t *l) {
+  if (!l) return;
+  sb_printf(b, "liveness: %lld frames drawn", (long long)num(l, "counter"));
+  if (has(l, "framesPerSecond"))
+    sb_printf(b, ", %.1f fps over %.1f s", json_number_value(json_object_get(l, "framesPerSecond")),
+              ms(num(l, "elapsedMs")));
+  sb_printf(b, "\n");
+}
+
+static void session(sb_t *b, const char *action, const json_t *s) {
+  if (!s) return;
+  sb_printf(b, "%ssession %s %s",
+            strcmp(action, "start") ? "" : "start: ", str(s, "id") ? str(s, "id") : "?",
+            str(s, "state"));
+  if (json_is_true(json_object_get(s, "alreadyActive"))) sb_printf(b, " (already active)");
+  const json_t *tr = json_object_get(s, "tracking"), *t;
+  size_t i;
+  if (json_array_size(tr)) {
+    sb_printf(b, ", tracking");
+    json_array_foreach(tr, i, t) sb_printf(b, "%s %s", i ? "," : "", json_string_value(t));
+  }
+  if (num(s, "durationMs")) sb_printf(b, ", %.1f s", ms(num(s, "durationMs")));
+  if (num(s, "framesLost")) sb_printf(b, ", %lld frames lost", (long long)num(s, "framesLost"));
+  if (num(s, "restarts")) sb_printf(b, ", %lld restarts", (long long)num(s, "restarts"));
+  if (!strcmp(action, "start") && !strcmp(str(s, "state") ? str(s, "state") : "", "active"))
+    sb_printf(b, ". Drive the app, then call stop");
+  sb_printf(b, "\n");
+}
+
+static void diagnosis(sb_t *b, const json_t *d) {
+  if (!d) return;
+  sb_printf(b, "diagnosis %s: %s", str(d, "code"), str(d, "message") ? str(d, "message") : "");
+  if (str(d, "hint")) sb_printf(b, " Hint: %s", str(d, "hint"));
+  sb_printf(b, "\n");
+}
+
+char *answer_text_render(const json_t *r, int is_error) {
+  sb_t b = {NULL, 0, 0, 0};
+  const char *action = str(r, "action") ? str(r, "action") : "telescope_frames";
+  const json_t *sum = json_object_get(r, "summary");
+  if (sum) {
+    verdict(&b, action, sum, is_error);
+    findings(&b, sum);
+    /* Within budget, the worst frames explain nothing an agent must act on. */
+    if (num(json_object_get(sum, "jank"), "frames")) worst(&b, sum);
+    interactions(&b, sum);
+  } else if (is_error) {
+    sb_printf(&b, "error: %s failed\n", action);
+  } else if (!strcmp(action, "mark") && json_object_get(r, "interaction")) {
+    const json_t *in = json_object_get(r, "interaction");
+    sb_printf(&b, "mark: interaction %s %s\n",
+              str(in, "interactionId") ? str(in, "interactionId") : "(current)",
+              str(in, "state") ? str(in, "state") : "");
+  } else if (!strcmp(action, "status")) {
+    sb_printf(&b, "status: ");
+  } else if (!strcmp(action, "start") && json_object_get(r, "session")) {
+    /* the session line below is the verdict */
+  } else {
+    sb_printf(&b, "%s: ok\n", action);
+  }
+  /* Where the app is belongs in status; elsewhere only when it is wrong. */
+  connection(&b, json_object_get(r, "connection"), !strcmp(action, "status"));
+  diagnosis(&b, json_object_get(r, "diagnosis"));
+  if (!strcmp(action, "status")) {
+    watcher(&b, json_object_get(r, "watcher"));
+    liveness(&b, json_object_get(r, "liveness"));
+    const json_t *clk = json_object_get(r, "clock");
+    if (clk && str(clk, "parity") && !strcmp(str(clk, "parity"), "inconsistent"))
+      sb_printf(&b, "clock: %s (%lld samples)\n", str(clk, "parity"),
+                (long long)num(clk, "samples"));
+  }
+  if (strcmp(action, "mark") || !has(r, "interaction"))
+    session(&b, action, json_object_get(r, "session"));
+  const json_t *ws = json_object_get(r, "warnings"), *w;
+  size_t i;
+  json_array_foreach(ws, i, w) if (json_is_string(w))
+      sb_printf(&b, "warning: %s\n", json_string_value(w));
+  const json_t *frames = json_object_get(r, "frames");
+  if (json_array_size(frames))
+    sb_printf(&b, "frames: %zu listed in structuredContent (seq %lld\xe2\x80\x93%lld)\n",
+              json_array_size(frames), (long long)num(json_array_get(frames, 0), "seq"),
+              (long long)num(json_array_get(frames, json_array_size(frames) - 1), "seq"));
+  const json_t *tr = json_object_get(r, "truncated");
+  if (tr && !json_is_false(tr)) {
+    char *t = json_is_string(tr) ? NULL : json_dumps(tr, JSON_COMPACT);
+    sb_printf(&b, "truncated: %s\n", json_is_string(tr) ? json_string_value(tr) : t ? t : "yes");
+    free(t);
+  }
+  if (str(r, "nextCursor")) sb_printf(&b, "nextCursor: %s\n", str(r, "nextCursor"));
+  const json_t *chart = json_object_get(r, "chart");
+  if (str(chart, "path")) sb_printf(&b, "chart: %s\n", str(chart, "path"));
+  if (b.oom) {
+    free(b.p);
+    return NULL;
+  }
+  if (b.n && b.p[b.n - 1] == '\n') b.p[--b.n] = 0; /* no trailing newline */
+  return b.p;
+}

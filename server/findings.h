@@ -1,0 +1,74 @@
+/* findings: the ranked causes of jank an agent reads first (docs/tool.md
+ * "Findings"), and the warnings that qualify every number of a summary.
+ *
+ * The ranking compares janky frames with the frames that were not janky,
+ * never all frames together: a widget that costs 4 ms in every frame is not a
+ * cause of the one frame in twenty that a 20 ms widget makes janky. Pure: the
+ * caller (summary.c) accumulates the per-name sums frame by frame and hands
+ * them over here only when the JSON is written. */
+#ifndef TELESCOPE_FINDINGS_H
+#define TELESCOPE_FINDINGS_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define FINDINGS_MAX 5
+/* A block is a cause only when its mean self time per janky frame exceeds its
+ * mean per other frame by at least budget / FINDINGS_MIN_EXCESS_DIV (0.8 ms at
+ * 60 Hz): below that it is noise a frame's jitter already explains. */
+#define FINDINGS_MIN_EXCESS_DIV 20
+
+typedef enum {
+  FINDING_WIDGET = 0,    /* a widget build, or a user's own FlutterTimeline block */
+  FINDING_RENDER_OBJECT, /* "Render…": a layout, paint or intrinsics pass */
+  FINDING_PHASE,         /* one of the framework's pipeline phases (BUILD, LAYOUT…) */
+  FINDING_RASTER,        /* frames that missed the budget on the raster thread */
+  FINDING_TRACKING       /* names are missing: switch a track* option on */
+} finding_kind_t;
+
+/* The kind of a block name: FINDING_PHASE for FlutterTimeline's phase names
+ * (BUILD, LAYOUT, PAINT, COMPOSITING, FINALIZE TREE, UPDATING COMPOSITING BITS,
+ * SEMANTICS, POST_FRAME, each optionally " (root)", and Semantics.*),
+ * FINDING_RENDER_OBJECT for names starting "Render", else FINDING_WIDGET. */
+finding_kind_t findings_classify(const char *name);
+const char *findings_kind_name(finding_kind_t kind);
+
+/* One block name's self time, summed separately over the frames that missed
+ * the budget on build and over the frames that were not janky at all. */
+typedef struct {
+  const char *name; /* borrowed */
+  int64_t jank_self_us;
+  uint64_t jank_frames; /* build-missed frames that contained the name */
+  int64_t other_self_us;
+} findings_block_t;
+
+/* Everything the ranking looks at; the sums are over whole frames. */
+typedef struct {
+  int64_t budget_us;
+  uint64_t build_missed;                    /* frames with buildUs > budget */
+  uint64_t raster_missed;                   /* frames with rasterUs > budget */
+  uint64_t other_frames;                    /* frames with neither over budget */
+  uint64_t build_missed_named;              /* build-missed frames with a name below the phases */
+  double build_us_missed, build_us_other;   /* buildUs summed over those frames */
+  double raster_us_missed, raster_us_other; /* rasterUs summed over those frames */
+  int track_widgets, track_layouts, track_paints; /* 1 on, 0 off, -1 unknown */
+  const findings_block_t *blocks;                 /* borrowed */
+  size_t nblocks;
+} findings_input_t;
+
+/* The `findings` array (new reference; empty when nothing was janky), at most
+ * max entries, NULL on OOM. Rule (docs/tool.md): names below the phases
+ * (widgets, render objects) rank above phases and the raster finding; within a
+ * tier, the larger excess (janky mean − other mean) first, equal → name
+ * ascending. A tracking finding goes first when no build-missed frame had a
+ * name below the phases and the track* option for the top phase was not on. */
+json_t *findings_to_json(const findings_input_t *in, size_t max);
+
+/* The `warnings` a result carries (new reference, an array, maybe empty; NULL
+ * on OOM): a debug build_mode (may be NULL when unknown) inflates timings, and
+ * each track* option that is on adds overhead (one line for all of them). */
+json_t *findings_warnings_new(const char *build_mode, int track_widgets, int track_layouts,
+                              int track_paints);
+
+#endif

@@ -1,0 +1,33 @@
+#include "frames_tool_doc.h"
+
+/* Weak only while server/frames_tool.c still holds its older copy of the
+ * instructions: the linker then keeps that one. Once it is deleted, these are
+ * the only definitions and the attribute does nothing. */
+#define DOC_WEAK __attribute__((weak))
+
+/* The Dart MCP server (dart-lang/ai, pkgs/dart_mcp_server) offers
+ * flutter_driver tools to tap and scroll but no performance tool; telescope
+ * measures but does not drive: the two compose. */
+DOC_WEAK const char frames_tool_description[] =
+    "Frame performance of a running Flutter app with the telescope watcher. Actions: status "
+    "(connection, liveness; always safe); start (open a session); mark (tag the "
+    "following frames with interactionId); read (frames since the last read); stop (end the "
+    "session: summary with findings, the causes of jank ranked); capture (start, then blocks "
+    "for durationMs, then stop). telescope does not drive the app: between start and stop ask "
+    "the user to use it, or drive it with the Dart MCP server's flutter_driver tools. Blocks "
+    "name widgets only with trackWidgets: true (render objects: trackLayouts, trackPaints). "
+    "Use a profile build (flutter run --profile) for real timings; debug ones are inflated. "
+    "budgetMs is fixed at start. structuredContent has every number. On isError or no frames, "
+    "follow diagnosis.hint.";
+
+DOC_WEAK const char frames_tool_instructions[] =
+    "telescope measures a running Flutter app's frame performance with the tool "
+    "telescope_frames. Call action=status first (pass vmServiceUri, the URI `flutter run` "
+    "prints, if it is not connected). Then action=start with trackWidgets: true (without it "
+    "blocks do not name widgets), make the app draw the frames to measure, and call "
+    "action=stop: it answers with the jank verdict and findings, the ranked causes. telescope "
+    "does not drive the app: ask the user to use it, or drive it with the Dart MCP server's "
+    "flutter_driver tools; they compose. action=capture with durationMs does start, wait and "
+    "stop in one call and blocks for durationMs. A session's budgetMs is fixed at start. Debug "
+    "builds inflate timings: measure a profile build (flutter run --profile) for real ones. "
+    "When frames are empty or a call fails, read diagnosis and do what its hint says.";

@@ -1,0 +1,281 @@
+/* answer_text: the text block an agent reads, rendered from real results.
+ * The fixtures in tests/unit/answers/ are structuredContent captured from
+ * telescope-mcp --sim (seed 7: janky with trackWidgets, raster-bound,
+ * layout-bound, and no app at all), so the budgets are checked on the shapes
+ * the tool really produces. Also the tool description's size and promises
+ * (frames_tool_doc.c). Set ANSWER_TEXT_PRINT=1 to see the texts. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "answer_text.h"
+#include "frames_tool.h"
+#include "schema_embed.h"
+
+/* The doc strings are weak while frames_tool.c keeps an older copy of the
+ * instructions; include them under other names to test these ones. */
+#define frames_tool_description doc_description
+#define frames_tool_instructions doc_instructions
+#include "../../server/frames_tool_doc.c"
+#undef frames_tool_description
+#undef frames_tool_instructions
+
+static json_t *fixture(const char *name, int *is_error) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/tests/unit/answers/%s.json", TELESCOPE_SOURCE_DIR, name);
+  json_error_t e;
+  json_t *f = json_load_file(path, 0, &e);
+  ck_assert_msg(f != NULL, "%s: %s", path, e.text);
+  *is_error = json_is_true(json_object_get(f, "isError"));
+  json_t *r = json_incref(json_object_get(f, "result"));
+  json_decref(f);
+  return r;
+}
+
+static char *render(const json_t *r, int is_error, const char *name) {
+  char *t = answer_text_render(r, is_error);
+  ck_assert_ptr_nonnull(t);
+  if (getenv("ANSWER_TEXT_PRINT")) fprintf(stderr, "---- %s (%zu bytes)\n%s\n", name, strlen(t), t);
+  ck_assert_msg(t[0] && t[strlen(t) - 1] != '\n', "no trailing newline");
+  return t;
+}
+
+static char *render_fixture(const char *name, json_t **out) {
+  int is_error;
+  json_t *r = fixture(name, &is_error);
+  char *t = render(r, is_error, name);
+  if (out)
+    *out = r;
+  else
+    json_decref(r);
+  return t;
+}
+
+/* The line (0-based) where needle first appears, or -1. */
+static int line_of(const char *text, const char *needle) {
+  const char *at = strstr(text, needle);
+  if (!at) return -1;
+  int n = 0;
+  for (const char *p = text; p < at; p++) n += *p == '\n';
+  return n;
+}
+
+START_TEST(janky_stop_within_budget_cause_first) {
+  json_t *r;
+  char *t = render_fixture("stop_janky", &r);
+  ck_assert_uint_le(strlen(t), 1500);
+  const json_t *sum = json_object_get(r, "summary");
+  const char *first = json_string_value(
+      json_object_get(json_array_get(json_object_get(sum, "findings"), 0), "name"));
+  ck_assert_str_eq(first, "SlowWidget");
+  /* The verdict first: frames, jank, what bound it; the cause within 3 lines. */
+  char verdict[160];
+  snprintf(verdict, sizeof verdict, "stop: %lld frames, %lld janky",
+           (long long)json_integer_value(json_object_get(sum, "frames")),
+           (long long)json_integer_value(json_object_get(json_object_get(sum, "jank"), "frames")));
+  ck_assert_int_eq(line_of(t, verdict), 0);
+  ck_assert_int_eq(line_of(t, "bound by build"), 0);
+  ck_assert_int_ge(line_of(t, "cause 1: SlowWidget (widget)"), 1);
+  ck_assert_int_le(line_of(t, "cause 1: SlowWidget (widget)"), 2);
+  /* Worst frames that share a cause are merged on one line, seqs in order. */
+  const json_t *wf = json_object_get(sum, "worstFrames");
+  ck_assert_int_eq(json_array_size(wf), 5);
+  const char *p = strstr(t, "frames #"), *eol = strchr(p, '\n');
+  const char *named = strstr(p, ": SlowWidget ");
+  ck_assert_msg(named && (!eol || named < eol), "the merged line names the cause");
+  int64_t prev = 0;
+  for (int i = 0; i < 5; i++) {
+    p = strchr(p, '#');
+    ck_assert_ptr_nonnull(p);
+    int64_t seq = strtoll(p + 1, NULL, 10);
+    ck_assert_int_gt(seq, prev);
+    prev = seq;
+    p++;
+  }
+  ck_assert_ptr_nonnull(strstr(t, "\xe2\x80\x93")); /* a range: 36.2–39.9 ms */
+  /* ms with one decimal: the fixture's worst build, 48234 µs, reads 48.2. */
+  ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(sum, "buildUs"), "max")),
+                   48234);
+  ck_assert_ptr_nonnull(strstr(t, "max 48.2 ms"));
+  /* connection and liveness belong in status, not here. */
+  ck_assert_ptr_null(strstr(t, "liveness"));
+  ck_assert_ptr_null(strstr(t, "connected"));
+  /* Far shorter than the JSON it stands for. */
+  char *json = json_dumps(r, JSON_COMPACT);
+  ck_assert_uint_lt(strlen(t) * 4, strlen(json));
+  free(json);
+  free(t);
+  json_decref(r);
+}
+END_TEST
+
+START_TEST(raster_and_layout_bound_stops) {
+  char *t = render_fixture("capture_raster", NULL);
+  ck_assert_uint_le(strlen(t), 1500);
+  ck_assert_int_eq(line_of(t, "bound by raster"), 0);
+  ck_assert_int_eq(line_of(t, "cause 1: raster (raster thread)"), 2);
+  ck_assert_ptr_nonnull(strstr(t, ": raster ")); /* the worst frames' cause */
+  free(t);
+  t = render_fixture("capture_layout", NULL);
+  ck_assert_uint_le(strlen(t), 1500);
+  ck_assert_int_eq(line_of(t, "cause 1: no names (trackLayouts not on)"), 2);
+  ck_assert_int_eq(line_of(t, "cause 2: LAYOUT (phase)"), 3);
+  free(t);
+}
+END_TEST
+
+START_TEST(short_actions_within_600) {
+  static const char *const names[] = {"status", "start", "mark", "read"};
+  for (size_t i = 0; i < 4; i++) {
+    char *t = render_fixture(names[i], NULL);
+    ck_assert_msg(strncmp(t, names[i], strlen(names[i])) == 0, "%s: starts with the action", t);
+    if (strcmp(names[i], "read")) ck_assert_uint_le(strlen(t), 600);
+    free(t);
+  }
+  char *t = render_fixture("status", NULL);
+  ck_assert_int_eq(line_of(t, "status: connected, isolate main (native), watcher present"), 0);
+  ck_assert_int_ge(line_of(t, "liveness: "), 1);
+  free(t);
+  t = render_fixture("start", NULL);
+  ck_assert_ptr_nonnull(strstr(t, "session s1 active, tracking widgets"));
+  ck_assert_ptr_nonnull(strstr(t, "then call stop"));
+  free(t);
+  t = render_fixture("mark", NULL);
+  ck_assert_str_eq(t, "mark: interaction scroll-feed begun");
+  free(t);
+  json_t *r;
+  t = render_fixture("read", &r);
+  ck_assert_uint_le(strlen(t), 1500);
+  char want[300];
+  snprintf(want, sizeof want, "nextCursor: %s",
+           json_string_value(json_object_get(r, "nextCursor")));
+  ck_assert_ptr_nonnull(strstr(t, want));
+  json_decref(r);
+  free(t);
+}
+END_TEST
+
+START_TEST(error_carries_the_diagnosis) {
+  json_t *r;
+  char *t = render_fixture("stop_not_connected", &r);
+  ck_assert_uint_le(strlen(t), 600);
+  ck_assert_int_eq(line_of(t, "error: stop failed"), 0);
+  const json_t *d = json_object_get(r, "diagnosis");
+  char want[400];
+  snprintf(want, sizeof want, "diagnosis not_connected: %s Hint: %s",
+           json_string_value(json_object_get(d, "message")),
+           json_string_value(json_object_get(d, "hint")));
+  ck_assert_ptr_nonnull(strstr(t, want));
+  ck_assert_ptr_nonnull(strstr(t, "connection: not_connected"));
+  json_decref(r);
+  free(t);
+}
+END_TEST
+
+/* The optional lines, each present only when its field is. */
+START_TEST(warnings_cursor_truncation_chart_frames) {
+  json_t *r = json_pack(
+      "{s:s,s:{s:I,s:I,s:{s:I,s:f,s:I,s:I,s:I,s:s}},s:[s,s],s:s,s:{s:s},s:{s:b,s:I},"
+      "s:[{s:I},{s:I}]}",
+      "action", "read", "summary", "frames", (json_int_t)2, "budgetUs", (json_int_t)8333, "jank",
+      "frames", (json_int_t)0, "ratio", 0.0, "frozen", (json_int_t)0, "buildMissed", (json_int_t)0,
+      "rasterMissed", (json_int_t)0, "boundBy", "none", "warnings", "w one", "w two", "nextCursor",
+      "CUR", "chart", "path", "/tmp/c.svg", "truncated", "frames", 1, "omitted", (json_int_t)7,
+      "frames", "seq", (json_int_t)41, "seq", (json_int_t)42);
+  char *t = render(r, 0, "optional");
+  ck_assert_int_eq(line_of(t, "read: 2 frames, 0 janky (0.0%); budget 8.3 ms"), 0);
+  ck_assert_ptr_null(strstr(t, "bound by")); /* nothing janky: no boundBy to tell */
+  ck_assert_int_lt(line_of(t, "warning: w one"), line_of(t, "warning: w two"));
+  ck_assert_ptr_nonnull(strstr(t,
+                               "frames: 2 listed in structuredContent (seq 41\xe2\x80\x93"
+                               "42)"));
+  ck_assert_ptr_nonnull(strstr(t, "truncated: {\"frames\":true,\"omitted\":7}"));
+  ck_assert_ptr_nonnull(strstr(t, "nextCursor: CUR"));
+  ck_assert_ptr_nonnull(strstr(t, "chart: /tmp/c.svg"));
+  free(t);
+  json_decref(r);
+  /* Nothing known at all still says which action it was. */
+  r = json_object();
+  t = render(r, 0, "empty");
+  ck_assert_str_eq(t, "telescope_frames: ok");
+  free(t);
+  json_decref(r);
+}
+END_TEST
+
+/* Worst frames with different causes: one line per cause, at most three;
+ * a frame that missed on raster and rasterized longer than it built is
+ * blamed on raster; phases only when nothing below them is named. */
+START_TEST(worst_frames_by_cause) {
+  json_t *r = json_loads(
+      "{\"action\":\"stop\",\"summary\":{\"frames\":9,\"budgetUs\":16667,"
+      "\"jank\":{\"frames\":5,\"ratio\":0.5556,\"frozen\":0,\"buildMissed\":4,"
+      "\"rasterMissed\":1,\"boundBy\":\"build\"},\"worstFrames\":["
+      "{\"seq\":9,\"frameNumber\":9,\"buildUs\":3000,\"rasterUs\":50000,\"totalSpanUs\":1,"
+      "\"topBlocks\":[{\"name\":\"Big\",\"selfMicros\":2000}]},"
+      "{\"seq\":7,\"frameNumber\":7,\"buildUs\":40000,\"rasterUs\":1000,\"totalSpanUs\":1,"
+      "\"topBlocks\":[{\"name\":\"BUILD\",\"selfMicros\":30000},{\"name\":\"Big\",\"selfMicros\":"
+      "9000}]},"
+      "{\"seq\":3,\"frameNumber\":3,\"buildUs\":30000,\"rasterUs\":1000,\"totalSpanUs\":1,"
+      "\"topBlocks\":[{\"name\":\"LAYOUT\",\"selfMicros\":20000}]},"
+      "{\"seq\":2,\"frameNumber\":2,\"buildUs\":29000,\"rasterUs\":1000,\"totalSpanUs\":1,"
+      "\"topBlocks\":[{\"name\":\"Big\",\"selfMicros\":8000}]},"
+      "{\"seq\":5,\"frameNumber\":5,\"buildUs\":20000,\"rasterUs\":1000,\"totalSpanUs\":1}]}}",
+      0, NULL);
+  ck_assert_ptr_nonnull(r);
+  char *t = render(r, 0, "causes");
+  ck_assert_int_eq(line_of(t, "frame #9: raster 50.0 ms"), 1);
+  ck_assert_int_eq(line_of(t,
+                           "frames #2, #7: Big 8.0\xe2\x80\x93"
+                           "9.0 ms (build 29.0\xe2\x80\x93"
+                           "40.0 ms)"),
+                   2);
+  ck_assert_int_eq(line_of(t, "frame #3: LAYOUT 20.0 ms (build 30.0 ms)"), 3);
+  ck_assert_ptr_null(strstr(t, "#5")); /* a fourth cause line is left out */
+  free(t);
+  json_decref(r);
+}
+END_TEST
+
+/* What the model sees first: name + description + inputSchema under 900
+ * tokens, counted as compact JSON bytes / 4; and the promises of issue 13. */
+START_TEST(tool_doc_budget_and_promises) {
+  json_t *in = json_loads(schema_telescope_frames_input, 0, NULL);
+  json_t *def = json_pack("{s:s,s:s,s:o}", "name", FRAMES_TOOL_NAME, "description", doc_description,
+                          "inputSchema", in);
+  char *text = json_dumps(def, JSON_COMPACT);
+  size_t bytes = strlen(text);
+  fprintf(stderr, "tool definition seen first: %zu bytes, ~%zu tokens (bytes/4)\n", bytes,
+          bytes / 4);
+  ck_assert_uint_le(bytes / 4, 900);
+  free(text);
+  json_decref(def);
+  static const char *const promises[] = {"trackWidgets: true", "blocks for durationMs",
+                                         "flutter_driver", "flutter run --profile",
+                                         "budgetMs is fixed at start"};
+  for (size_t i = 0; i < 5; i++) {
+    ck_assert_msg(strstr(doc_description, promises[i]), "description: %s", promises[i]);
+    ck_assert_msg(strstr(doc_instructions, promises[i]), "instructions: %s", promises[i]);
+  }
+  ck_assert_ptr_null(strstr(doc_description, "per-widget attribution"));
+}
+END_TEST
+
+int main(void) {
+  Suite *s = suite_create("answer_text");
+  TCase *tc = tcase_create("render");
+  tcase_add_test(tc, janky_stop_within_budget_cause_first);
+  tcase_add_test(tc, raster_and_layout_bound_stops);
+  tcase_add_test(tc, short_actions_within_600);
+  tcase_add_test(tc, error_carries_the_diagnosis);
+  tcase_add_test(tc, warnings_cursor_truncation_chart_frames);
+  tcase_add_test(tc, worst_frames_by_cause);
+  tcase_add_test(tc, tool_doc_budget_and_promises);
+  suite_add_tcase(s, tc);
+  SRunner *sr = srunner_create(s);
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
