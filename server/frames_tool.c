@@ -1,4 +1,5 @@
 #include "frames_tool.h"
+#include "frames_tool_doc.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -12,26 +13,6 @@
 #include "vm_uri.h"
 #include "schema_embed.h"
 #include "validate.h"
-
-const char frames_tool_instructions[] =
-    "telescope measures a running Flutter app's frame performance through the tool "
-    "telescope_frames. Typical use: call action=status to check the app is connected "
-    "(pass vmServiceUri, the URI `flutter run` prints, if it is not); call action=start, "
-    "then drive the app (scroll, tap, navigate) so it draws the frames you want measured; "
-    "then call action=stop for the summary (jank, build/raster percentiles, worst frames, "
-    "the widgets that cost most). action=capture with durationMs does start/wait/stop in one "
-    "call. When frames are empty or a call fails, read `diagnosis` (code, message, hint) and "
-    "do what its hint says.";
-
-static const char description[] =
-    "Frame performance of a running Flutter app (debug or profile build with the telescope "
-    "watcher). Actions: status (connection, watcher, liveness; always safe), start (open a "
-    "measurement session with per-widget attribution), mark (tag following frames with "
-    "interactionId), read (frames since the last read, with a summary), stop (close the "
-    "session, full summary), capture (start, wait durationMs, stop). Workflow: start -> drive "
-    "the app -> stop, then look at summary.jank, summary.worstFrames and summary.topBlocks. "
-    "Results are JSON (structuredContent and the text block). When frames are empty or "
-    "isError is set, read diagnosis.code and follow diagnosis.hint.";
 
 json_t *frames_tool_input_schema_new(void) {
   return json_loads(schema_telescope_frames_input, 0, NULL);
@@ -50,7 +31,7 @@ json_t *frames_tool_definition(const char *v) {
   /* title and outputSchema arrived with 2025-06-18, annotations with 2025-03-26. */
   if (mcp_version_at_least(v, "2025-06-18"))
     put(d, &bad, "title", json_string("Flutter frame performance"));
-  put(d, &bad, "description", json_string(description));
+  put(d, &bad, "description", json_string(frames_tool_description));
   put(d, &bad, "inputSchema", json_loads(schema_telescope_frames_input, 0, NULL));
   if (mcp_version_at_least(v, "2025-06-18"))
     put(d, &bad, "outputSchema", json_loads(schema_telescope_frames_output, 0, NULL));

@@ -1,14 +1,9 @@
 #include "frames_tool_doc.h"
 
-/* Weak only while server/frames_tool.c still holds its older copy of the
- * instructions: the linker then keeps that one. Once it is deleted, these are
- * the only definitions and the attribute does nothing. */
-#define DOC_WEAK __attribute__((weak))
-
 /* The Dart MCP server (dart-lang/ai, pkgs/dart_mcp_server) offers
  * flutter_driver tools to tap and scroll but no performance tool; telescope
  * measures but does not drive: the two compose. */
-DOC_WEAK const char frames_tool_description[] =
+const char frames_tool_description[] =
     "Frame performance of a running Flutter app with the telescope watcher. Actions: status "
     "(connection, liveness; always safe); start (open a session); mark (tag the "
     "following frames with interactionId); read (frames since the last read); stop (end the "
@@ -20,7 +15,7 @@ DOC_WEAK const char frames_tool_description[] =
     "budgetMs is fixed at start. structuredContent has every number. On isError or no frames, "
     "follow diagnosis.hint.";
 
-DOC_WEAK const char frames_tool_instructions[] =
+const char frames_tool_instructions[] =
     "telescope measures a running Flutter app's frame performance with the tool "
     "telescope_frames. Call action=status first (pass vmServiceUri, the URI `flutter run` "
     "prints, if it is not connected). Then action=start with trackWidgets: true (without it "

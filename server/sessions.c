@@ -213,6 +213,8 @@ static void session_begin(sessions_t *m, session_t *s, const record_reply_t *r) 
     session_fail_open(m, s, &st);
     return;
   }
+  store_set_tracking(s->store, s->track[0] || m->track_on[0], s->track[1] || m->track_on[1],
+                     s->track[2] || m->track_on[2]);
   s->started_ms = now_ms(m);
   if (!m->run_known) {
     snprintf(m->run, sizeof m->run, "%s", r->run_id);

@@ -12,6 +12,7 @@ struct store {
   int last_known;                     /* last_seen is meaningful for loss counting */
   uint64_t seen, lost, restarts;
   int restart_pending;
+  int tracking[3]; /* the profile switches while it was fed (-1 unknown): judges findings */
   frame_t *recent; /* ring of cap slots (grown up to STORE_WINDOW): oldest at head */
   size_t cap, head, count;
 };
@@ -24,7 +25,15 @@ store_t *store_new(int64_t budget_us) {
     return NULL;
   }
   summary_clock_init(&st->clock);
+  st->tracking[0] = st->tracking[1] = st->tracking[2] = -1;
   return st;
+}
+
+void store_set_tracking(store_t *st, int widgets, int layouts, int paints) {
+  st->tracking[0] = widgets;
+  st->tracking[1] = layouts;
+  st->tracking[2] = paints;
+  summary_set_tracking(st->summary, widgets, layouts, paints);
 }
 
 void store_free(store_t *st) {
@@ -210,6 +219,7 @@ int store_range_take(const store_t *st, const store_range_t *q, store_take_t *ou
   out->next = from > to ? q->from : from;
   out->available = store_range_count(st, from, to, q->interaction_id);
   if (!(out->summary = summary_new(q->budget_us, q->interaction_id == NULL))) return -1;
+  summary_set_tracking(out->summary, st->tracking[0], st->tracking[1], st->tracking[2]);
   if (q->list && !(out->frames = json_array())) goto oom;
   size_t used = 2; /* "[]" */
   for (uint64_t p = from; p < to; p++) {

@@ -39,6 +39,10 @@ void store_free(store_t *st);
  * observed restart the new run's seq starts at 1, so its gap counts too. */
 int store_add_reply(store_t *st, const record_reply_t *r, store_add_result_t *res);
 
+/* Whether Flutter's profile switches were on while it was fed (1/0, -1
+ * unknown): findings say to switch them on when names are missing. */
+void store_set_tracking(store_t *st, int widgets, int layouts, int paints);
+
 uint64_t store_frames_seen(const store_t *st);
 uint64_t store_frames_lost(const store_t *st);
 uint64_t store_restarts(const store_t *st);
