@@ -10,7 +10,7 @@
 #include "model.h"
 
 #define VECTOR_DIR TELESCOPE_SOURCE_DIR "/tests/vectors/watcher"
-#define MIN_VECTORS 12
+#define MIN_VECTORS 16
 #define MAX_VECTORS 256
 
 static char *vector_paths[MAX_VECTORS];
@@ -104,11 +104,15 @@ static void fail_diff(const char *name, size_t step, const char *what, json_t *w
 
 /* The model's state under the reply's field names, for "state" steps. */
 static json_t *model_state(wm_t *wm) {
-  return json_pack("{s:I,s:I,s:I,s:I,s:I,s:b,s:s}", "livenessCounter", (json_int_t)wm_liveness(wm),
-                   "pending", (json_int_t)wm_pending(wm), "droppedAttributions",
-                   (json_int_t)wm_dropped_attributions(wm), "firstSeq",
+  const char *drain = wm_drain_error(wm);
+  return json_pack("{s:I,s:I,s:I,s:I,s:I,s:b,s:s,s:I,s:b,s:b,s:o}", "livenessCounter",
+                   (json_int_t)wm_liveness(wm), "pending", (json_int_t)wm_pending(wm),
+                   "droppedAttributions", (json_int_t)wm_dropped_attributions(wm), "firstSeq",
                    (json_int_t)wm_first_seq(wm), "lastSeq", (json_int_t)wm_last_seq(wm),
-                   "collecting", wm_collecting(wm), "runId", wm_run_id(wm));
+                   "collecting", wm_collecting(wm), "runId", wm_run_id(wm), "ringBytes",
+                   (json_int_t)wm_ring_bytes(wm), "timingsMissing", wm_timings_missing(wm),
+                   "collectionAutoOff", wm_collection_auto_off(wm), "drainError",
+                   drain ? json_string(drain) : json_null());
 }
 
 static void step_frame_drawn(wm_t *wm, json_t *step) {
@@ -168,19 +172,54 @@ static void step_ext(wm_t *wm, json_t *step, const char *name, size_t i) {
   json_decref(reply);
 }
 
+/* A protocol-2 reply's records back in the protocol-1 form (a new array),
+ * checking the form on the way: every index in the table, quadruples. */
+static json_t *records_from_v2(json_t *reply) {
+  json_t *names = json_object_get(reply, "blockNames");
+  ck_assert_msg(json_integer_value(json_object_get(reply, "protocol")) == 2,
+                "asked for protocol 2, got another");
+  ck_assert_msg(json_is_array(names), "protocol 2 read without blockNames");
+  json_t *out = json_array();
+  size_t i;
+  json_t *r;
+  json_array_foreach(json_object_get(reply, "records"), i, r) {
+    json_t *flat = json_object_get(r, "blocks");
+    ck_assert_msg(json_is_array(flat) && json_array_size(flat) % 4 == 0,
+                  "protocol 2 blocks must be quadruples");
+    json_t *blocks = json_object();
+    for (size_t k = 0; k < json_array_size(flat); k += 4) {
+      json_int_t at = json_integer_value(json_array_get(flat, k));
+      const char *name = json_string_value(json_array_get(names, (size_t)at));
+      ck_assert_msg(name != NULL, "protocol 2 index %lld outside blockNames", (long long)at);
+      ck_assert_msg(!json_object_get(blocks, name), "protocol 2 record names %s twice", name);
+      json_object_set_new(blocks, name,
+                          json_pack("{s:O,s:O,s:O}", "micros", json_array_get(flat, k + 1),
+                                    "selfMicros", json_array_get(flat, k + 2), "count",
+                                    json_array_get(flat, k + 3)));
+    }
+    json_t *copy = json_copy(r);
+    json_object_set_new(copy, "blocks", blocks);
+    json_array_append_new(out, copy);
+  }
+  return out;
+}
+
 /* All records the ring holds, paged through the extension as the server
- * would read them. */
-static json_t *records_all(wm_t *wm) {
+ * would read them, in wire form protocol (1 or 2; 2 is turned back into 1
+ * so both compare with the same expectedRecords). */
+static json_t *records_all(wm_t *wm, int protocol) {
   json_t *all = json_array();
   uint64_t since = 0;
   for (;;) {
     char since_s[32];
     snprintf(since_s, sizeof since_s, "%llu", (unsigned long long)since);
     json_t *params = json_pack("{s:s,s:s}", "action", "read", "since", since_s);
+    if (protocol == 2) json_object_set_new(params, "protocol", json_string("2"));
     char *detail = NULL;
     json_t *reply = wm_handle(wm, params, 0, &detail);
     json_decref(params);
     ck_assert_msg(reply != NULL, "read failed: %s", detail ? detail : "");
+    if (protocol == 2) json_object_set_new(reply, "records", records_from_v2(reply));
     json_t *recs = json_object_get(reply, "records");
     size_t k;
     json_t *r;
@@ -210,6 +249,12 @@ static void vector_run(const char *file) {
       .read_limit_cap = (size_t)int_of(c, "readLimitCap"),
       .watcher_version = json_string_value(json_object_get(c, "watcherVersion")),
       .refresh_rate = json_number_value(json_object_get(c, "refreshRate")),
+      .build_mode = json_string_value(json_object_get(c, "buildMode")),
+      .ring_bytes = (size_t)int_of(c, "ringBytes"),
+      .read_bytes_cap = (size_t)int_of(c, "readBytesCap"),
+      .auto_off_us = int_of(c, "autoOffUs"),
+      .timings_missing_frames = (uint64_t)int_of(c, "timingsMissingFrames"),
+      .timings_missing_us = int_of(c, "timingsMissingUs"),
   };
   const char *run_id = json_string_value(json_object_get(c, "runId"));
   wm_t *wm = wm_new(&cfg, run_id ? run_id : "run-1");
@@ -235,6 +280,8 @@ static void vector_run(const char *file) {
       wm_set_lifecycle(wm, json_string_value(json_object_get(step, "lifecycle")));
     } else if (!strcmp(op, "setFramesEnabled")) {
       wm_set_frames_enabled(wm, json_is_true(json_object_get(step, "enabled")));
+    } else if (!strcmp(op, "drainFailed")) {
+      wm_drain_failed(wm, json_string_value(json_object_get(step, "error")));
     } else if (!strcmp(op, "takeProbe")) {
       int want = json_is_true(json_object_get(step, "expect"));
       ck_assert_msg(wm_take_probe(wm) == want, "%s: step %zu: takeProbe want %d", name, i, want);
@@ -251,11 +298,14 @@ static void vector_run(const char *file) {
 
   json_t *want = json_object_get(v, "expectedRecords");
   ck_assert_msg(json_is_array(want), "%s: expectedRecords missing", name);
-  json_t *got = records_all(wm);
-  path[0] = '\0';
-  if (!json_same(want, got, path, sizeof path))
-    fail_diff(name, i, "expectedRecords", want, got, path);
-  json_decref(got);
+  for (int protocol = 1; protocol <= 2; protocol++) {
+    json_t *got = records_all(wm, protocol);
+    path[0] = '\0';
+    if (!json_same(want, got, path, sizeof path))
+      fail_diff(name, i, protocol == 1 ? "expectedRecords" : "expectedRecords (protocol 2)", want,
+                got, path);
+    json_decref(got);
+  }
   wm_free(wm);
   json_decref(v);
 }
