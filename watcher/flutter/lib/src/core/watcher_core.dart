@@ -79,6 +79,7 @@ class WatcherCore {
   /// A core for run [runId].
   WatcherCore({this.config = const WatcherConfig(), required String runId})
       : _runId = runId,
+        buildMode = config.buildMode,
         _joiner = FrameJoiner(capacity: config.pendingCapacity),
         _ring = RecordRing(capacity: config.ringCapacity, byteBudget: config.ringBytes);
 
@@ -108,6 +109,10 @@ class WatcherCore {
 
   /// The display's refresh rate in Hz; set by the binding.
   double refreshRate = 60.0;
+
+  /// Reported as `buildMode` (from [WatcherConfig.buildMode]; the binding
+  /// sets what the build really is).
+  String buildMode;
 
   /// Chosen at install; new on hot restart.
   String get runId => _runId;
@@ -330,7 +335,7 @@ class WatcherCore {
         'lastSeq': _ring.lastSeq,
         'pending': _joiner.pending,
         'droppedAttributions': _joiner.droppedAttributions,
-        'buildMode': config.buildMode,
+        'buildMode': buildMode,
         'drainError': _drainError,
         'timingsMissing': timingsMissing,
         'collectionAutoOff': _autoOff,
