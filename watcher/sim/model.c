@@ -288,7 +288,8 @@ static int64_t nonneg(int64_t v) {
  * code point beyond the BMP (a 4-byte sequence). */
 static size_t utf16_length(const char *s) {
   size_t n = 0;
-  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+  /* NULL: a member that out of memory left unset (test_alloc_fail). */
+  for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
     if ((*p & 0xC0) != 0x80) n++;
     if ((*p & 0xF8) == 0xF0) n++;
   }
