@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "model.h"
 
@@ -492,18 +493,35 @@ START_TEST(protocol_2_reply_size) {
     wm_timings(wm, &t, 1);
   }
   size_t size[3] = {0, 0, 0};
+  double us[3] = {0, 0, 0};
+  enum { ROUNDS = 20 };
   for (int protocol = 1; protocol <= 2; protocol++) {
     params = json_pack("{s:s,s:s,s:s}", "action", "read", "since", "0", "protocol",
                        protocol == 1 ? "1" : "2");
-    json_t *reply = wm_handle(wm, params, 1, &detail);
+    /* Build and encode the reply, as the app does on its UI isolate (the
+     * C model's cost is only a proxy for Dart's; printed, not asserted). */
+    for (int round = 0; round < ROUNDS; round++) {
+      struct timespec t0, t1;
+      clock_gettime(CLOCK_MONOTONIC, &t0);
+      json_t *reply = wm_handle(wm, params, 1, &detail);
+      char *text = json_dumps(reply, JSON_COMPACT);
+      clock_gettime(CLOCK_MONOTONIC, &t1);
+      ck_assert_int_eq(json_array_size(json_object_get(reply, "records")), 100);
+      size[protocol] = strlen(text);
+      free(text);
+      json_decref(reply);
+      /* The fastest round: the machine is shared, the noise only adds. */
+      double took =
+          (double)(t1.tv_sec - t0.tv_sec) * 1e6 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e3;
+      if (round == 0 || took < us[protocol]) us[protocol] = took;
+    }
     json_decref(params);
-    ck_assert_int_eq(json_array_size(json_object_get(reply, "records")), 100);
-    size[protocol] = json_dumpb(reply, NULL, 0, JSON_COMPACT);
-    json_decref(reply);
   }
-  printf("protocol_2_reply_size: 100 records x 20 blocks: protocol 1 %zu bytes (%zu a record), "
-         "protocol 2 %zu bytes (%zu a record), %.1fx smaller\n",
-         size[1], size[1] / 100, size[2], size[2] / 100, (double)size[1] / (double)size[2]);
+  printf("protocol_2_reply_size: 100 records x 20 blocks: protocol 1 %zu bytes (%zu a record, "
+         "fastest build and encode %.0f us), protocol 2 %zu bytes (%zu a record, %.0f us), "
+         "%.1fx smaller\n",
+         size[1], size[1] / 100, us[1], size[2], size[2] / 100, us[2],
+         (double)size[1] / (double)size[2]);
   ck_assert_msg(size[2] * 10 < size[1] * 4, "protocol 2 %zu bytes, protocol 1 %zu", size[2],
                 size[1]);
   wm_free(wm);
