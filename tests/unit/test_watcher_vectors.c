@@ -465,6 +465,27 @@ START_TEST(attribution_property) {
 }
 END_TEST
 
+/* What the vectors cannot say: a drain error is cut to 256 characters on a
+ * character boundary, and bytes that are not UTF-8 cannot break the reply. */
+START_TEST(drain_error_bounded) {
+  char long_error[700] = "";
+  for (int i = 0; i < 300; i++) strcat(long_error, "\xc3\xa9"); /* é */
+  wm_t *wm = wm_new(NULL, "run-d");
+  wm_drain_failed(wm, long_error);
+  ck_assert_uint_eq(strlen(wm_drain_error(wm)), 512); /* 256 × 2 bytes */
+  wm_restart(wm, "run-e");
+  ck_assert_ptr_null(wm_drain_error(wm));
+  wm_drain_failed(wm, "bad \xff byte");
+  ck_assert_str_eq(wm_drain_error(wm), "bad ? byte");
+  char *detail = NULL;
+  json_t *reply = wm_handle(wm, NULL, 1, &detail);
+  ck_assert_ptr_nonnull(reply);
+  ck_assert_str_eq(json_string_value(json_object_get(reply, "drainError")), "bad ? byte");
+  json_decref(reply);
+  wm_free(wm);
+}
+END_TEST
+
 /* The observer effect of a read (issue 12 item 14): a typical reply of
  * 100 records with 20 blocks each, encoded in protocol 1 and in protocol 2.
  * Prints both sizes (the figure in BENCHMARKS.md) and holds protocol 2 to
@@ -541,6 +562,7 @@ int main(void) {
   tcase_add_test(model, failed_start_changes_nothing);
   tcase_add_test(model, attribution_property);
   tcase_add_test(model, protocol_2_reply_size);
+  tcase_add_test(model, drain_error_bounded);
   suite_add_tcase(s, model);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);

@@ -526,15 +526,24 @@ static void interaction_set(wm_t *wm, const char *id, const char *linked_by) {
 void wm_drain_failed(wm_t *wm, const char *error) {
   if (wm->drain_error) return;
   char buf[WM_DRAIN_ERROR_MAX * 4 + 1];
-  /* Keep at most WM_DRAIN_ERROR_MAX characters, cut on a character boundary. */
-  size_t n = 0, chars = 0;
   const char *e = error && *error ? error : "drain failed";
-  while (e[n] && n < sizeof buf - 4) {
-    if (((unsigned char)e[n] & 0xC0) != 0x80 && chars++ == WM_DRAIN_ERROR_MAX) break;
-    n++;
+  /* Keep at most WM_DRAIN_ERROR_MAX characters, cut before a lead byte, so
+   * a character is never split (a lead byte is copied only with room for
+   * the longest sequence after it). */
+  size_t n = 0, chars = 0;
+  for (; e[n]; n++) {
+    int lead = ((unsigned char)e[n] & 0xC0) != 0x80;
+    if (lead && (chars == WM_DRAIN_ERROR_MAX || n + 4 > sizeof buf - 1)) break;
+    chars += lead;
+    buf[n] = e[n];
   }
-  memcpy(buf, e, n);
   buf[n] = '\0';
+  /* Replies carry it as a JSON string: bytes that are not UTF-8 become '?'. */
+  json_t *probe = json_string(buf);
+  if (!probe)
+    for (size_t i = 0; i < n; i++)
+      if ((unsigned char)buf[i] >= 0x80) buf[i] = '?';
+  json_decref(probe);
   wm->drain_error = strdup(buf);
 }
 
@@ -572,9 +581,11 @@ static json_t *record_v2(json_t *rec, json_t *names, json_t *index) {
   json_object_foreach(json_object_get(rec, "blocks"), name, b) {
     json_t *at = json_object_get(index, name);
     if (!at) {
-      at = json_integer((json_int_t)json_array_size(names));
-      if (json_object_set_new(index, name, at) || json_array_append_new(names, json_string(name)))
-        goto fail;
+      /* The name goes into the table first: an index entry never points
+       * past the table, even when memory runs out in between. */
+      if (json_array_append_new(names, json_string(name))) goto fail;
+      at = json_integer((json_int_t)json_array_size(names) - 1);
+      if (json_object_set_new(index, name, at)) goto fail;
     }
     if (json_array_append(flat, at) ||
         json_array_append(flat, json_object_get(b, "micros")) ||
