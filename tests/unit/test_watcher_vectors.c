@@ -1,5 +1,6 @@
 /* Runs every shared watcher vector (tests/vectors/watcher/, format in
- * its README.md) through the C model of FramePerfWatcher. The Dart core runs
+ * its README.md) through the C model of FramePerfWatcher, and hands its
+ * replies in both wire protocols to the server's record_reply_parse. The Dart core runs
  * the same files (watcher/flutter/test/vectors_test.dart). */
 #include <check.h>
 #include <dirent.h>
@@ -9,6 +10,7 @@
 #include <time.h>
 
 #include "model.h"
+#include "record.h"
 
 #define VECTOR_DIR TELESCOPE_SOURCE_DIR "/tests/vectors/watcher"
 #define MIN_VECTORS 16
@@ -236,6 +238,38 @@ static json_t *records_all(wm_t *wm, int protocol) {
   return all;
 }
 
+/* The server's side of the wire: a read of the model, in each protocol,
+ * passes record_reply_parse, and both forms give the same records. */
+static void replies_agree(wm_t *wm, const char *name) {
+  record_reply_t r[2];
+  for (int p = 0; p < 2; p++) {
+    json_t *params =
+        json_pack("{s:s,s:s,s:s}", "action", "read", "since", "0", "protocol", p ? "2" : "1");
+    char *detail = NULL, err[RECORD_ERR_LEN] = "";
+    json_t *reply = wm_handle(wm, params, 0, &detail);
+    json_decref(params);
+    ck_assert_ptr_nonnull(reply);
+    ck_assert_msg(record_reply_parse(&r[p], reply, err, sizeof err) == 0,
+                  "%s: the server refuses the model's protocol %d reply: %s", name, p + 1, err);
+    ck_assert_int_eq(r[p].protocol, p + 1);
+    json_decref(reply);
+  }
+  ck_assert_uint_eq(r[0].nrecords, r[1].nrecords);
+  for (size_t i = 0; i < r[0].nrecords; i++) {
+    json_t *a = record_frame_to_json(&r[0].records[i], 1);
+    json_t *b = record_frame_to_json(&r[1].records[i], 1);
+    char *as = json_dumps(a, JSON_COMPACT), *bs = json_dumps(b, JSON_COMPACT);
+    ck_assert_msg(!strcmp(as, bs), "%s: record %zu differs between protocols:\n  %s\n  %s", name,
+                  i, as, bs);
+    free(as);
+    free(bs);
+    json_decref(a);
+    json_decref(b);
+  }
+  record_reply_close(&r[0]);
+  record_reply_close(&r[1]);
+}
+
 static void vector_run(const char *file) {
   json_error_t jerr;
   json_t *v = json_load_file(file, 0, &jerr);
@@ -299,6 +333,7 @@ static void vector_run(const char *file) {
 
   json_t *want = json_object_get(v, "expectedRecords");
   ck_assert_msg(json_is_array(want), "%s: expectedRecords missing", name);
+  replies_agree(wm, name);
   for (int protocol = 1; protocol <= 2; protocol++) {
     json_t *got = records_all(wm, protocol);
     path[0] = '\0';
