@@ -32,7 +32,7 @@ typedef enum {
      "Use the exact URI `flutter run` printed, token included; a non-loopback host needs --allow-remote.") \
   XX(WATCHER_MISSING, "watcher_missing", 1,                                   \
      "No isolate of the app serves ext.telescope.frames.",                    \
-     "Add `if (kDebugMode) { TelescopePlugin.install(); TelescopePlugin.registerWatcher(FramePerfWatcher()); }` to main() of a debug or profile build.") \
+     "Add `if (!kReleaseMode) { TelescopePlugin.install(); TelescopePlugin.registerWatcher(FramePerfWatcher()); }` to main() and run a debug or profile build.") \
   XX(ISOLATE_PAUSED, "isolate_paused", 1,                                     \
      "The app's isolate is paused in the debugger.",                          \
      "Resume it in the debugger; calls into the app would hang until then.") \

@@ -3,7 +3,12 @@
  * (schema/frame_perf_record.json) into plain C structs, so nothing the app
  * sends reaches the agent unchecked and the summaries never touch jansson per
  * frame. Pure: no loop, no clock. A reply is validated whole before anything
- * is returned; on error the output is left empty (nothing half-applied). */
+ * is returned; on error the output is left empty (nothing half-applied).
+ *
+ * Both wire forms are read into the same structs: protocol 1 (blocks as an
+ * object of objects) and protocol 2 (a per-reply "blockNames" table, each
+ * record's blocks a flat array of [nameIndex, micros, selfMicros, count]
+ * quadruples; DESIGN 5). Nothing past this module sees which one came. */
 #ifndef TELESCOPE_RECORD_H
 #define TELESCOPE_RECORD_H
 
@@ -17,7 +22,20 @@
 #define RECORD_MAX_INTERACTION 128 /* characters in an interactionId (schema) */
 #define RECORD_MAX_LINKED_BY 64    /* characters in linkedBy (schema) */
 #define RECORD_MAX_RUN_ID 128      /* bytes in a runId (it travels inside cursors) */
+#define RECORD_MAX_BLOCK_NAMES 65536 /* entries in a protocol-2 blockNames table */
+#define RECORD_MAX_DRAIN_ERROR 1024  /* characters in drainError */
 #define RECORD_ERR_LEN 256         /* enough for any error this module writes */
+
+/* Bounds on the app's integers, so that the server's differences (atUs -
+ * vsyncStartUs) and sums (a session's micros per block) cannot overflow
+ * int64: timestamps within +-2^53 µs, durations and counts within 2^40
+ * (12.7 days, or a trillion; 2^23 frames of them still sum below 2^63),
+ * sequence numbers and counters within 2^53 (exact in a JSON double too). */
+#define RECORD_MAX_TIME_US (INT64_C(1) << 53)
+#define RECORD_MAX_AMOUNT (INT64_C(1) << 40)
+#define RECORD_MAX_COUNTER (INT64_C(1) << 53)
+
+#define RECORD_PROTOCOL_MAX 2 /* the newest wire form this server reads */
 
 typedef struct {
   char *name; /* owned */
@@ -41,6 +59,11 @@ typedef struct {
   double refresh_rate;              /* Hz; 0 when unknown */
   char *interaction_id, *linked_by; /* current interaction, owned; NULL when none */
   int64_t first_seq, last_seq, pending, dropped_attributions;
+  int protocol;                     /* 1 or 2: the form it came in (parsed the same) */
+  const char *build_mode;           /* static "debug"/"profile"/"release"; NULL: not said */
+  char *drain_error;                /* owned; NULL: draining works (or not said) */
+  int timings_missing;              /* frames drawn but no FrameTiming came (0: not said) */
+  int collection_auto_off;          /* collection went off as nobody read (0: not said) */
   int has_records;  /* the reply carried "records" (read replies) */
   frame_t *records; /* owned, seq strictly increasing */
   size_t nrecords;
@@ -53,7 +76,7 @@ typedef struct {
 int record_reply_parse(record_reply_t *out, const json_t *reply, char *err, size_t errlen);
 void record_reply_close(record_reply_t *r);
 
-/* Validates one FramePerfRecord; same contract as record_reply_parse.
+/* Validates one protocol-1 FramePerfRecord; same contract as record_reply_parse.
  * `where` prefixes field names in messages (e.g. "records[3]"; may be NULL). */
 int record_frame_parse(frame_t *out, const json_t *rec, const char *where, char *err,
                        size_t errlen);

@@ -23,6 +23,17 @@ add_test(NAME dart.flutter_test
          WORKING_DIRECTORY ${CMAKE_SOURCE_DIR}/watcher/flutter)
 set_tests_properties(dart.flutter_test PROPERTIES LABELS dart TIMEOUT 900 SKIP_RETURN_CODE 77)
 
+# The package's analysis, and the example app's own test and analysis
+# (issue 12 item 16: both clean after `flutter create .` in example/).
+add_test(NAME dart.flutter_analyze
+         COMMAND sh -c "command -v flutter >/dev/null 2>&1 || { echo 'skipped: flutter is not on PATH (no Flutter SDK on this machine)'; exit 77; }; flutter analyze"
+         WORKING_DIRECTORY ${CMAKE_SOURCE_DIR}/watcher/flutter)
+add_test(NAME dart.example
+         COMMAND sh -c "command -v flutter >/dev/null 2>&1 || { echo 'skipped: flutter is not on PATH (no Flutter SDK on this machine)'; exit 77; }; flutter test && flutter analyze"
+         WORKING_DIRECTORY ${CMAKE_SOURCE_DIR}/watcher/flutter/example)
+set_tests_properties(dart.flutter_analyze dart.example PROPERTIES LABELS dart TIMEOUT 900
+                     SKIP_RETURN_CODE 77)
+
 # The shared watcher vectors (run by the C model's unit test and the Dart
 # vector test) must themselves satisfy the record and reply schemas.
 if(NODE_EXECUTABLE)

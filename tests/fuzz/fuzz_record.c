@@ -2,6 +2,7 @@
  * FramePerfRecords (record.c), and what the server does with an accepted
  * reply: the store (dedup, loss, restarts), the summaries and the listings.
  *
+ * Replies come in either wire form (protocol 1 or 2); the checks are the same.
  * The input is one reply object, or an array of up to 16 replies taken in
  * order into one store. Checked for every input: a refused reply leaves the
  * output zeroed and says why; an accepted one holds the schema's promises
@@ -34,11 +35,25 @@ static void check_accepted(const record_reply_t *r) {
   FUZZ_ASSERT((r->interaction_id == NULL) == (r->linked_by == NULL));
   FUZZ_ASSERT(r->nrecords <= RECORD_MAX_RECORDS);
   FUZZ_ASSERT(r->has_records || r->nrecords == 0);
+  /* Both wire forms end in the same structs; the diagnostics are bounded. */
+  FUZZ_ASSERT(r->protocol == 1 || r->protocol == 2);
+  FUZZ_ASSERT(!r->build_mode || !strcmp(r->build_mode, "debug") ||
+              !strcmp(r->build_mode, "profile") || !strcmp(r->build_mode, "release"));
+  FUZZ_ASSERT(!r->drain_error || (r->drain_error[0] &&
+                                  record_utf8_length(r->drain_error) <= RECORD_MAX_DRAIN_ERROR));
+  FUZZ_ASSERT((r->timings_missing == 0 || r->timings_missing == 1) &&
+              (r->collection_auto_off == 0 || r->collection_auto_off == 1));
+  FUZZ_ASSERT(r->now_us >= -RECORD_MAX_TIME_US && r->now_us <= RECORD_MAX_TIME_US);
   for (size_t i = 0; i < r->nrecords; i++) {
     const frame_t *f = &r->records[i];
     FUZZ_ASSERT(i == 0 || f->seq > r->records[i - 1].seq);
     FUZZ_ASSERT((f->interaction_id == NULL) == (f->linked_by == NULL));
     FUZZ_ASSERT(f->nblocks <= RECORD_MAX_BLOCKS);
+    FUZZ_ASSERT(f->build_us <= RECORD_MAX_AMOUNT && f->total_span_us <= RECORD_MAX_AMOUNT);
+    FUZZ_ASSERT(f->at_us >= -RECORD_MAX_TIME_US && f->at_us <= RECORD_MAX_TIME_US);
+    for (size_t k = 0; k < f->nblocks; k++)
+      FUZZ_ASSERT(f->blocks[k].self_micros <= f->blocks[k].micros &&
+                  f->blocks[k].micros <= RECORD_MAX_AMOUNT && f->blocks[k].count >= 1);
     /* The trip through JSON and back changes nothing. */
     json_t *j = record_frame_to_json(f, 1);
     FUZZ_ASSERT(j != NULL);

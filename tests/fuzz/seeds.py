@@ -217,3 +217,35 @@ for i, u in enumerate([
         "http://192.168.1.20:53166/tok=/", "http://example.com/tok=/", "ftp://127.0.0.1:1/x",
         "http://127.0.0.1:99999/x=/", "http://[::1/x", "ws://:1/ws", "", "http://"]):
     write("vm_uri", "uri_%02d" % i, u)
+
+
+# ---- record: the same replies in protocol 2 ----------------------------------
+# Converted from the protocol-1 seeds above (no random draws, so the seeds
+# before this point are unchanged): one blockNames table per reply, blocks as
+# [nameIndex, micros, selfMicros, count] quadruples.
+def to_v2(r):
+    if isinstance(r, list):
+        return [to_v2(x) for x in r]
+    r = dict(r, protocol=2)
+    if "records" not in r:
+        return r
+    names = []
+    out = []
+    for rec in r["records"]:
+        rec = dict(rec)
+        if isinstance(rec.get("blocks"), dict):
+            flat = []
+            for name, b in rec["blocks"].items():
+                if name not in names:
+                    names.append(name)
+                flat += [names.index(name), b["micros"], b["selfMicros"], b["count"]]
+            rec["blocks"] = flat
+        out.append(rec)
+    r["records"] = out
+    r["blockNames"] = names
+    return r
+
+
+for name in ["read_reply", "frames_detail", "session_gap_restart", "jank_mix", "bad_blocks"]:
+    with open(os.path.join(HERE, "corpus", "record", name), encoding="utf-8") as f:
+        write("record", name + "_v2", dumps(to_v2(json.load(f))))

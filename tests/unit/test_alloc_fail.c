@@ -566,7 +566,16 @@ static int scenario_watcher(void) {
   if (!reply) result = RESULT_CLEAN_ERROR;
   json_decref(reply);
   free(detail);
+  detail = NULL;
   json_decref(params);
+  /* The same read in protocol 2 (block-name table, quadruples). */
+  params = json_pack("{s:s,s:s,s:s}", "action", "read", "since", "0", "protocol", "2");
+  reply = wm_handle(wm, params, 5001, &detail);
+  if (!reply) result = RESULT_CLEAN_ERROR;
+  json_decref(reply);
+  free(detail);
+  json_decref(params);
+  wm_drain_failed(wm, "Invalid sequence of `startSync` and `finishSync`.");
   wm_restart(wm, "run-2");
   wm_free(wm);
   chaos_off();

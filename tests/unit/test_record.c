@@ -108,7 +108,32 @@ typedef struct {
 static const bad_case_t bad_cases[] = {
     {-1, "runId", NULL, "reply.runId: missing"},
     {-1, "runId", "\"\"", "reply.runId: must be a non-empty string"},
-    {-1, "protocol", "2", "reply.protocol: unsupported"},
+    {-1, "protocol", "3", "reply.protocol: unsupported (this server speaks protocols 1-2)"},
+    {-1, "protocol", "0", "reply.protocol: unsupported"},
+    {-1, "protocol", "\"2\"", "reply.protocol: unsupported"},
+    /* Bounds that keep the server's arithmetic in int64 (issue 11 item 9). */
+    {-1, "nowUs", "9007199254740993", "reply.nowUs: must be <= 9007199254740992"},
+    {-1, "nowUs", "-9007199254740993", "reply.nowUs: must be >= -9007199254740992"},
+    {-1, "livenessCounter", "9223372036854775807", "reply.livenessCounter: must be <= "},
+    {-1, "droppedAttributions", "9007199254740993", "reply.droppedAttributions: must be <= "},
+    {0, "atUs", "9007199254740993", "records[0].atUs: must be <= 9007199254740992, got"},
+    {0, "vsyncStartUs", "-9223372036854775807", "records[0].vsyncStartUs: must be >= "},
+    {0, "seq", "9007199254740993", "records[0].seq: must be <= 9007199254740992"},
+    {0, "frameNumber", "9007199254740993", "records[0].frameNumber: must be <= "},
+    {1, "buildUs", "1099511627777", "records[1].buildUs: must be <= 1099511627776"},
+    {1, "totalSpanUs", "9223372036854775807", "records[1].totalSpanUs: must be <= "},
+    {0, "layerCacheCount", "1099511627777", "records[0].layerCacheCount: must be <= "},
+    {0, "blocks", "{\"A\":{\"micros\":1099511627777,\"selfMicros\":1,\"count\":1}}",
+     "records[0].blocks[\"A\"].micros: must be <= 1099511627776"},
+    {0, "blocks", "{\"A\":{\"micros\":5,\"selfMicros\":1,\"count\":1099511627777}}",
+     "records[0].blocks[\"A\"].count: must be <= "},
+    /* The optional diagnostics a newer watcher adds. */
+    {-1, "buildMode", "\"fast\"", "reply.buildMode: must be one of debug, profile, release"},
+    {-1, "buildMode", "null", "reply.buildMode: must be one of"},
+    {-1, "drainError", "5", "reply.drainError: must be a string"},
+    {-1, "drainError", "\"\"", "reply.drainError: must not be empty"},
+    {-1, "timingsMissing", "\"yes\"", "reply.timingsMissing: must be a boolean"},
+    {-1, "collectionAutoOff", "1", "reply.collectionAutoOff: must be a boolean"},
     {-1, "livenessCounter", "\"5\"", "reply.livenessCounter: must be an integer"},
     {-1, "livenessCounter", "-1", "reply.livenessCounter: must be >= 0"},
     {-1, "nowUs", "1.5", "reply.nowUs: must be an integer"},
@@ -188,6 +213,192 @@ START_TEST(malformed_shapes_named) {
   json_t *j = load_base();
   apply(j, c);
   expect_refused(j, c->want);
+  json_decref(j);
+}
+END_TEST
+
+/* The largest values in bounds still pass, and come through unchanged. */
+START_TEST(bounds_inclusive) {
+  json_t *j = load_base(), *rec = json_array_get(json_object_get(j, "records"), 1);
+  const json_int_t T = (json_int_t)1 << 53, A = (json_int_t)1 << 40;
+  json_object_set_new(rec, "atUs", json_integer(T));
+  json_object_set_new(rec, "vsyncStartUs", json_integer(-T));
+  json_object_set_new(rec, "buildUs", json_integer(A));
+  json_object_set_new(rec, "seq", json_integer(T));
+  json_object_set_new(j, "lastSeq", json_integer(T));
+  json_object_set_new(j, "nowUs", json_integer(-T));
+  record_reply_t r;
+  char err[RECORD_ERR_LEN] = "";
+  ck_assert_msg(record_reply_parse(&r, j, err, sizeof err) == 0, "%s", err);
+  ck_assert_int_eq(r.records[1].at_us, T);
+  ck_assert_int_eq(r.records[1].vsync_start_us, -T);
+  ck_assert_int_eq(r.records[1].build_us, A);
+  ck_assert_int_eq(r.now_us, -T);
+  /* What the server computes from them stays exact. */
+  ck_assert_int_eq(r.records[1].at_us - r.records[1].vsync_start_us, 2 * T);
+  record_reply_close(&r);
+  json_decref(j);
+}
+END_TEST
+
+/* Old watchers omit the diagnostics; new ones report them. */
+START_TEST(diagnostics_optional) {
+  json_t *j = load_base();
+  record_reply_t r;
+  char err[RECORD_ERR_LEN] = "";
+  ck_assert_int_eq(record_reply_parse(&r, j, err, sizeof err), 0);
+  ck_assert_int_eq(r.protocol, 1);
+  ck_assert_ptr_null(r.build_mode);
+  ck_assert_ptr_null(r.drain_error);
+  ck_assert_int_eq(r.timings_missing, 0);
+  ck_assert_int_eq(r.collection_auto_off, 0);
+  record_reply_close(&r);
+  json_object_set_new(j, "buildMode", json_string("profile"));
+  json_object_set_new(j, "drainError", json_string("Invalid sequence of `startSync`"));
+  json_object_set_new(j, "timingsMissing", json_true());
+  json_object_set_new(j, "collectionAutoOff", json_true());
+  ck_assert_int_eq(record_reply_parse(&r, j, err, sizeof err), 0);
+  ck_assert_str_eq(r.build_mode, "profile");
+  ck_assert_str_eq(r.drain_error, "Invalid sequence of `startSync`");
+  ck_assert_int_eq(r.timings_missing, 1);
+  ck_assert_int_eq(r.collection_auto_off, 1);
+  record_reply_close(&r);
+  ck_assert_ptr_null(r.drain_error);
+  json_object_set_new(j, "drainError", json_null());
+  json_object_set_new(j, "buildMode", json_string("debug"));
+  json_object_set_new(j, "timingsMissing", json_false());
+  ck_assert_int_eq(record_reply_parse(&r, j, err, sizeof err), 0);
+  ck_assert_ptr_null(r.drain_error);
+  ck_assert_str_eq(r.build_mode, "debug");
+  ck_assert_int_eq(r.timings_missing, 0);
+  record_reply_close(&r);
+  json_decref(j);
+}
+END_TEST
+
+/* base_reply in protocol 2: one name table, blocks as quadruples. The
+ * table holds a name no record uses, and names in another order than the
+ * records list them, as a watcher's table may. */
+static const char *base_reply_v2 =
+    "{\"protocol\":2,\"watcherVersion\":\"0.1.0\",\"runId\":\"r-abc\",\"livenessCounter\":18342,"
+    "\"nowUs\":81234999,\"collecting\":true,\"lifecycle\":\"resumed\",\"framesEnabled\":true,"
+    "\"refreshRate\":60.0,\"interaction\":{\"interactionId\":\"scroll-feed\",\"linkedBy\":"
+    "\"agent\"},"
+    "\"firstSeq\":1000,\"lastSeq\":1043,\"pending\":0,\"droppedAttributions\":2,\"more\":false,"
+    "\"blockNames\":[\"LAYOUT\",\"ProductCard\",\"BUILD\"],"
+    "\"records\":["
+    "{\"seq\":1042,\"frameNumber\":5521,\"atUs\":81234567,\"vsyncStartUs\":81226100,"
+    "\"buildUs\":4200,\"rasterUs\":3100,\"vsyncOverheadUs\":120,\"totalSpanUs\":8000,"
+    "\"layerCacheCount\":3,\"pictureCacheCount\":1,"
+    "\"blocks\":[2,3000,1200,1,1,1800,1800,6],"
+    "\"interactionId\":\"scroll-feed\",\"linkedBy\":\"agent\"},"
+    "{\"seq\":1043,\"frameNumber\":5522,\"atUs\":81250000,\"vsyncStartUs\":81242800,"
+    "\"buildUs\":100,\"rasterUs\":200,\"vsyncOverheadUs\":0,\"totalSpanUs\":400,\"blocks\":[]}]}";
+
+static json_t *load_v2(void) {
+  json_error_t e;
+  json_t *j = json_loads(base_reply_v2, 0, &e);
+  ck_assert_msg(j != NULL, "base v2: %s", e.text);
+  return j;
+}
+
+/* The same reply in both forms gives the same record_reply_t, so nothing
+ * after record.c can tell them apart. */
+START_TEST(protocol_2_same_as_1) {
+  json_t *j1 = load_base(), *j2 = load_v2();
+  record_reply_t r1, r2;
+  char err[RECORD_ERR_LEN] = "";
+  ck_assert_int_eq(record_reply_parse(&r1, j1, err, sizeof err), 0);
+  ck_assert_msg(record_reply_parse(&r2, j2, err, sizeof err) == 0, "%s", err);
+  ck_assert_int_eq(r2.protocol, 2);
+  ck_assert_uint_eq(r1.nrecords, r2.nrecords);
+  ck_assert_str_eq(r1.run_id, r2.run_id);
+  ck_assert_int_eq(r1.last_seq, r2.last_seq);
+  for (size_t i = 0; i < r1.nrecords; i++) {
+    json_t *a = record_frame_to_json(&r1.records[i], 1);
+    json_t *b = record_frame_to_json(&r2.records[i], 1);
+    char *as = json_dumps(a, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    char *bs = json_dumps(b, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    ck_assert_str_eq(as, bs); /* block order too */
+    free(as);
+    free(bs);
+    json_decref(a);
+    json_decref(b);
+  }
+  ck_assert_str_eq(r2.records[0].blocks[0].name, "BUILD");
+  ck_assert_int_eq(r2.records[0].blocks[1].count, 6);
+  record_reply_close(&r1);
+  record_reply_close(&r2);
+  /* A status reply (no records) needs no table; a protocol-1 reply ignores one. */
+  json_object_del(j2, "records");
+  json_object_del(j2, "blockNames");
+  ck_assert_int_eq(record_reply_parse(&r2, j2, err, sizeof err), 0);
+  ck_assert(!r2.has_records);
+  record_reply_close(&r2);
+  json_object_set_new(j1, "blockNames", json_integer(7));
+  ck_assert_int_eq(record_reply_parse(&r1, j1, err, sizeof err), 0);
+  record_reply_close(&r1);
+  json_decref(j1);
+  json_decref(j2);
+}
+END_TEST
+
+/* Protocol-2 shapes that must be refused: key (NULL: the record itself) of
+ * records[rec] (-1: the reply) set to value (NULL deletes). */
+static const bad_case_t bad_cases_v2[] = {
+    {-1, "blockNames", "{}", "reply.blockNames: must be an array"},
+    {-1, "blockNames", "[\"A\",3]", "reply.blockNames[1]: must be a string"},
+    {-1, "blockNames", "[\"A\",\"\",\"B\"]", "reply.blockNames[1]: must be 1-256 bytes"},
+    {-1, "blockNames", "[\"A\",\"B\",\"A\"]", "reply.blockNames[2]: \"A\" appears twice"},
+    {-1, "blockNames", NULL, "records[0].blocks[0]: name index 2 outside blockNames (0 names)"},
+    {0, "blocks", "{}", "records[0].blocks: must be an array"},
+    {0, "blocks", "[2,3000,1200]", "records[0].blocks: length 3 is not a multiple of 4"},
+    {0, "blocks", "[3,1,1,1]", "records[0].blocks[0]: name index 3 outside blockNames (3 names)"},
+    {0, "blocks", "[-1,1,1,1]", "records[0].blocks[0]: name index must be 0-"},
+    {0, "blocks", "[0,1,1,1,0,2,2,1]", "records[0].blocks[1]: \"LAYOUT\" appears twice"},
+    {0, "blocks", "[0,1,2,1]", "records[0].blocks[0]: selfMicros larger than micros"},
+    {0, "blocks", "[0,1,1,0]", "records[0].blocks[0]: count must be 1-"},
+    {0, "blocks", "[0,-1,0,1]", "records[0].blocks[0]: micros must be 0-"},
+    {0, "blocks", "[0,1099511627777,0,1]", "records[0].blocks[0]: micros must be 0-1099511627776"},
+    {1, "blocks", "[0,1.5,1,1]", "records[1].blocks[0]: micros must be an integer"},
+    {1, "blocks", "[\"0\",1,1,1]", "records[1].blocks[0]: name index must be an integer"},
+    {1, "atUs", "9007199254740993", "records[1].atUs: must be <= "},
+};
+
+START_TEST(protocol_2_malformed_named) {
+  json_t *j = load_v2();
+  apply(j, &bad_cases_v2[_i]);
+  expect_refused(j, bad_cases_v2[_i].want);
+  json_decref(j);
+}
+END_TEST
+
+/* A record names each table entry at most once, but different records may
+ * name the same entries: the check must not leak from one record to the next. */
+START_TEST(protocol_2_names_shared_by_records) {
+  json_t *j = load_v2();
+  json_t *rec = json_array_get(json_object_get(j, "records"), 1);
+  json_object_set_new(rec, "blocks", json_loads("[2,10,10,1,0,5,5,2]", 0, NULL));
+  record_reply_t r;
+  char err[RECORD_ERR_LEN] = "";
+  ck_assert_msg(record_reply_parse(&r, j, err, sizeof err) == 0, "%s", err);
+  ck_assert_uint_eq(r.records[1].nblocks, 2);
+  ck_assert_str_eq(r.records[1].blocks[0].name, "BUILD");
+  ck_assert_str_eq(r.records[1].blocks[1].name, "LAYOUT");
+  ck_assert_int_eq(r.records[1].blocks[1].count, 2);
+  record_reply_close(&r);
+  /* 257 blocks in one record are refused in this form too. */
+  json_t *names = json_array(), *blocks = json_array();
+  char name[16];
+  for (int i = 0; i <= RECORD_MAX_BLOCKS; i++) {
+    snprintf(name, sizeof name, "B%d", i);
+    json_array_append_new(names, json_string(name));
+    for (int k = 0; k < 4; k++) json_array_append_new(blocks, json_integer(k ? 1 : i));
+  }
+  json_object_set_new(j, "blockNames", names);
+  json_object_set_new(rec, "blocks", blocks);
+  json_object_set_new(json_array_get(json_object_get(j, "records"), 0), "blocks", json_array());
+  expect_refused(j, "records[1].blocks: more than 256 blocks (257)");
   json_decref(j);
 }
 END_TEST
@@ -293,6 +504,12 @@ int main(void) {
   tcase_add_test(tc, null_lifecycle_and_interaction_no_records);
   tcase_add_loop_test(tc, malformed_shapes_named, 0, (int)(sizeof bad_cases / sizeof bad_cases[0]));
   tcase_add_test(tc, not_an_object);
+  tcase_add_test(tc, bounds_inclusive);
+  tcase_add_test(tc, diagnostics_optional);
+  tcase_add_test(tc, protocol_2_same_as_1);
+  tcase_add_loop_test(tc, protocol_2_malformed_named, 0,
+                      (int)(sizeof bad_cases_v2 / sizeof bad_cases_v2[0]));
+  tcase_add_test(tc, protocol_2_names_shared_by_records);
   tcase_add_test(tc, length_limits);
   tcase_add_test(tc, count_limits);
   tcase_add_test(tc, frame_parse_alone);

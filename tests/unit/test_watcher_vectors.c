@@ -1,16 +1,19 @@
 /* Runs every shared watcher vector (tests/vectors/watcher/, format in
- * its README.md) through the C model of FramePerfWatcher. The Dart core runs
+ * its README.md) through the C model of FramePerfWatcher, and hands its
+ * replies in both wire protocols to the server's record_reply_parse. The Dart core runs
  * the same files (watcher/flutter/test/vectors_test.dart). */
 #include <check.h>
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "model.h"
+#include "record.h"
 
 #define VECTOR_DIR TELESCOPE_SOURCE_DIR "/tests/vectors/watcher"
-#define MIN_VECTORS 12
+#define MIN_VECTORS 16
 #define MAX_VECTORS 256
 
 static char *vector_paths[MAX_VECTORS];
@@ -104,11 +107,15 @@ static void fail_diff(const char *name, size_t step, const char *what, json_t *w
 
 /* The model's state under the reply's field names, for "state" steps. */
 static json_t *model_state(wm_t *wm) {
-  return json_pack("{s:I,s:I,s:I,s:I,s:I,s:b,s:s}", "livenessCounter", (json_int_t)wm_liveness(wm),
-                   "pending", (json_int_t)wm_pending(wm), "droppedAttributions",
-                   (json_int_t)wm_dropped_attributions(wm), "firstSeq",
+  const char *drain = wm_drain_error(wm);
+  return json_pack("{s:I,s:I,s:I,s:I,s:I,s:b,s:s,s:I,s:b,s:b,s:o}", "livenessCounter",
+                   (json_int_t)wm_liveness(wm), "pending", (json_int_t)wm_pending(wm),
+                   "droppedAttributions", (json_int_t)wm_dropped_attributions(wm), "firstSeq",
                    (json_int_t)wm_first_seq(wm), "lastSeq", (json_int_t)wm_last_seq(wm),
-                   "collecting", wm_collecting(wm), "runId", wm_run_id(wm));
+                   "collecting", wm_collecting(wm), "runId", wm_run_id(wm), "ringBytes",
+                   (json_int_t)wm_ring_bytes(wm), "timingsMissing", wm_timings_missing(wm),
+                   "collectionAutoOff", wm_collection_auto_off(wm), "drainError",
+                   drain ? json_string(drain) : json_null());
 }
 
 static void step_frame_drawn(wm_t *wm, json_t *step) {
@@ -168,19 +175,54 @@ static void step_ext(wm_t *wm, json_t *step, const char *name, size_t i) {
   json_decref(reply);
 }
 
+/* A protocol-2 reply's records back in the protocol-1 form (a new array),
+ * checking the form on the way: every index in the table, quadruples. */
+static json_t *records_from_v2(json_t *reply) {
+  json_t *names = json_object_get(reply, "blockNames");
+  ck_assert_msg(json_integer_value(json_object_get(reply, "protocol")) == 2,
+                "asked for protocol 2, got another");
+  ck_assert_msg(json_is_array(names), "protocol 2 read without blockNames");
+  json_t *out = json_array();
+  size_t i;
+  json_t *r;
+  json_array_foreach(json_object_get(reply, "records"), i, r) {
+    json_t *flat = json_object_get(r, "blocks");
+    ck_assert_msg(json_is_array(flat) && json_array_size(flat) % 4 == 0,
+                  "protocol 2 blocks must be quadruples");
+    json_t *blocks = json_object();
+    for (size_t k = 0; k < json_array_size(flat); k += 4) {
+      json_int_t at = json_integer_value(json_array_get(flat, k));
+      const char *name = json_string_value(json_array_get(names, (size_t)at));
+      ck_assert_msg(name != NULL, "protocol 2 index %lld outside blockNames", (long long)at);
+      ck_assert_msg(!json_object_get(blocks, name), "protocol 2 record names %s twice", name);
+      json_object_set_new(blocks, name,
+                          json_pack("{s:O,s:O,s:O}", "micros", json_array_get(flat, k + 1),
+                                    "selfMicros", json_array_get(flat, k + 2), "count",
+                                    json_array_get(flat, k + 3)));
+    }
+    json_t *copy = json_copy(r);
+    json_object_set_new(copy, "blocks", blocks);
+    json_array_append_new(out, copy);
+  }
+  return out;
+}
+
 /* All records the ring holds, paged through the extension as the server
- * would read them. */
-static json_t *records_all(wm_t *wm) {
+ * would read them, in wire form protocol (1 or 2; 2 is turned back into 1
+ * so both compare with the same expectedRecords). */
+static json_t *records_all(wm_t *wm, int protocol) {
   json_t *all = json_array();
   uint64_t since = 0;
   for (;;) {
     char since_s[32];
     snprintf(since_s, sizeof since_s, "%llu", (unsigned long long)since);
     json_t *params = json_pack("{s:s,s:s}", "action", "read", "since", since_s);
+    if (protocol == 2) json_object_set_new(params, "protocol", json_string("2"));
     char *detail = NULL;
     json_t *reply = wm_handle(wm, params, 0, &detail);
     json_decref(params);
     ck_assert_msg(reply != NULL, "read failed: %s", detail ? detail : "");
+    if (protocol == 2) json_object_set_new(reply, "records", records_from_v2(reply));
     json_t *recs = json_object_get(reply, "records");
     size_t k;
     json_t *r;
@@ -194,6 +236,38 @@ static json_t *records_all(wm_t *wm) {
     if (!more || got == 0) break;
   }
   return all;
+}
+
+/* The server's side of the wire: a read of the model, in each protocol,
+ * passes record_reply_parse, and both forms give the same records. */
+static void replies_agree(wm_t *wm, const char *name) {
+  record_reply_t r[2];
+  for (int p = 0; p < 2; p++) {
+    json_t *params =
+        json_pack("{s:s,s:s,s:s}", "action", "read", "since", "0", "protocol", p ? "2" : "1");
+    char *detail = NULL, err[RECORD_ERR_LEN] = "";
+    json_t *reply = wm_handle(wm, params, 0, &detail);
+    json_decref(params);
+    ck_assert_ptr_nonnull(reply);
+    ck_assert_msg(record_reply_parse(&r[p], reply, err, sizeof err) == 0,
+                  "%s: the server refuses the model's protocol %d reply: %s", name, p + 1, err);
+    ck_assert_int_eq(r[p].protocol, p + 1);
+    json_decref(reply);
+  }
+  ck_assert_uint_eq(r[0].nrecords, r[1].nrecords);
+  for (size_t i = 0; i < r[0].nrecords; i++) {
+    json_t *a = record_frame_to_json(&r[0].records[i], 1);
+    json_t *b = record_frame_to_json(&r[1].records[i], 1);
+    char *as = json_dumps(a, JSON_COMPACT), *bs = json_dumps(b, JSON_COMPACT);
+    ck_assert_msg(!strcmp(as, bs), "%s: record %zu differs between protocols:\n  %s\n  %s", name,
+                  i, as, bs);
+    free(as);
+    free(bs);
+    json_decref(a);
+    json_decref(b);
+  }
+  record_reply_close(&r[0]);
+  record_reply_close(&r[1]);
 }
 
 static void vector_run(const char *file) {
@@ -210,6 +284,12 @@ static void vector_run(const char *file) {
       .read_limit_cap = (size_t)int_of(c, "readLimitCap"),
       .watcher_version = json_string_value(json_object_get(c, "watcherVersion")),
       .refresh_rate = json_number_value(json_object_get(c, "refreshRate")),
+      .build_mode = json_string_value(json_object_get(c, "buildMode")),
+      .ring_bytes = (size_t)int_of(c, "ringBytes"),
+      .read_bytes_cap = (size_t)int_of(c, "readBytesCap"),
+      .auto_off_us = int_of(c, "autoOffUs"),
+      .timings_missing_frames = (uint64_t)int_of(c, "timingsMissingFrames"),
+      .timings_missing_us = int_of(c, "timingsMissingUs"),
   };
   const char *run_id = json_string_value(json_object_get(c, "runId"));
   wm_t *wm = wm_new(&cfg, run_id ? run_id : "run-1");
@@ -235,6 +315,8 @@ static void vector_run(const char *file) {
       wm_set_lifecycle(wm, json_string_value(json_object_get(step, "lifecycle")));
     } else if (!strcmp(op, "setFramesEnabled")) {
       wm_set_frames_enabled(wm, json_is_true(json_object_get(step, "enabled")));
+    } else if (!strcmp(op, "drainFailed")) {
+      wm_drain_failed(wm, json_string_value(json_object_get(step, "error")));
     } else if (!strcmp(op, "takeProbe")) {
       int want = json_is_true(json_object_get(step, "expect"));
       ck_assert_msg(wm_take_probe(wm) == want, "%s: step %zu: takeProbe want %d", name, i, want);
@@ -251,11 +333,15 @@ static void vector_run(const char *file) {
 
   json_t *want = json_object_get(v, "expectedRecords");
   ck_assert_msg(json_is_array(want), "%s: expectedRecords missing", name);
-  json_t *got = records_all(wm);
-  path[0] = '\0';
-  if (!json_same(want, got, path, sizeof path))
-    fail_diff(name, i, "expectedRecords", want, got, path);
-  json_decref(got);
+  replies_agree(wm, name);
+  for (int protocol = 1; protocol <= 2; protocol++) {
+    json_t *got = records_all(wm, protocol);
+    path[0] = '\0';
+    if (!json_same(want, got, path, sizeof path))
+      fail_diff(name, i, protocol == 1 ? "expectedRecords" : "expectedRecords (protocol 2)", want,
+                got, path);
+    json_decref(got);
+  }
   wm_free(wm);
   json_decref(v);
 }
@@ -414,6 +500,90 @@ START_TEST(attribution_property) {
 }
 END_TEST
 
+/* What the vectors cannot say: a drain error is cut to 256 characters on a
+ * character boundary, and bytes that are not UTF-8 cannot break the reply. */
+START_TEST(drain_error_bounded) {
+  char long_error[700] = "";
+  for (int i = 0; i < 300; i++) strcat(long_error, "\xc3\xa9"); /* é */
+  wm_t *wm = wm_new(NULL, "run-d");
+  wm_drain_failed(wm, long_error);
+  ck_assert_uint_eq(strlen(wm_drain_error(wm)), 512); /* 256 × 2 bytes */
+  wm_restart(wm, "run-e");
+  ck_assert_ptr_null(wm_drain_error(wm));
+  wm_drain_failed(wm, "bad \xff byte");
+  ck_assert_str_eq(wm_drain_error(wm), "bad ? byte");
+  char *detail = NULL;
+  json_t *reply = wm_handle(wm, NULL, 1, &detail);
+  ck_assert_ptr_nonnull(reply);
+  ck_assert_str_eq(json_string_value(json_object_get(reply, "drainError")), "bad ? byte");
+  json_decref(reply);
+  wm_free(wm);
+}
+END_TEST
+
+/* The observer effect of a read (issue 12 item 14): a typical reply of
+ * 100 records with 20 blocks each, encoded in protocol 1 and in protocol 2.
+ * Prints both sizes (the figure in BENCHMARKS.md) and holds protocol 2 to
+ * under 40 % of protocol 1. Names and numbers are shaped like a real frame:
+ * framework phases and widget names, four-to-five-digit µs. */
+START_TEST(protocol_2_reply_size) {
+  static const char *const names[20] = {
+      "BUILD",          "LAYOUT",         "LAYOUT (root)", "PAINT",          "COMPOSITING",
+      "FINALIZE TREE",  "POST_FRAME",     "ProductCard",   "ListView",       "SliverList",
+      "Image",          "Text",           "RichText",      "Padding",        "Container",
+      "DecoratedBox",   "InkWell",        "Semantics",     "AnimatedBuilder", "CustomPaint"};
+  wm_config_t cfg = {.read_limit_cap = 100};
+  wm_t *wm = wm_new(&cfg, "run-size");
+  char *detail = NULL;
+  json_t *params = json_pack("{s:s,s:s}", "action", "start", "interactionId", "scroll-feed");
+  /* At the frames' own time: 30 s without a call would switch collection off. */
+  json_decref(wm_handle(wm, params, 81000000, &detail));
+  json_decref(params);
+  for (int f = 1; f <= 100; f++) {
+    wm_event_t ev[20];
+    int64_t at = 81000000 + f * 16667;
+    for (int k = 0; k < 20; k++) /* siblings in finish order: no nesting */
+      ev[k] = (wm_event_t){names[k], at + k * 700, 300 + (f * 37 + k * 53) % 600};
+    wm_frame_drawn(wm, f, at + 15000, ev, 20);
+    wm_timing_t t = {f, at - 900, at, at + 14000, at + 14100, at + 22000, 3, 1};
+    wm_timings(wm, &t, 1);
+  }
+  size_t size[3] = {0, 0, 0};
+  double us[3] = {0, 0, 0};
+  enum { ROUNDS = 20 };
+  for (int protocol = 1; protocol <= 2; protocol++) {
+    params = json_pack("{s:s,s:s,s:s}", "action", "read", "since", "0", "protocol",
+                       protocol == 1 ? "1" : "2");
+    /* Build and encode the reply, as the app does on its UI isolate (the
+     * C model's cost is only a proxy for Dart's; printed, not asserted). */
+    for (int round = 0; round < ROUNDS; round++) {
+      struct timespec t0, t1;
+      clock_gettime(CLOCK_MONOTONIC, &t0);
+      json_t *reply = wm_handle(wm, params, 1, &detail);
+      char *text = json_dumps(reply, JSON_COMPACT);
+      clock_gettime(CLOCK_MONOTONIC, &t1);
+      ck_assert_int_eq(json_array_size(json_object_get(reply, "records")), 100);
+      size[protocol] = strlen(text);
+      free(text);
+      json_decref(reply);
+      /* The fastest round: the machine is shared, the noise only adds. */
+      double took =
+          (double)(t1.tv_sec - t0.tv_sec) * 1e6 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e3;
+      if (round == 0 || took < us[protocol]) us[protocol] = took;
+    }
+    json_decref(params);
+  }
+  printf("protocol_2_reply_size: 100 records x 20 blocks: protocol 1 %zu bytes (%zu a record, "
+         "fastest build and encode %.0f us), protocol 2 %zu bytes (%zu a record, %.0f us), "
+         "%.1fx smaller\n",
+         size[1], size[1] / 100, us[1], size[2], size[2] / 100, us[2],
+         (double)size[1] / (double)size[2]);
+  ck_assert_msg(size[2] * 10 < size[1] * 4, "protocol 2 %zu bytes, protocol 1 %zu", size[2],
+                size[1]);
+  wm_free(wm);
+}
+END_TEST
+
 int main(void) {
   vectors_list();
   Suite *s = suite_create("watcher_vectors");
@@ -426,6 +596,8 @@ int main(void) {
   tcase_add_test(model, vm_stringified_params);
   tcase_add_test(model, failed_start_changes_nothing);
   tcase_add_test(model, attribution_property);
+  tcase_add_test(model, protocol_2_reply_size);
+  tcase_add_test(model, drain_error_bounded);
   suite_add_tcase(s, model);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);

@@ -16,6 +16,13 @@
 #define WM_DEFAULT_READ_CAP 500
 #define WM_DEFAULT_VERSION "0.1.0"
 #define WM_DEFAULT_REFRESH 60.0
+#define WM_DEFAULT_BUILD_MODE "profile"
+#define WM_DEFAULT_RING_BYTES (4u << 20)
+#define WM_DEFAULT_READ_BYTES (256u << 10)
+#define WM_DEFAULT_AUTO_OFF_US 30000000
+#define WM_DEFAULT_MISSING_FRAMES 120
+#define WM_DEFAULT_MISSING_US 2000000
+#define WM_DRAIN_ERROR_MAX 256 /* characters kept of a drain error (the server takes 1024) */
 #define WM_LIMIT_MAX 1000000 /* a larger read limit is a caller bug, not a wish */
 #define WM_INTERACTION_MAX 128
 #define WM_LINKED_BY_MAX 64
@@ -35,6 +42,12 @@ struct wm {
   size_t read_limit_cap;
   char *watcher_version;
   double refresh_rate;
+  const char *build_mode; /* one of the static names */
+  size_t ring_bytes_cap;
+  size_t read_bytes_cap;
+  int64_t auto_off_us;
+  uint64_t missing_frames;
+  int64_t missing_us;
 
   char *run_id;
   uint64_t liveness;
@@ -44,6 +57,11 @@ struct wm {
   char *interaction_id; /* current interaction, both or neither */
   char *linked_by;
   int probe;
+  char *drain_error;      /* NULL while draining works */
+  int auto_off;           /* collection went off because no call came */
+  int64_t last_call_us;   /* now_us of the newest successful call */
+  uint64_t untimed;       /* frames drawn since the last FrameTiming */
+  int64_t untimed_from_us, last_frame_us;
 
   /* Pending map, oldest first (park order). Small (256), so a linear scan
    * and memmove are cheaper to read than a hash and fast enough. */
@@ -54,6 +72,8 @@ struct wm {
 
   /* Record ring: records[(head + i) % cap] has seq first_seq + i. */
   json_t **ring;
+  size_t *ring_cost; /* wm_record_cost of ring[i] */
+  size_t ring_bytes; /* their sum */
   size_t ring_head;
   size_t ring_len;
   uint64_t next_seq;
@@ -82,6 +102,7 @@ static void state_reset(wm_t *wm) {
     json_decref(wm->ring[(wm->ring_head + i) % wm->ring_capacity]);
   wm->ring_head = 0;
   wm->ring_len = 0;
+  wm->ring_bytes = 0;
   wm->next_seq = 1;
   wm->liveness = 0;
   wm->collecting = 0;
@@ -92,7 +113,15 @@ static void state_reset(wm_t *wm) {
   wm->probe = 0;
   wm->dropped = 0;
   wm->max_reported = -1;
+  free(wm->drain_error);
+  wm->drain_error = NULL;
+  wm->auto_off = 0;
+  wm->last_call_us = 0;
+  wm->untimed = 0;
+  wm->untimed_from_us = wm->last_frame_us = 0;
 }
+
+static const char *const build_modes[] = {"debug", "profile", "release", NULL};
 
 wm_t *wm_new(const wm_config_t *cfg, const char *run_id) {
   wm_t *wm = calloc(1, sizeof *wm);
@@ -101,6 +130,16 @@ wm_t *wm_new(const wm_config_t *cfg, const char *run_id) {
   wm->pending_capacity = cfg && cfg->pending_capacity ? cfg->pending_capacity : WM_DEFAULT_PENDING;
   wm->read_limit_cap = cfg && cfg->read_limit_cap ? cfg->read_limit_cap : WM_DEFAULT_READ_CAP;
   wm->refresh_rate = cfg && cfg->refresh_rate > 0 ? cfg->refresh_rate : WM_DEFAULT_REFRESH;
+  wm->build_mode = WM_DEFAULT_BUILD_MODE;
+  for (const char *const *m = build_modes; cfg && cfg->build_mode && *m; m++)
+    if (!strcmp(*m, cfg->build_mode)) wm->build_mode = *m;
+  wm->ring_bytes_cap = cfg && cfg->ring_bytes ? cfg->ring_bytes : WM_DEFAULT_RING_BYTES;
+  wm->read_bytes_cap = cfg && cfg->read_bytes_cap ? cfg->read_bytes_cap : WM_DEFAULT_READ_BYTES;
+  wm->auto_off_us = cfg && cfg->auto_off_us > 0 ? cfg->auto_off_us : WM_DEFAULT_AUTO_OFF_US;
+  wm->missing_frames = cfg && cfg->timings_missing_frames ? cfg->timings_missing_frames
+                                                          : WM_DEFAULT_MISSING_FRAMES;
+  wm->missing_us =
+      cfg && cfg->timings_missing_us > 0 ? cfg->timings_missing_us : WM_DEFAULT_MISSING_US;
   wm->watcher_version =
       strdup(cfg && cfg->watcher_version ? cfg->watcher_version : WM_DEFAULT_VERSION);
   wm->run_id = strdup(run_id ? run_id : "run-1");
@@ -108,7 +147,9 @@ wm_t *wm_new(const wm_config_t *cfg, const char *run_id) {
   wm->frames_enabled = 1;
   wm->pending = calloc(wm->pending_capacity, sizeof *wm->pending);
   wm->ring = calloc(wm->ring_capacity, sizeof *wm->ring);
-  if (!wm->watcher_version || !wm->run_id || !wm->lifecycle || !wm->pending || !wm->ring) {
+  wm->ring_cost = calloc(wm->ring_capacity, sizeof *wm->ring_cost);
+  if (!wm->watcher_version || !wm->run_id || !wm->lifecycle || !wm->pending || !wm->ring ||
+      !wm->ring_cost) {
     wm_free(wm);
     return NULL;
   }
@@ -121,6 +162,7 @@ void wm_free(wm_t *wm) {
   if (wm->pending && wm->ring) state_reset(wm);
   free(wm->pending);
   free(wm->ring);
+  free(wm->ring_cost);
   free(wm->watcher_version);
   free(wm->run_id);
   free(wm->lifecycle);
@@ -196,12 +238,25 @@ static size_t pending_find(const wm_t *wm, int64_t frame_number) {
   return (size_t)-1;
 }
 
+static void interaction_set(wm_t *wm, const char *id, const char *linked_by);
+
 void wm_frame_drawn(wm_t *wm, int64_t frame_number, int64_t now_us, const wm_event_t *events,
                     size_t n_events) {
   wm->liveness++;
+  if (wm->untimed++ == 0) wm->untimed_from_us = now_us;
+  wm->last_frame_us = now_us;
+  /* A server that exits without stop would leave collection on for the
+   * isolate's life; one that is alive reads every 200 ms (SESSION_DRAIN_MS). */
+  if (wm->collecting && now_us - wm->last_call_us >= wm->auto_off_us) {
+    wm->collecting = 0;
+    wm->auto_off = 1;
+    interaction_set(wm, NULL, NULL); /* as stop: the session is over */
+  }
   /* While collection is off FlutterTimeline records nothing, so whatever the
-   * caller passes would not exist in the app: it is ignored. */
-  json_t *blocks = blocks_attribute(events, wm->collecting ? n_events : 0);
+   * caller passes would not exist in the app: it is ignored. So is it once a
+   * drain failed: the binding stopped draining. */
+  int draining = wm->collecting && !wm->drain_error;
+  json_t *blocks = blocks_attribute(events, draining ? n_events : 0);
   if (!blocks) return;
   /* A number the engine already reported can never be matched again
    * (numbers only grow), and a number already parked is a warm-up frame
@@ -229,14 +284,56 @@ static int64_t nonneg(int64_t v) {
   return v > 0 ? v : 0;
 }
 
+/* Dart's String.length of a UTF-8 string: UTF-16 code units, two for a
+ * code point beyond the BMP (a 4-byte sequence). */
+static size_t utf16_length(const char *s) {
+  size_t n = 0;
+  /* NULL: a member that out of memory left unset (test_alloc_fail). */
+  for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+    if ((*p & 0xC0) != 0x80) n++;
+    if ((*p & 0xF8) == 0xF0) n++;
+  }
+  return n;
+}
+
+size_t wm_record_cost(const json_t *record) {
+  size_t cost = 160;
+  const char *name;
+  json_t *b;
+  json_object_foreach((json_t *)json_object_get(record, "blocks"), name, b) {
+    cost += 40 + utf16_length(name);
+  }
+  json_t *id = json_object_get(record, "interactionId");
+  if (id)
+    cost += 32 + utf16_length(json_string_value(id)) +
+            utf16_length(json_string_value(json_object_get(record, "linkedBy")));
+  return cost;
+}
+
+/* Appends record; the oldest records go while the ring is full by count or
+ * the new one would take it over its byte budget (it always keeps the new
+ * one, however large). */
 static void ring_push(wm_t *wm, json_t *record) {
-  if (wm->ring_len == wm->ring_capacity) {
+  size_t cost = wm_record_cost(record);
+  while (wm->ring_len > 0 &&
+         (wm->ring_len == wm->ring_capacity || wm->ring_bytes + cost > wm->ring_bytes_cap)) {
     json_decref(wm->ring[wm->ring_head]);
+    wm->ring_bytes -= wm->ring_cost[wm->ring_head];
     wm->ring_head = (wm->ring_head + 1) % wm->ring_capacity;
     wm->ring_len--;
   }
-  wm->ring[(wm->ring_head + wm->ring_len) % wm->ring_capacity] = record;
+  size_t at = (wm->ring_head + wm->ring_len) % wm->ring_capacity;
+  wm->ring[at] = record;
+  wm->ring_cost[at] = cost;
+  wm->ring_bytes += cost;
   wm->ring_len++;
+}
+
+/* The oldest map parked under -1 (a web drain before flutter#171592). */
+static size_t pending_find_unnumbered(const wm_t *wm) {
+  for (size_t i = 0; i < wm->n_pending; i++)
+    if (wm->pending[i].frame_number < 0) return i;
+  return (size_t)-1;
 }
 
 /* Writes the record of timing t, stealing the pending entry p (may be NULL:
@@ -273,13 +370,19 @@ static void record_write(wm_t *wm, const wm_timing_t *t, pending_t *p) {
 }
 
 void wm_timings(wm_t *wm, const wm_timing_t *timings, size_t n) {
+  if (n > 0) wm->untimed = 0;
   for (size_t i = 0; i < n; i++) {
     const wm_timing_t *t = &timings[i];
     size_t at;
-    if (t->frame_number < 0)
+    if (t->frame_number < 0) {
       at = wm->n_pending > 0 ? 0 : (size_t)-1; /* unnumbered: FIFO */
-    else
+    } else {
       at = pending_find(wm, t->frame_number);
+      /* Web before flutter#171592: frameData.frameNumber is always -1 while
+       * FrameTiming.frameNumber defaults to 1 (or counts on its own), so
+       * the numbers never meet; the drains then join first-in-first-out. */
+      if (at == (size_t)-1) at = pending_find_unnumbered(wm);
+    }
     if (at == (size_t)-1) {
       record_write(wm, t, NULL);
     } else {
@@ -288,12 +391,13 @@ void wm_timings(wm_t *wm, const wm_timing_t *timings, size_t n) {
     }
     if (t->frame_number > wm->max_reported) wm->max_reported = t->frame_number;
   }
-  /* Frame numbers only grow, so an entry at or below the newest reported
-   * number will never be matched: it was a frame without a FrameTiming.
-   * Unnumbered (-1) entries are below every number and go too. */
+  /* Frame numbers only grow, so a numbered entry at or below the newest
+   * reported number will never be matched: it was a frame without a
+   * FrameTiming. Entries parked under -1 wait for any timing (FIFO), so no
+   * number says they are stale; the pending bound evicts them. */
   if (wm->max_reported < 0) return;
   for (size_t i = 0; i < wm->n_pending;) {
-    if (wm->pending[i].frame_number <= wm->max_reported) {
+    if (wm->pending[i].frame_number >= 0 && wm->pending[i].frame_number <= wm->max_reported) {
       pending_remove_at(wm, i);
       wm->dropped++;
     } else {
@@ -419,43 +523,122 @@ static void interaction_set(wm_t *wm, const char *id, const char *linked_by) {
   wm->linked_by = l;
 }
 
-static json_t *reply_new(const wm_t *wm, int64_t now_us) {
+void wm_drain_failed(wm_t *wm, const char *error) {
+  if (wm->drain_error) return;
+  char buf[WM_DRAIN_ERROR_MAX * 4 + 1];
+  const char *e = error && *error ? error : "drain failed";
+  /* Keep at most WM_DRAIN_ERROR_MAX characters, cut before a lead byte, so
+   * a character is never split (a lead byte is copied only with room for
+   * the longest sequence after it). */
+  size_t n = 0, chars = 0;
+  for (; e[n]; n++) {
+    int lead = ((unsigned char)e[n] & 0xC0) != 0x80;
+    if (lead && (chars == WM_DRAIN_ERROR_MAX || n + 4 > sizeof buf - 1)) break;
+    chars += lead;
+    buf[n] = e[n];
+  }
+  buf[n] = '\0';
+  /* Replies carry it as a JSON string: bytes that are not UTF-8 become '?'. */
+  json_t *probe = json_string(buf);
+  if (!probe)
+    for (size_t i = 0; i < n; i++)
+      if ((unsigned char)buf[i] >= 0x80) buf[i] = '?';
+  json_decref(probe);
+  wm->drain_error = strdup(buf);
+}
+
+static int timings_missing(const wm_t *wm) {
+  return wm->untimed >= wm->missing_frames &&
+         wm->last_frame_us - wm->untimed_from_us >= wm->missing_us;
+}
+
+static json_t *reply_new(const wm_t *wm, int64_t now_us, int protocol) {
   json_t *interaction =
       wm->interaction_id
           ? json_pack("{s:s,s:s}", "interactionId", wm->interaction_id, "linkedBy", wm->linked_by)
           : json_null();
   return json_pack(
-      "{s:i,s:s,s:s,s:I,s:I,s:b,s:o,s:b,s:f,s:o,s:I,s:I,s:I,s:I}", "protocol", 1, "watcherVersion",
+      "{s:i,s:s,s:s,s:I,s:I,s:b,s:o,s:b,s:f,s:o,s:I,s:I,s:I,s:I,s:s,s:o,s:b,s:b}", "protocol",
+      protocol, "watcherVersion",
       wm->watcher_version, "runId", wm->run_id, "livenessCounter", (json_int_t)wm->liveness,
       "nowUs", (json_int_t)now_us, "collecting", wm->collecting, "lifecycle",
       wm->lifecycle ? json_string(wm->lifecycle) : json_null(), "framesEnabled", wm->frames_enabled,
       "refreshRate", wm->refresh_rate, "interaction", interaction, "firstSeq",
       (json_int_t)wm_first_seq(wm), "lastSeq", (json_int_t)wm_last_seq(wm), "pending",
-      (json_int_t)wm->n_pending, "droppedAttributions", (json_int_t)wm->dropped);
+      (json_int_t)wm->n_pending, "droppedAttributions", (json_int_t)wm->dropped, "buildMode",
+      wm->build_mode, "drainError", wm->drain_error ? json_string(wm->drain_error) : json_null(),
+      "timingsMissing", timings_missing(wm), "collectionAutoOff", wm->auto_off);
 }
 
-/* Adds records with seq > since (oldest first, at most limit) and more. */
-static void reply_add_records(const wm_t *wm, json_t *reply, int64_t since, size_t limit) {
+/* Protocol 2 form of a protocol-1 record (new reference): the same object
+ * with blocks as [index, micros, selfMicros, count] quadruples, the index
+ * into names, which collects each new name (index maps name -> position). */
+static json_t *record_v2(json_t *rec, json_t *names, json_t *index) {
+  json_t *copy = json_copy(rec), *flat = json_array();
+  if (!copy || !flat) goto fail;
+  const char *name;
+  json_t *b;
+  json_object_foreach(json_object_get(rec, "blocks"), name, b) {
+    json_t *at = json_object_get(index, name);
+    if (!at) {
+      /* The name goes into the table first: an index entry never points
+       * past the table, even when memory runs out in between. */
+      if (json_array_append_new(names, json_string(name))) goto fail;
+      at = json_integer((json_int_t)json_array_size(names) - 1);
+      if (json_object_set_new(index, name, at)) goto fail;
+    }
+    if (json_array_append(flat, at) ||
+        json_array_append(flat, json_object_get(b, "micros")) ||
+        json_array_append(flat, json_object_get(b, "selfMicros")) ||
+        json_array_append(flat, json_object_get(b, "count")))
+      goto fail;
+  }
+  if (json_object_set_new(copy, "blocks", flat) == 0) return copy;
+  flat = NULL; /* stolen even on failure */
+fail:
+  json_decref(flat);
+  json_decref(copy);
+  return NULL;
+}
+
+/* Adds records with seq > since (oldest first, at most limit, and no more
+ * than read_bytes_cap by wm_record_cost though always one when any is
+ * held) and more; in protocol 2 also the blockNames table. */
+static void reply_add_records(const wm_t *wm, json_t *reply, int64_t since, size_t limit,
+                              int protocol) {
   json_t *records = json_array();
+  json_t *names = protocol >= 2 ? json_array() : NULL;
+  json_t *index = protocol >= 2 ? json_object() : NULL;
   uint64_t first = wm_first_seq(wm);
   size_t skip = 0;
   if (first > 0 && (uint64_t)since >= first) skip = (size_t)((uint64_t)since - first + 1);
   size_t avail = skip < wm->ring_len ? wm->ring_len - skip : 0;
-  size_t take = avail < limit ? avail : limit;
-  for (size_t i = 0; i < take; i++)
-    json_array_append(records, wm->ring[(wm->ring_head + skip + i) % wm->ring_capacity]);
+  size_t take = 0, bytes = 0;
+  while (take < avail && take < limit) {
+    size_t at = (wm->ring_head + skip + take) % wm->ring_capacity;
+    if (take > 0 && bytes + wm->ring_cost[at] > wm->read_bytes_cap) break;
+    bytes += wm->ring_cost[at];
+    if (names)
+      json_array_append_new(records, record_v2(wm->ring[at], names, index));
+    else
+      json_array_append(records, wm->ring[at]);
+    take++;
+  }
+  if (names) json_object_set_new(reply, "blockNames", names);
+  json_decref(index);
   json_object_set_new(reply, "records", records);
   json_object_set_new(reply, "more", json_boolean(take < avail));
 }
 
 json_t *wm_handle(wm_t *wm, json_t *params, int64_t now_us, char **err_detail) {
-  char b1[32], b2[32], b3[32], b4[32], b5[32];
+  char b1[32], b2[32], b3[32], b4[32], b5[32], b6[32];
   int bad = 0;
   const char *action = param_get(params, "action", b1, sizeof b1, &bad);
   const char *since_s = param_get(params, "since", b2, sizeof b2, &bad);
   const char *limit_s = param_get(params, "limit", b3, sizeof b3, &bad);
   const char *id = param_get(params, "interactionId", b4, sizeof b4, &bad);
   const char *linked_by = param_get(params, "linkedBy", b5, sizeof b5, &bad);
+  const char *protocol_s = param_get(params, "protocol", b6, sizeof b6, &bad);
   char *detail = NULL;
   *err_detail = NULL;
   if (bad) {
@@ -463,6 +646,14 @@ json_t *wm_handle(wm_t *wm, json_t *params, int64_t now_us, char **err_detail) {
     goto fail;
   }
   if (!action) action = "read";
+  /* The server asks for the newest form it reads; the answer is the newest
+   * both know (an older watcher ignores the param and answers 1). */
+  int64_t protocol = 1;
+  if (protocol_s && (parse_decimal(protocol_s, &protocol) < 0 || protocol < 1)) {
+    detail = detail_new("protocol must be a decimal integer >= 1, got \"%s\"", protocol_s);
+    goto fail;
+  }
+  if (protocol > WM_PROTOCOL_MAX) protocol = WM_PROTOCOL_MAX;
 
   int64_t since = 0, limit = (int64_t)wm->read_limit_cap;
   if (!strcmp(action, "read")) {
@@ -480,7 +671,10 @@ json_t *wm_handle(wm_t *wm, json_t *params, int64_t now_us, char **err_detail) {
     if (id && (detail = check_text("interactionId", id, WM_INTERACTION_MAX))) goto fail;
     if (id && linked_by && (detail = check_text("linkedBy", linked_by, WM_LINKED_BY_MAX)))
       goto fail;
-    if (!strcmp(action, "start")) wm->collecting = 1;
+    if (!strcmp(action, "start")) {
+      wm->collecting = 1;
+      wm->auto_off = 0;
+    }
     if (id)
       interaction_set(wm, id, linked_by ? linked_by : "agent");
     else if (!strcmp(action, "mark"))
@@ -497,8 +691,10 @@ json_t *wm_handle(wm_t *wm, json_t *params, int64_t now_us, char **err_detail) {
     goto fail;
   }
 
-  json_t *reply = reply_new(wm, now_us);
-  if (reply && !strcmp(action, "read")) reply_add_records(wm, reply, since, (size_t)limit);
+  wm->last_call_us = now_us;
+  json_t *reply = reply_new(wm, now_us, (int)protocol);
+  if (reply && !strcmp(action, "read"))
+    reply_add_records(wm, reply, since, (size_t)limit, (int)protocol);
   if (!reply)
     detail = detail_new("out of memory");
   else
@@ -532,6 +728,18 @@ uint64_t wm_dropped_attributions(const wm_t *wm) {
 }
 size_t wm_pending(const wm_t *wm) {
   return wm->n_pending;
+}
+size_t wm_ring_bytes(const wm_t *wm) {
+  return wm->ring_bytes;
+}
+int wm_timings_missing(const wm_t *wm) {
+  return timings_missing(wm);
+}
+int wm_collection_auto_off(const wm_t *wm) {
+  return wm->auto_off;
+}
+const char *wm_drain_error(const wm_t *wm) {
+  return wm->drain_error;
 }
 const char *wm_run_id(const wm_t *wm) {
   return wm->run_id;

@@ -37,7 +37,17 @@ typedef struct {
   size_t read_limit_cap;   /* most records in one read reply (default 500) */
   const char *watcher_version; /* default "0.1.0" (copied) */
   double refresh_rate;     /* Hz, reported in every reply (default 60) */
+  const char *build_mode;  /* "debug", "profile" or "release" (default "profile"; copied) */
+  size_t ring_bytes;       /* estimated bytes the ring may hold (default 4 MiB; wm_record_cost) */
+  size_t read_bytes_cap;   /* estimated bytes in one read reply (default 256 KiB) */
+  int64_t auto_off_us;     /* no call for this long: collection goes off (default 30 s) */
+  uint64_t timings_missing_frames; /* frames without any FrameTiming ... (default 120) */
+  int64_t timings_missing_us;      /* ... over at least this long: timingsMissing (default 2 s) */
 } wm_config_t;
+
+/* The newest wire form the model speaks: a call with param protocol >= 2
+ * gets the block-name-table form, every other call protocol 1 (DESIGN 5). */
+#define WM_PROTOCOL_MAX 2
 
 typedef struct wm wm_t;
 
@@ -52,19 +62,24 @@ void wm_free(wm_t *wm);
 void wm_restart(wm_t *wm, const char *run_id);
 
 /* The persistent frame callback of frame frame_number at now_us: liveness +1;
- * when collecting, the events drained since the previous drain become this
- * frame's block map (else they are ignored and the map is empty); the
- * current interaction is captured with it; the map is parked in the pending
- * map. Not parked (counted in droppedAttributions): a number already
- * parked (a warm-up frame's stale number: the first map stays) or at or
- * below the newest reported one. A full pending map evicts its oldest. */
+ * first, collection goes off (collectionAutoOff) when no call came for
+ * auto_off_us; then, when collecting and draining works, the events drained
+ * since the previous drain become this frame's block map (else they are
+ * ignored and the map is empty); the current interaction is captured with
+ * it; the map is parked in the pending map. Not parked (counted in
+ * droppedAttributions): a number >= 0 already parked (a warm-up frame's
+ * stale number: the first map stays) or at or below the newest reported
+ * one. A full pending map evicts its oldest. */
 void wm_frame_drawn(wm_t *wm, int64_t frame_number, int64_t now_us,
                     const wm_event_t *events, size_t n_events);
 
 /* The timings callback with a batch of n FrameTimings: the only writer of
- * records (one per timing, joined by frame number, FIFO when it is -1; no
- * match: blocks {} and atUs = build_finish_us). Afterwards pending maps at or
- * below the newest reported number are pruned and counted as dropped. */
+ * records (one per timing, joined by frame number; a timing numbered -1, or
+ * one whose number has no map, takes the oldest map parked under -1, FIFO,
+ * as web engines before flutter#171592 number every drain -1; no match:
+ * blocks {} and atUs = build_finish_us). Afterwards numbered maps at or below
+ * the newest reported number are pruned and counted as dropped; maps parked
+ * under -1 are never pruned by number. */
 void wm_timings(wm_t *wm, const wm_timing_t *timings, size_t n);
 
 /* Lifecycle ("resumed", ..., or NULL for null; copied) and framesEnabled,
@@ -81,6 +96,16 @@ void wm_set_frames_enabled(wm_t *wm, int enabled);
  * nothing. stop also clears the current interaction. */
 json_t *wm_handle(wm_t *wm, json_t *params, int64_t now_us, char **err_detail);
 
+/* Draining FlutterTimeline failed with error (copied; the first one is
+ * kept): from now on frames get no blocks, and replies carry drainError. */
+void wm_drain_failed(wm_t *wm, const char *error);
+
+/* The estimated encoded size of a record, the unit of ring_bytes and
+ * read_bytes_cap (the same formula as the Dart RecordRing):
+ * 160 + per block (40 + name length) + with an interaction (32 + id length +
+ * linkedBy length), lengths in UTF-16 code units as Dart counts them. */
+size_t wm_record_cost(const json_t *record);
+
 /* 1 once after a probe action asked for a frame (the generator then draws
  * one even when idle), else 0. */
 int wm_take_probe(wm_t *wm);
@@ -92,6 +117,10 @@ uint64_t wm_last_seq(const wm_t *wm);
 uint64_t wm_first_seq(const wm_t *wm);  /* 0 when the ring is empty */
 uint64_t wm_dropped_attributions(const wm_t *wm); /* pending-map evictions */
 size_t wm_pending(const wm_t *wm);
+size_t wm_ring_bytes(const wm_t *wm); /* sum of wm_record_cost over the ring */
+int wm_timings_missing(const wm_t *wm);
+int wm_collection_auto_off(const wm_t *wm);
+const char *wm_drain_error(const wm_t *wm); /* NULL while draining works */
 const char *wm_run_id(const wm_t *wm);
 
 #endif

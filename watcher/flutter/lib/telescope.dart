@@ -3,7 +3,7 @@
 /// Register in `main()`, in debug and profile builds only:
 ///
 /// ```dart
-/// if (kDebugMode) {
+/// if (!kReleaseMode) {
 ///   TelescopePlugin.install();
 ///   TelescopePlugin.registerWatcher(FramePerfWatcher());
 /// }

@@ -1,11 +1,14 @@
 // The thin layer between the scheduler and WatcherCore: it reads the
 // frame number and the timeline in the frame, hands FrameTimings over, and
 // serves ext.telescope.frames. Every rule lives in the core.
+//
+// The Flutter and dart:ui behaviour relied on here is listed, with its
+// source file, in docs/flutter-apis.md.
 
 import 'dart:async';
 import 'dart:convert';
 import 'dart:developer' as developer;
-import 'dart:ui' show FlutterView, FramePhase, FrameTiming;
+import 'dart:ui' show Display, FlutterView, FramePhase, FrameTiming, PlatformDispatcher;
 
 import 'package:flutter/foundation.dart';
 import 'package:flutter/gestures.dart';
@@ -24,26 +27,42 @@ import '../core/watcher_core.dart';
 ///
 /// Register it with `TelescopePlugin.registerWatcher(FramePerfWatcher())`.
 class FramePerfWatcher {
-  /// A watcher; [linkPointerInteractions] opens an interaction `pointer-<n>`
-  /// (linkedBy `pointer`) at each pointer down while no other interaction is
-  /// current, closed once no frame was drawn for [settleDelay].
+  /// A watcher; [linkPointerInteractions] opens one interaction
+  /// `pointer-<n>` (linkedBy `pointer`) per gesture while no other
+  /// interaction is current (see [settleDelay] for when it ends).
+  ///
+  /// [frameNumberSource] replaces `PlatformDispatcher.frameData.frameNumber`
+  /// for tests: flutter_test's engine-less frames all read the same number.
   FramePerfWatcher({
     this.linkPointerInteractions = false,
     this.settleDelay = const Duration(milliseconds: 300),
     this.config = const WatcherConfig(),
+    @visibleForTesting this.frameNumberSource,
   });
 
   /// The VM service extension this watcher serves.
   static const String extensionName = 'ext.telescope.frames';
 
-  /// Whether pointer downs open interactions.
+  /// Most settle periods a pointer interaction stays open after its last
+  /// pointer event while frames keep coming (an endless animation would
+  /// otherwise keep it open for ever): 10 × 300 ms = 3 s by default.
+  static const int maxSettleExtensions = 10;
+
+  /// Whether pointer gestures open interactions.
   final bool linkPointerInteractions;
 
-  /// How long without a frame closes a pointer interaction.
+  /// A pointer interaction ends once no pointer is down and a whole
+  /// [settleDelay] passed with no pointer event and no frame drawn (a fling
+  /// keeps it open), or [maxSettleExtensions] of them passed since the last
+  /// pointer event, frames or not.
   final Duration settleDelay;
 
   /// Ring and pending sizes.
   final WatcherConfig config;
+
+  /// The frame number of the frame being drawn; null reads
+  /// `PlatformDispatcher.frameData.frameNumber`.
+  final int Function()? frameNumberSource;
 
   // Per isolate: an extension cannot be registered twice and a persistent
   // frame callback cannot be removed, so both are added once and dispatch
@@ -53,10 +72,18 @@ class FramePerfWatcher {
   static FramePerfWatcher? _active;
 
   WatcherCore? _core;
-  int _pointersDown = 0;
+  // Pointers down, by id, PointerPanZoom sessions (trackpad) included.
+  final Set<int> _pointersDown = <int>{};
   int _pointerSerial = 0;
   Interaction? _pointerInteraction;
   Timer? _settleTimer;
+  int _framesSeen = 0;
+  int _framesAtArm = 0;
+  int _settleExtensions = 0;
+  // Whether this watcher switched FlutterTimeline collection on, and what
+  // it was before, so stop (or auto-off) puts back what someone else set.
+  bool _collectionOurs = false;
+  bool _collectionBefore = false;
 
   /// Frames drawn in this isolate since the watcher started, whether or not
   /// a session runs: the proof that the engine renders.
@@ -71,10 +98,14 @@ class FramePerfWatcher {
     if (_core != null) {
       return;
     }
-    _core = WatcherCore(config: config, runId: runId);
+    _core = WatcherCore(config: config, runId: runId)
+      ..buildMode = kDebugMode ? 'debug' : (kProfileMode ? 'profile' : 'release');
     _active = this;
     final SchedulerBinding scheduler = SchedulerBinding.instance;
     // Appends to the binding's list: other listeners keep their timings.
+    // An app that assigns PlatformDispatcher.onReportTimings itself after
+    // this replaces the binding's dispatcher: frames still count but no
+    // timing comes, which the core reports as timingsMissing.
     scheduler.addTimingsCallback(_onTimings);
     if (!_frameCallbackAdded) {
       _frameCallbackAdded = true;
@@ -105,14 +136,17 @@ class FramePerfWatcher {
     if (core == null) {
       return;
     }
+    _framesSeen++;
     // Read inside the frame: the engine set it in _beginFrame, and the
-    // FrameTiming of this frame carries the same number.
-    final int frameNumber = SchedulerBinding.instance.platformDispatcher.frameData.frameNumber;
+    // FrameTiming of this frame carries the same number (-1 on web engines
+    // before flutter#171592; the core joins those first-in-first-out).
+    final int frameNumber = frameNumberSource?.call() ??
+        SchedulerBinding.instance.platformDispatcher.frameData.frameNumber;
     final int nowUs = FlutterTimeline.now;
     List<TimelineEvent> events = const <TimelineEvent>[];
-    // Only our own session drains: a buffer someone else (DevTools) turned
-    // on is left to them.
-    if (core.collecting && FlutterTimeline.debugCollectionEnabled) {
+    // Only while our session collects and no drain failed: a buffer someone
+    // else (DevTools) turned on is left to them.
+    if (core.draining && _collectionOurs && FlutterTimeline.debugCollectionEnabled) {
       try {
         events = <TimelineEvent>[
           for (final TimedBlock block in FlutterTimeline.debugCollect().timedBlocks)
@@ -123,16 +157,36 @@ class FramePerfWatcher {
             ),
         ];
       } on Object catch (error) {
-        // debugCollect asserts when someone left a block open. This frame
-        // loses its attribution, but it is still counted and recorded, and
-        // the buffer is emptied so it cannot grow frame after frame.
-        debugPrint('telescope: FlutterTimeline drain failed: $error');
+        // debugCollect asserts (debug builds) when someone left a block
+        // open. Every later drain would assert again, so draining stops for
+        // this run: the buffer is emptied, collection is put back below,
+        // and status reports the error as drainError.
         FlutterTimeline.debugReset();
+        core.drainFailed('$error');
+        debugPrint('telescope: FlutterTimeline drain failed, attribution off until a hot '
+            'restart: $error');
       }
     }
     core.frameDrawn(frameNumber, nowUs, events);
-    if (_pointerInteraction != null && _pointersDown == 0) {
-      _armSettle();
+    // No timeline block is open here (see attach), so collection may be
+    // switched: off after a drain failure or when no call came for a while.
+    _syncCollection(core);
+  }
+
+  // Makes FlutterTimeline collection follow core.draining: on, remembering
+  // the value it had; off, restoring that value. Called only where no
+  // timeline block of the framework is open (the extension handler and the
+  // persistent frame callback): toggling inside an open block breaks the
+  // buffer's static start stack.
+  void _syncCollection(WatcherCore core) {
+    final bool want = core.draining;
+    if (want && !_collectionOurs) {
+      _collectionBefore = FlutterTimeline.debugCollectionEnabled;
+      FlutterTimeline.debugCollectionEnabled = true;
+      _collectionOurs = true;
+    } else if (!want && _collectionOurs) {
+      FlutterTimeline.debugCollectionEnabled = _collectionBefore;
+      _collectionOurs = false;
     }
   }
 
@@ -163,7 +217,7 @@ class FramePerfWatcher {
     final SchedulerBinding scheduler = SchedulerBinding.instance;
     core.lifecycle = scheduler.lifecycleState?.name;
     core.framesEnabled = scheduler.framesEnabled;
-    core.refreshRate = _refreshRate(scheduler);
+    core.refreshRate = refreshRateOf(scheduler.platformDispatcher);
     final Map<String, Object?> reply;
     try {
       reply = core.handle(params, FlutterTimeline.now);
@@ -173,21 +227,40 @@ class FramePerfWatcher {
         error.detail,
       );
     }
-    final String? action = params['action'];
-    if (action == 'start' || action == 'stop') {
-      // Only here: no FlutterTimeline block is open while an extension
-      // handler runs, and toggling inside an open block breaks its stack.
-      FlutterTimeline.debugCollectionEnabled = core.collecting;
-    }
+    // No FlutterTimeline block is open while an extension handler runs.
+    _syncCollection(core);
     if (core.takeProbe()) {
       scheduler.scheduleFrame();
     }
     return developer.ServiceExtensionResponse.result(jsonEncode(reply));
   }
 
-  static double _refreshRate(SchedulerBinding scheduler) {
-    final FlutterView? view = scheduler.platformDispatcher.implicitView;
-    final double rate = view?.display.refreshRate ?? 0;
+  /// The refresh rate of the implicit view's display, else of the first
+  /// display the platform reports, else 60 Hz.
+  ///
+  /// `FlutterView.display` asserts (debug) or fails a `!` (profile) when
+  /// the embedder reports no display for the view (some custom embedders,
+  /// flutter_test's fake views), which would turn every reply into an
+  /// error; `PlatformDispatcher.displays` may then still list one.
+  @visibleForTesting
+  static double refreshRateOf(PlatformDispatcher dispatcher) {
+    double rate = 0;
+    final FlutterView? view = dispatcher.implicitView;
+    if (view != null && dispatcher.displays.isNotEmpty) {
+      try {
+        rate = view.display.refreshRate;
+      } on Object {
+        rate = 0; // the view's display id is not among the displays
+      }
+    }
+    if (!(rate > 0)) {
+      for (final Display display in dispatcher.displays) {
+        if (display.refreshRate > 0) {
+          rate = display.refreshRate;
+          break;
+        }
+      }
+    }
     return rate > 0 ? rate : 60.0;
   }
 
@@ -196,44 +269,70 @@ class FramePerfWatcher {
     if (core == null) {
       return;
     }
-    if (event is PointerDownEvent || event is PointerSignalEvent) {
-      if (event is PointerDownEvent) {
-        _pointersDown++;
-      }
+    final bool starts = event is PointerDownEvent || event is PointerPanZoomStartEvent;
+    final bool ends = event is PointerUpEvent ||
+        event is PointerCancelEvent ||
+        event is PointerPanZoomEndEvent;
+    final bool tick = event is PointerSignalEvent; // wheel, trackpad inertia, scale
+    if (!starts && !ends && !tick && !(event is PointerMoveEvent || event is PointerPanZoomUpdateEvent)) {
+      return; // hover, add, remove: not a gesture
+    }
+    _settleExtensions = 0;
+    if (starts || tick) {
+      _openPointerInteraction(core);
+    }
+    if (starts) {
+      _pointersDown.add(event.pointer);
       _settleTimer?.cancel();
-      final Interaction? current = core.interaction;
-      // An interaction the agent or the app named wins over pointer links.
-      if (current == null || identical(current, _pointerInteraction)) {
-        _pointerSerial++;
-        _pointerInteraction = Interaction('pointer-$_pointerSerial', 'pointer');
-        core.setInteraction(_pointerInteraction);
-      }
-      if (_pointersDown == 0) {
-        _armSettle();
-      }
-    } else if (event is PointerUpEvent || event is PointerCancelEvent) {
-      if (_pointersDown > 0) {
-        _pointersDown--;
-      }
-      if (_pointersDown == 0) {
-        _armSettle();
-      }
+      _settleTimer = null;
+    } else if (ends) {
+      _pointersDown.remove(event.pointer);
+    }
+    // One timer per pointer event that can end a gesture, never per frame.
+    if (_pointerInteraction != null && _pointersDown.isEmpty && (ends || tick)) {
+      _armSettle();
     }
   }
 
-  // (Re)starts the countdown that closes the pointer interaction once
-  // frames have settled: every drawn frame pushes it back.
-  void _armSettle() {
-    if (_pointerInteraction == null) {
+  // The first pointer of a gesture opens its interaction; later ones (a
+  // second finger, the next wheel tick) join it. One the agent or the app
+  // named wins over pointer links.
+  void _openPointerInteraction(WatcherCore core) {
+    final Interaction? current = core.interaction;
+    if (_pointerInteraction != null && identical(current, _pointerInteraction)) {
       return;
     }
+    if (current != null) {
+      return;
+    }
+    _pointerSerial++;
+    _pointerInteraction = Interaction('pointer-$_pointerSerial', 'pointer');
+    core.setInteraction(_pointerInteraction);
+  }
+
+  void _armSettle() {
     _settleTimer?.cancel();
-    _settleTimer = Timer(settleDelay, () {
-      final WatcherCore? core = _core;
-      if (core != null && identical(core.interaction, _pointerInteraction)) {
-        core.setInteraction(null);
-      }
-      _pointerInteraction = null;
-    });
+    _framesAtArm = _framesSeen;
+    _settleTimer = Timer(settleDelay, _onSettle);
+  }
+
+  // Frames drawn during the last settleDelay (a fling, an ink splash)
+  // extend the interaction by one more period, up to maxSettleExtensions
+  // after the last pointer event.
+  void _onSettle() {
+    _settleTimer = null;
+    if (_pointersDown.isNotEmpty || _pointerInteraction == null) {
+      return;
+    }
+    if (_framesSeen != _framesAtArm && _settleExtensions < maxSettleExtensions) {
+      _settleExtensions++;
+      _armSettle();
+      return;
+    }
+    final WatcherCore? core = _core;
+    if (core != null && identical(core.interaction, _pointerInteraction)) {
+      core.setInteraction(null);
+    }
+    _pointerInteraction = null;
   }
 }

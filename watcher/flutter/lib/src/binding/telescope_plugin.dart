@@ -12,7 +12,7 @@ import 'frame_perf_watcher.dart';
 /// Installs telescope in the running isolate.
 ///
 /// ```dart
-/// if (kDebugMode) {
+/// if (!kReleaseMode) {
 ///   TelescopePlugin.install();
 ///   TelescopePlugin.registerWatcher(FramePerfWatcher());
 /// }

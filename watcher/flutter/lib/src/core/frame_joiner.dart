@@ -36,8 +36,13 @@ class PendingFrame {
 /// * a number at or below the newest reported one can never match: dropped;
 /// * a full map evicts its oldest entry;
 /// * a timing numbered -1 takes the oldest entry (FIFO);
-/// * after a batch, entries at or below the newest reported number are
-///   pruned (a frame that never got a FrameTiming).
+/// * a numbered timing takes the entry with its number, else the oldest
+///   entry parked under -1: Flutter web before flutter#171592 (mid 2025)
+///   reads `frameData.frameNumber` as -1 in every frame while web
+///   `FrameTiming.frameNumber` defaults to 1, so the two never meet;
+/// * after a batch, numbered entries at or below the newest reported number
+///   are pruned (a frame that never got a FrameTiming); entries parked
+///   under -1 are never pruned by number (the capacity bounds them).
 ///
 /// Every drop is counted in [droppedAttributions].
 class FrameJoiner {
@@ -79,6 +84,9 @@ class FrameJoiner {
       index = _pending.isEmpty ? -1 : 0;
     } else {
       index = _indexOf(frameNumber);
+      if (index < 0) {
+        index = _indexOf(-1);
+      }
     }
     if (frameNumber > _maxReported) {
       _maxReported = frameNumber;
@@ -93,7 +101,8 @@ class FrameJoiner {
       return;
     }
     final int before = _pending.length;
-    _pending.removeWhere((PendingFrame p) => p.frameNumber <= _maxReported);
+    _pending.removeWhere(
+        (PendingFrame p) => p.frameNumber >= 0 && p.frameNumber <= _maxReported);
     _droppedAttributions += before - _pending.length;
   }
 

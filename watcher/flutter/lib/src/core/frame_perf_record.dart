@@ -76,8 +76,48 @@ class FramePerfRecord {
   /// The interaction current when the frame was drawn, if any.
   final Interaction? interaction;
 
+  /// The estimated size of the record's protocol-1 encoding, the unit of
+  /// the ring's and a read's byte bounds: 160 + per block (40 + name
+  /// length) + with an interaction (32 + id length + linkedBy length),
+  /// lengths in UTF-16 code units (the same formula as `wm_record_cost` in
+  /// `watcher/sim/model.c`). Computed once: a record never changes.
+  late final int cost = _cost();
+
+  int _cost() {
+    int cost = 160;
+    for (final String name in blocks.keys) {
+      cost += 40 + name.length;
+    }
+    final Interaction? current = interaction;
+    if (current != null) {
+      cost += 32 + current.interactionId.length + current.linkedBy.length;
+    }
+    return cost;
+  }
+
+  /// The protocol-2 wire form: [toJson] with `blocks` as a flat list of
+  /// `[nameIndex, micros, selfMicros, count]` quadruples, the index into the
+  /// reply's block-name table, which [names] collects (name → index, in
+  /// first-use order).
+  Map<String, Object?> toJsonV2(Map<String, int> names) {
+    final List<int> flat = <int>[];
+    for (final MapEntry<String, BlockStats> e in blocks.entries) {
+      final int index = names.putIfAbsent(e.key, () => names.length);
+      flat
+        ..add(index)
+        ..add(e.value.micros)
+        ..add(e.value.selfMicros)
+        ..add(e.value.count);
+    }
+    return _fields(flat);
+  }
+
   /// The wire form, every field of the schema.
-  Map<String, Object?> toJson() {
+  Map<String, Object?> toJson() => _fields(<String, Object?>{
+        for (final MapEntry<String, BlockStats> e in blocks.entries) e.key: e.value.toJson(),
+      });
+
+  Map<String, Object?> _fields(Object blocksJson) {
     final Map<String, Object?> json = <String, Object?>{
       'seq': seq,
       'frameNumber': timing.frameNumber,
@@ -89,9 +129,7 @@ class FramePerfRecord {
       'totalSpanUs': _nonNegative(timing.rasterFinishUs - timing.vsyncStartUs),
       'layerCacheCount': _nonNegative(timing.layerCacheCount),
       'pictureCacheCount': _nonNegative(timing.pictureCacheCount),
-      'blocks': <String, Object?>{
-        for (final MapEntry<String, BlockStats> e in blocks.entries) e.key: e.value.toJson(),
-      },
+      'blocks': blocksJson,
     };
     final Interaction? current = interaction;
     if (current != null) {

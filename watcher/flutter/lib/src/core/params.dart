@@ -68,3 +68,18 @@ int parseDecimal(Map<String, String> params, String key, int fallback, {int? max
   }
   return value;
 }
+
+/// The wire protocol of the reply: the param `protocol` (a decimal >= 1,
+/// default 1) capped at [newest], the newest this watcher speaks. A server
+/// asks for the newest it reads; an older watcher ignores the param.
+int parseProtocol(Map<String, String> params, int newest) {
+  final String? text = params['protocol'];
+  if (text == null) {
+    return 1;
+  }
+  final int? value = _decimal.hasMatch(text) ? int.tryParse(text) : null;
+  if (value == null || value < 1) {
+    throw WatcherParamError('protocol must be a decimal integer >= 1, got "$text"');
+  }
+  return value < newest ? value : newest;
+}

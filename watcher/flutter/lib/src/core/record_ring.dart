@@ -14,16 +14,30 @@ class RecordPage {
   final bool more;
 }
 
-/// Keeps the newest [capacity] records; `seq` grows by one per record from
-/// 1 and never repeats within a run.
+/// Keeps the newest records, at most [capacity] of them and at most
+/// [byteBudget] by their summed [FramePerfRecord.cost]; `seq` grows by one
+/// per record from 1 and never repeats within a run.
+///
+/// The byte bound is what keeps the app's memory in check: with
+/// `trackWidgets` a record holds hundreds of blocks, and 4 096 of them would
+/// be tens of MB on the UI isolate's heap.
 class RecordRing {
-  /// A ring of [capacity] records.
-  RecordRing({this.capacity = 4096}) : assert(capacity > 0);
+  /// A ring of [capacity] records and [byteBudget] estimated bytes.
+  RecordRing({this.capacity = 4096, this.byteBudget = 4 << 20}) : assert(capacity > 0);
 
   /// Most records held.
   final int capacity;
 
-  final List<FramePerfRecord> _slots = <FramePerfRecord>[];
+  /// Most estimated bytes held (the newest record is kept even when it
+  /// alone is larger).
+  final int byteBudget;
+
+  int _bytes = 0;
+
+  /// The summed cost of the records held.
+  int get bytes => _bytes;
+
+  final List<FramePerfRecord?> _slots = <FramePerfRecord?>[];
   int _head = 0;
   int _length = 0;
   int _nextSeq = 1;
@@ -40,34 +54,48 @@ class RecordRing {
   /// Records held.
   int get length => _length;
 
-  /// Appends the record [build] makes for seq [nextSeq]; a full ring drops
-  /// its oldest record.
+  /// Appends the record [build] makes for seq [nextSeq]; the oldest records
+  /// go while the ring is full by count or the new one would take it over
+  /// [byteBudget].
   void add(FramePerfRecord Function(int seq) build) {
     final FramePerfRecord record = build(_nextSeq);
     _nextSeq++;
-    if (_slots.length < capacity) {
-      _slots.add(record);
-      _length++;
-      return;
+    final int cost = record.cost;
+    while (_length > 0 && (_length == capacity || _bytes + cost > byteBudget)) {
+      _bytes -= _slots[_head]!.cost;
+      _slots[_head] = null;
+      _head = (_head + 1) % capacity;
+      _length--;
     }
-    // Full (slots only grow until reset): overwrite the oldest.
-    _slots[_head] = record;
-    _head = (_head + 1) % capacity;
+    if (_slots.length < capacity) {
+      // Slots grow to capacity once, then are reused in place.
+      _slots.add(null);
+    }
+    _slots[(_head + _length) % capacity] = record;
+    _length++;
+    _bytes += cost;
   }
 
-  /// Records with seq > [since], oldest first, at most [limit].
-  RecordPage after(int since, int limit) {
+  /// Records with seq > [since], oldest first, at most [limit] and no more
+  /// than [byteCap] by summed cost (the first one always, when any).
+  RecordPage after(int since, int limit, {int? byteCap}) {
     final int first = firstSeq;
     int skip = 0;
     if (first > 0 && since >= first) {
       skip = since - first + 1;
     }
     final int available = skip < _length ? _length - skip : 0;
-    final int take = available < limit ? available : limit;
-    final List<FramePerfRecord> records = <FramePerfRecord>[
-      for (int i = 0; i < take; i++) _slots[(_head + skip + i) % capacity],
-    ];
-    return RecordPage(records, take < available);
+    final List<FramePerfRecord> records = <FramePerfRecord>[];
+    int bytes = 0;
+    while (records.length < available && records.length < limit) {
+      final FramePerfRecord record = _slots[(_head + skip + records.length) % capacity]!;
+      if (byteCap != null && records.isNotEmpty && bytes + record.cost > byteCap) {
+        break;
+      }
+      bytes += record.cost;
+      records.add(record);
+    }
+    return RecordPage(records, records.length < available);
   }
 
   /// Forgets every record and starts seq at 1 again (hot restart).
@@ -75,6 +103,7 @@ class RecordRing {
     _slots.clear();
     _head = 0;
     _length = 0;
+    _bytes = 0;
     _nextSeq = 1;
   }
 }

@@ -12,8 +12,13 @@ import 'record_ring.dart';
 /// The version reported as `watcherVersion`.
 const String telescopeWatcherVersion = '0.1.0';
 
-/// The wire protocol version reported as `protocol`.
-const int telescopeProtocol = 1;
+/// The newest wire protocol this watcher speaks. A call with the param
+/// `protocol` "2" (or more) gets the protocol-2 form (a block-name table per
+/// reply, blocks as quadruples); every other call gets protocol 1.
+const int telescopeProtocol = 2;
+
+/// The build modes reported as `buildMode`.
+const List<String> watcherBuildModes = <String>['debug', 'profile', 'release'];
 
 /// Sizes and fixed reply values of a [WatcherCore].
 class WatcherConfig {
@@ -23,6 +28,12 @@ class WatcherConfig {
     this.pendingCapacity = 256,
     this.readLimitCap = 500,
     this.watcherVersion = telescopeWatcherVersion,
+    this.buildMode = 'profile',
+    this.ringBytes = 4 << 20,
+    this.readBytesCap = 256 << 10,
+    this.autoOff = const Duration(seconds: 30),
+    this.timingsMissingFrames = 120,
+    this.timingsMissingAfter = const Duration(seconds: 2),
   });
 
   /// Records kept.
@@ -36,6 +47,31 @@ class WatcherConfig {
 
   /// Reported as `watcherVersion`.
   final String watcherVersion;
+
+  /// Reported as `buildMode`: `debug`, `profile` or `release` (the binding
+  /// passes what `kDebugMode`/`kProfileMode` say).
+  final String buildMode;
+
+  /// Estimated bytes the ring may hold ([FramePerfRecord.cost]).
+  final int ringBytes;
+
+  /// Estimated bytes in one read reply: a read encodes on the UI isolate,
+  /// so a page is kept small enough not to cost a frame.
+  final int readBytesCap;
+
+  /// Collection switches itself off at the first frame this long after the
+  /// last call: the server polls every 200 ms while a session runs, so a
+  /// silence this long means it is gone (exited without `stop`).
+  final Duration autoOff;
+
+  /// `timingsMissing` needs at least this many frames drawn ...
+  final int timingsMissingFrames;
+
+  /// ... over at least this long with no FrameTiming arriving. The engine
+  /// reports timings in batches about every 100 ms (debug/profile) to 1 s
+  /// (release), so two seconds of frames without one means the callback
+  /// was replaced.
+  final Duration timingsMissingAfter;
 }
 
 /// FramePerfWatcher's state and rules, fed with plain data.
@@ -43,8 +79,9 @@ class WatcherCore {
   /// A core for run [runId].
   WatcherCore({this.config = const WatcherConfig(), required String runId})
       : _runId = runId,
+        buildMode = config.buildMode,
         _joiner = FrameJoiner(capacity: config.pendingCapacity),
-        _ring = RecordRing(capacity: config.ringCapacity);
+        _ring = RecordRing(capacity: config.ringCapacity, byteBudget: config.ringBytes);
 
   /// Sizes and fixed values.
   final WatcherConfig config;
@@ -56,6 +93,12 @@ class WatcherCore {
   bool _collecting = false;
   Interaction? _interaction;
   bool _probe = false;
+  String? _drainError;
+  bool _autoOff = false;
+  int _lastCallUs = 0;
+  int _untimed = 0;
+  int _untimedFromUs = 0;
+  int _lastFrameUs = 0;
 
   /// The app's lifecycle as reported (`resumed`, …, or null); set by the
   /// binding before each reply.
@@ -67,6 +110,10 @@ class WatcherCore {
   /// The display's refresh rate in Hz; set by the binding.
   double refreshRate = 60.0;
 
+  /// Reported as `buildMode` (from [WatcherConfig.buildMode]; the binding
+  /// sets what the build really is).
+  String buildMode;
+
   /// Chosen at install; new on hot restart.
   String get runId => _runId;
 
@@ -75,6 +122,25 @@ class WatcherCore {
 
   /// Whether attribution is on (FlutterTimeline collection).
   bool get collecting => _collecting;
+
+  /// Whether the binding should drain FlutterTimeline in each frame (and
+  /// keep its collection on): collecting, and no drain has failed.
+  bool get draining => _collecting && _drainError == null;
+
+  /// The first drain failure (null while draining works).
+  String? get drainError => _drainError;
+
+  /// Whether collection switched itself off because no call came.
+  bool get collectionAutoOff => _autoOff;
+
+  /// Whether frames are drawn but no FrameTiming arrives (the app assigned
+  /// `PlatformDispatcher.onReportTimings` itself, dropping ours).
+  bool get timingsMissing =>
+      _untimed >= config.timingsMissingFrames &&
+      _lastFrameUs - _untimedFromUs >= config.timingsMissingAfter.inMicroseconds;
+
+  /// The summed cost of the records held ([FramePerfRecord.cost]).
+  int get ringBytes => _ring.bytes;
 
   /// The interaction that tags frames drawn now.
   Interaction? get interaction => _interaction;
@@ -85,6 +151,18 @@ class WatcherCore {
   /// Maps dropped before a timing claimed them.
   int get droppedAttributions => _joiner.droppedAttributions;
 
+  /// Draining FlutterTimeline threw [error]: no frame gets blocks from now
+  /// on (the binding stops draining and restores collection), and replies
+  /// report the first error as `drainError`, cut to 256 characters.
+  void drainFailed(String error) {
+    if (_drainError != null) {
+      return;
+    }
+    final String text = error.isEmpty ? 'drain failed' : error;
+    final List<int> runes = text.runes.toList();
+    _drainError = runes.length > 256 ? String.fromCharCodes(runes.take(256)) : text;
+  }
+
   /// Seq of the oldest record held (0 when empty).
   int get firstSeq => _ring.firstSeq;
 
@@ -94,9 +172,21 @@ class WatcherCore {
   /// The persistent frame callback of frame [frameNumber] at [nowUs], with
   /// the blocks drained since the previous frame ([events], finish order;
   /// ignored while not collecting, as FlutterTimeline records nothing then).
+  ///
+  /// First, collection switches itself off (as `stop`, with
+  /// [collectionAutoOff] set) when no call came for [WatcherConfig.autoOff].
   void frameDrawn(int frameNumber, int nowUs, List<TimelineEvent> events) {
     _livenessCounter++;
-    final Map<String, BlockStats> blocks = _collecting
+    if (_untimed++ == 0) {
+      _untimedFromUs = nowUs;
+    }
+    _lastFrameUs = nowUs;
+    if (_collecting && nowUs - _lastCallUs >= config.autoOff.inMicroseconds) {
+      _collecting = false;
+      _autoOff = true;
+      _interaction = null;
+    }
+    final Map<String, BlockStats> blocks = draining
         ? BlockAttribution.attribute(events)
         : <String, BlockStats>{};
     _joiner.park(PendingFrame(
@@ -111,6 +201,9 @@ class WatcherCore {
   /// records. A timing without a parked map gets empty blocks, no
   /// interaction and its own buildFinish as `atUs`.
   void timings(List<FrameTimingSample> batch) {
+    if (batch.isNotEmpty) {
+      _untimed = 0;
+    }
     for (final FrameTimingSample timing in batch) {
       final PendingFrame? frame = _joiner.take(timing.frameNumber);
       _ring.add((int seq) => FramePerfRecord(
@@ -145,6 +238,12 @@ class WatcherCore {
     _collecting = false;
     _interaction = null;
     _probe = false;
+    _drainError = null;
+    _autoOff = false;
+    _lastCallUs = 0;
+    _untimed = 0;
+    _untimedFromUs = 0;
+    _lastFrameUs = 0;
   }
 
   /// `ext.telescope.frames` with the VM's string [params] at [nowUs].
@@ -153,6 +252,7 @@ class WatcherCore {
   /// changed nothing.
   Map<String, Object?> handle(Map<String, String> params, int nowUs) {
     final WatcherAction action = parseAction(params);
+    final int protocol = parseProtocol(params, telescopeProtocol);
     int since = 0;
     int limit = config.readLimitCap;
     if (action == WatcherAction.read) {
@@ -165,6 +265,7 @@ class WatcherCore {
       final Interaction? requested = _requestedInteraction(params);
       if (action == WatcherAction.start) {
         _collecting = true;
+        _autoOff = false;
       }
       if (requested != null) {
         _interaction = requested;
@@ -178,12 +279,23 @@ class WatcherCore {
     } else if (action == WatcherAction.probe) {
       _probe = true;
     }
-    final Map<String, Object?> reply = _reply(nowUs);
+    _lastCallUs = nowUs;
+    final Map<String, Object?> reply = _reply(nowUs, protocol);
     if (action == WatcherAction.read) {
-      final RecordPage page = _ring.after(since, limit);
-      reply['records'] = <Map<String, Object?>>[
-        for (final FramePerfRecord record in page.records) record.toJson(),
-      ];
+      final RecordPage page = _ring.after(since, limit, byteCap: config.readBytesCap);
+      if (protocol >= 2) {
+        final Map<String, int> names = <String, int>{};
+        final List<Map<String, Object?>> records = <Map<String, Object?>>[
+          for (final FramePerfRecord record in page.records) record.toJsonV2(names),
+        ];
+        // A map keeps insertion order, which is index order here.
+        reply['blockNames'] = names.keys.toList();
+        reply['records'] = records;
+      } else {
+        reply['records'] = <Map<String, Object?>>[
+          for (final FramePerfRecord record in page.records) record.toJson(),
+        ];
+      }
       reply['more'] = page.more;
     }
     return reply;
@@ -208,8 +320,8 @@ class WatcherCore {
     return Interaction(id, linkedBy);
   }
 
-  Map<String, Object?> _reply(int nowUs) => <String, Object?>{
-        'protocol': telescopeProtocol,
+  Map<String, Object?> _reply(int nowUs, int protocol) => <String, Object?>{
+        'protocol': protocol,
         'watcherVersion': config.watcherVersion,
         'runId': _runId,
         'livenessCounter': _livenessCounter,
@@ -223,5 +335,9 @@ class WatcherCore {
         'lastSeq': _ring.lastSeq,
         'pending': _joiner.pending,
         'droppedAttributions': _joiner.droppedAttributions,
+        'buildMode': buildMode,
+        'drainError': _drainError,
+        'timingsMissing': timingsMissing,
+        'collectionAutoOff': _autoOff,
       };
 }
