@@ -1,0 +1,428 @@
+/* The session manager's state machine (server/sessions.c) on a real libuv
+ * loop, against a fake transport whose watcher is the C model of the watcher
+ * (watcher/sim/model.c): the same replies the simulator gives, with faults
+ * injected per call. Every test counts its callbacks, checks that none ran
+ * synchronously, and ends with uv_loop_close == 0. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <uv.h>
+
+#include "model.h"
+#include "sessions.h"
+
+/* ---- the fake transport ------------------------------------------------ */
+
+struct vm_call { /* this test's own: the server's vm_call never links in here */
+  uv_timer_t timer;
+  char method[64];
+  json_t *params;
+  vm_reply_cb cb;
+  void *arg;
+  diag_code_t fail; /* answer with this instead */
+  int cancelled;
+  struct vm_call *next;
+};
+
+typedef struct {
+  uv_loop_t loop;
+  wm_t *wm;
+  int64_t now_us;
+  int64_t frame;
+  char log[64][48]; /* "ext.telescope.frames:start", "ext.flutter.profileWidgetBuilds" … */
+  int nlog;
+  diag_code_t fail_next[8]; /* faults for the next calls, in order */
+  int nfail;
+  int delay_ms;
+  int inflight;
+  int tracking[3];
+} fake_t;
+
+static fake_t F;
+
+static void call_closed(uv_handle_t *h) {
+  struct vm_call *c = h->data;
+  json_decref(c->params);
+  free(c);
+}
+
+static void call_fire(uv_timer_t *t) {
+  struct vm_call *c = t->data;
+  F.inflight--;
+  vm_result_t res = {DIAG_NONE, 0, "", NULL};
+  json_t *reply = NULL;
+  if (c->fail != DIAG_NONE) {
+    res.diag = c->fail;
+    res.detail = "injected";
+  } else if (!strcmp(c->method, "ext.telescope.frames")) {
+    char *err = NULL;
+    reply = wm_handle(F.wm, c->params, F.now_us, &err);
+    if (!reply) {
+      res.rpc_code = -32602;
+      res.detail = err;
+    }
+    res.result = reply;
+    free(err);
+  } else { /* a profile switch: Flutter's registerBoolServiceExtension */
+    int k = strstr(c->method, "Widget") ? 0 : strstr(c->method, "Layout") ? 1 : 2;
+    const char *v = json_string_value(json_object_get(c->params, "enabled"));
+    if (v) F.tracking[k] = !strcmp(v, "true");
+    reply = json_pack("{s:s}", "enabled", F.tracking[k] ? "true" : "false");
+    res.result = reply;
+  }
+  c->cb(c->arg, &res);
+  json_decref(reply);
+  uv_close((uv_handle_t *)&c->timer, call_closed);
+}
+
+static vm_call_t *fake_call(void *arg, const char *method, json_t *params, vm_reply_cb cb,
+                            void *cb_arg) {
+  (void)arg;
+  struct vm_call *c = calloc(1, sizeof *c);
+  snprintf(c->method, sizeof c->method, "%s", method);
+  c->params = params;
+  c->cb = cb;
+  c->arg = cb_arg;
+  if (F.nfail) {
+    c->fail = F.fail_next[0];
+    memmove(F.fail_next, F.fail_next + 1, sizeof F.fail_next - sizeof *F.fail_next);
+    F.nfail--;
+  }
+  const char *action = json_string_value(json_object_get(params, "action"));
+  if (F.nlog < 64)
+    snprintf(F.log[F.nlog++], sizeof F.log[0], "%s%s%s", method, action ? ":" : "",
+             action ? action : "");
+  uv_timer_init(&F.loop, &c->timer);
+  c->timer.data = c;
+  uv_timer_start(&c->timer, call_fire, (uint64_t)F.delay_ms, 0);
+  F.inflight++;
+  return c;
+}
+
+static void fake_cancel(vm_call_t *c) {
+  uv_timer_stop(&c->timer);
+  F.inflight--;
+  uv_close((uv_handle_t *)&c->timer, call_closed);
+}
+
+/* The app draws n frames (each with a BUILD block) and delivers their timings. */
+static void draw(int n) {
+  for (int i = 0; i < n; i++) {
+    F.frame++;
+    F.now_us += 16667;
+    wm_event_t ev = {"BUILD", F.now_us - 5000, 4000};
+    wm_frame_drawn(F.wm, F.frame, F.now_us, &ev, 1);
+    wm_timing_t t = {F.frame, F.now_us - 6000, F.now_us - 5000, F.now_us - 1000, F.now_us - 900,
+                     F.now_us - 100, 0, 0};
+    wm_timings(F.wm, &t, 1);
+  }
+}
+
+static int count_log(const char *what) {
+  int n = 0;
+  for (int i = 0; i < F.nlog; i++) n += strcmp(F.log[i], what) == 0;
+  return n;
+}
+
+/* ---- harness ----------------------------------------------------------- */
+
+typedef struct {
+  int calls;
+  session_t *s;
+  int joined;
+  wp_status_t st;
+} got_t;
+
+static void on_open(void *arg, session_t *s, int joined, const wp_status_t *st) {
+  got_t *g = arg;
+  g->calls++;
+  g->s = s;
+  g->joined = joined;
+  g->st = *st;
+}
+
+static void on_done(void *arg, session_t *s, const wp_status_t *st) {
+  got_t *g = arg;
+  g->calls++;
+  g->s = s;
+  g->st = *st;
+}
+
+static int replies;
+static void on_reply(void *arg, const record_reply_t *r) {
+  (void)arg;
+  (void)r;
+  replies++;
+}
+
+static sessions_t *M;
+
+static void setup(void) {
+  memset(&F, 0, sizeof F);
+  ck_assert_int_eq(uv_loop_init(&F.loop), 0);
+  F.wm = wm_new(NULL, "run-1");
+  F.now_us = 1000000;
+  F.delay_ms = 1;
+  M = sessions_new(&F.loop, on_reply, NULL);
+  wp_transport_t t = {fake_call, fake_cancel, NULL};
+  sessions_set_transport(M, &t);
+  replies = 0;
+}
+
+static void teardown(void) {
+  sessions_free(M);
+  uv_run(&F.loop, UV_RUN_DEFAULT);
+  ck_assert_int_eq(uv_loop_close(&F.loop), 0);
+  wm_free(F.wm);
+}
+
+/* Runs the loop until cond holds (bounded). */
+#define RUN_UNTIL(cond)                                                      \
+  do {                                                                       \
+    for (int i_ = 0; i_ < 5000 && !(cond); i_++) uv_run(&F.loop, UV_RUN_ONCE); \
+    ck_assert_msg((cond), "never: %s", #cond);                               \
+  } while (0)
+
+static session_t *open_one(const session_options_t *o) {
+  got_t g = {0};
+  sessions_wait_t *w = sessions_open(M, o, on_open, &g);
+  ck_assert_ptr_nonnull(w);
+  ck_assert_int_eq(g.calls, 0); /* never from inside the call */
+  RUN_UNTIL(g.calls == 1);
+  ck_assert_ptr_nonnull(g.s);
+  return g.s;
+}
+
+static uint64_t drain_now(session_t *s) {
+  got_t g = {0};
+  ck_assert_ptr_nonnull(sessions_drain(M, s, on_done, &g));
+  ck_assert_int_eq(g.calls, 0);
+  RUN_UNTIL(g.calls == 1);
+  session_unref(g.s);
+  return store_frames_seen(session_store(s));
+}
+
+/* ---- tests ------------------------------------------------------------- */
+
+START_TEST(open_then_join) {
+  session_options_t o = {0};
+  got_t a = {0}, b = {0};
+  sessions_wait_t *wa = sessions_open(M, &o, on_open, &a);
+  sessions_wait_t *wb = sessions_open(M, &o, on_open, &b); /* overlapping start */
+  ck_assert_ptr_nonnull(wa);
+  ck_assert_ptr_nonnull(wb);
+  ck_assert_int_eq(a.calls + b.calls, 0);
+  RUN_UNTIL(a.calls == 1 && b.calls == 1);
+  ck_assert_ptr_eq(a.s, b.s);
+  ck_assert_int_eq(a.joined, 0);
+  ck_assert_int_eq(b.joined, 1);
+  ck_assert_int_eq(session_state(a.s), SESSION_ACTIVE);
+  ck_assert_ptr_eq(sessions_current(M), a.s);
+  ck_assert_int_eq(count_log("ext.telescope.frames:start"), 1); /* one switch-on for both */
+  ck_assert(wm_collecting(F.wm));
+  session_unref(a.s);
+  session_unref(b.s);
+}
+END_TEST
+
+START_TEST(frames_delivered_once_to_each_session) {
+  session_options_t o = {0};
+  draw(5); /* history: before the session */
+  session_t *s = open_one(&o);
+  draw(7);
+  ck_assert_uint_eq(drain_now(s), 7);
+  /* A capture window opened now sees only what comes after it. */
+  session_options_t c = {0};
+  c.capture = 1;
+  session_t *w = open_one(&c);
+  ck_assert_ptr_ne(w, s);
+  ck_assert_ptr_eq(sessions_current(M), s); /* a capture is never the current session */
+  ck_assert_int_eq(count_log("ext.telescope.frames:start"), 1); /* attribution already on */
+  draw(1200); /* more than two drain pages */
+  ck_assert_uint_eq(drain_now(s), 1207);
+  ck_assert_uint_eq(store_frames_seen(session_store(w)), 1200);
+  ck_assert_uint_eq(store_frames_lost(session_store(s)), 0);
+  /* Closing the window leaves the session open and attribution on. */
+  got_t g = {0};
+  ck_assert_ptr_nonnull(sessions_close(M, w, on_done, &g));
+  RUN_UNTIL(g.calls == 1);
+  ck_assert_int_eq(session_state(w), SESSION_CLOSED);
+  ck_assert_int_eq(session_state(s), SESSION_ACTIVE);
+  ck_assert(wm_collecting(F.wm));
+  session_unref(g.s);
+  session_unref(w);
+  session_unref(s);
+}
+END_TEST
+
+START_TEST(overlapping_closes_join) {
+  session_options_t o = {0};
+  o.track[WP_TRACK_WIDGETS] = 1;
+  session_t *s = open_one(&o);
+  ck_assert_int_eq(F.tracking[0], 1);
+  draw(3);
+  got_t a = {0}, b = {0};
+  ck_assert_ptr_nonnull(sessions_close(M, s, on_done, &a));
+  ck_assert_ptr_nonnull(sessions_close(M, s, on_done, &b));
+  ck_assert_int_eq(session_state(s), SESSION_CLOSING);
+  RUN_UNTIL(a.calls == 1 && b.calls == 1);
+  ck_assert_ptr_eq(a.s, s);
+  ck_assert_ptr_eq(b.s, s);
+  ck_assert_int_eq(session_state(s), SESSION_CLOSED);
+  ck_assert_uint_eq(store_frames_seen(session_store(s)), 3);
+  /* Answered only once attribution and the switch are back as they were. */
+  ck_assert(!wm_collecting(F.wm));
+  ck_assert_int_eq(F.tracking[0], 0);
+  ck_assert_int_eq(count_log("ext.telescope.frames:stop"), 1);
+  ck_assert_ptr_null(sessions_current(M));
+  ck_assert_ptr_eq(sessions_find(M, session_id(s)), s); /* kept in the history */
+  session_unref(a.s);
+  session_unref(b.s);
+  session_unref(s);
+}
+END_TEST
+
+START_TEST(start_during_close_opens_a_new_one) {
+  session_options_t o = {0};
+  session_t *s = open_one(&o);
+  got_t c = {0}, n = {0};
+  ck_assert_ptr_nonnull(sessions_close(M, s, on_done, &c));
+  ck_assert_ptr_nonnull(sessions_open(M, &o, on_open, &n));
+  RUN_UNTIL(c.calls == 1 && n.calls == 1);
+  ck_assert_ptr_eq(c.s, s);
+  ck_assert_ptr_ne(n.s, s);
+  ck_assert_int_eq(n.joined, 0);
+  ck_assert_int_eq(session_state(n.s), SESSION_ACTIVE);
+  ck_assert_str_ne(session_id(n.s), session_id(s));
+  ck_assert(wm_collecting(F.wm)); /* stop, then start again, in that order */
+  ck_assert_int_eq(count_log("ext.telescope.frames:start"), 2);
+  session_unref(c.s);
+  session_unref(n.s);
+  session_unref(s);
+}
+END_TEST
+
+START_TEST(app_gone_keeps_frames) {
+  session_options_t o = {0};
+  session_t *s = open_one(&o);
+  draw(10);
+  ck_assert_uint_eq(drain_now(s), 10);
+  draw(4); /* never drained: the app dies first */
+  F.fail_next[0] = F.fail_next[1] = F.fail_next[2] = DIAG_NOT_CONNECTED;
+  F.nfail = 3;
+  got_t g = {0};
+  ck_assert_ptr_nonnull(sessions_close(M, s, on_done, &g));
+  RUN_UNTIL(g.calls == 1);
+  ck_assert_ptr_eq(g.s, s);
+  ck_assert_int_eq(g.st.diag, DIAG_NOT_CONNECTED); /* says why its end is not clean */
+  ck_assert_int_eq(session_state(s), SESSION_CLOSED);
+  ck_assert_uint_eq(store_frames_seen(session_store(s)), 10); /* what it measured is kept */
+  ck_assert_int_eq(session_end_status(s)->diag, DIAG_NOT_CONNECTED);
+  session_unref(g.s);
+  session_unref(s);
+}
+END_TEST
+
+START_TEST(open_fails_cleanly) {
+  session_options_t o = {0};
+  F.fail_next[0] = DIAG_WATCHER_MISSING;
+  F.nfail = 1;
+  got_t g = {0};
+  ck_assert_ptr_nonnull(sessions_open(M, &o, on_open, &g));
+  RUN_UNTIL(g.calls == 1);
+  ck_assert_ptr_null(g.s);
+  ck_assert_int_eq(g.st.diag, DIAG_WATCHER_MISSING);
+  ck_assert_ptr_null(sessions_current(M));
+  ck_assert(!sessions_busy(M));
+  /* The next start works. */
+  session_t *s = open_one(&o);
+  ck_assert_int_eq(session_state(s), SESSION_ACTIVE);
+  session_unref(s);
+}
+END_TEST
+
+START_TEST(late_stop_is_put_right_on_next_contact) {
+  session_options_t o = {0};
+  session_t *s = open_one(&o);
+  /* The stop times out (the app may still run it later): the manager
+   * believes nothing, and asks again once the app answers. */
+  F.fail_next[0] = DIAG_NONE; /* the final drain goes through */
+  F.fail_next[1] = DIAG_UNRESPONSIVE;
+  F.nfail = 2;
+  got_t g = {0};
+  ck_assert_ptr_nonnull(sessions_close(M, s, on_done, &g));
+  RUN_UNTIL(g.calls == 1);
+  ck_assert(wm_collecting(F.wm)); /* the stop never reached the app */
+  /* Any later reply that shows collecting on triggers the stop again. */
+  char *err = NULL;
+  json_t *params = json_pack("{s:s}", "action", "status");
+  json_t *reply = wm_handle(F.wm, params, F.now_us, &err);
+  record_reply_t r;
+  char perr[256];
+  ck_assert_int_eq(record_reply_parse(&r, reply, perr, sizeof perr), 0);
+  sessions_note_reply(M, &r);
+  record_reply_close(&r);
+  json_decref(reply);
+  json_decref(params);
+  RUN_UNTIL(!wm_collecting(F.wm));
+  ck_assert_int_eq(count_log("ext.telescope.frames:stop"), 2);
+  session_unref(g.s);
+  session_unref(s);
+}
+END_TEST
+
+START_TEST(hot_restart_followed) {
+  session_options_t o = {0};
+  session_t *s = open_one(&o);
+  draw(6);
+  ck_assert_uint_eq(drain_now(s), 6);
+  wm_restart(F.wm, "run-2");
+  F.frame = 0;
+  draw(4);
+  drain_now(s);
+  /* The new run is read from its start and attribution switched on again. */
+  RUN_UNTIL(wm_collecting(F.wm));
+  ck_assert_uint_eq(store_frames_seen(session_store(s)), 10);
+  ck_assert_uint_eq(store_restarts(session_store(s)), 1);
+  draw(2);
+  ck_assert_uint_eq(drain_now(s), 12);
+  session_unref(s);
+}
+END_TEST
+
+START_TEST(cancelled_waiters_are_silent) {
+  session_options_t o = {0};
+  got_t g = {0};
+  sessions_wait_t *w = sessions_open(M, &o, on_open, &g);
+  sessions_wait_cancel(w);
+  RUN_UNTIL(sessions_current(M) && session_state(sessions_current(M)) == SESSION_ACTIVE);
+  ck_assert_int_eq(g.calls, 0);
+  session_t *s = sessions_current(M);
+  w = sessions_drain(M, s, on_done, &g);
+  sessions_wait_cancel(w);
+  for (int i = 0; i < 50; i++) uv_run(&F.loop, UV_RUN_NOWAIT);
+  ck_assert_int_eq(g.calls, 0);
+}
+END_TEST
+
+int main(void) {
+  Suite *su = suite_create("sessions");
+  TCase *tc = tcase_create("manager");
+  tcase_add_checked_fixture(tc, setup, teardown);
+  tcase_add_test(tc, open_then_join);
+  tcase_add_test(tc, frames_delivered_once_to_each_session);
+  tcase_add_test(tc, overlapping_closes_join);
+  tcase_add_test(tc, start_during_close_opens_a_new_one);
+  tcase_add_test(tc, app_gone_keeps_frames);
+  tcase_add_test(tc, open_fails_cleanly);
+  tcase_add_test(tc, late_stop_is_put_right_on_next_contact);
+  tcase_add_test(tc, hot_restart_followed);
+  tcase_add_test(tc, cancelled_waiters_are_silent);
+  suite_add_tcase(su, tc);
+  SRunner *sr = srunner_create(su);
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? 1 : 0;
+}
