@@ -2,6 +2,7 @@
 
 #include <string.h>
 
+#include "budgets.h"
 #include "cursor.h"
 
 /* Which arguments each action reads (bits of arg_t). An argument outside its
@@ -17,6 +18,8 @@ typedef enum {
   ARG_BUDGET = 1 << 7,
   ARG_TRACK = 1 << 8,
   ARG_SESSION = 1 << 9,
+  ARG_BUDGETS = 1 << 10,
+  ARG_COMPARE = 1 << 11,
 } arg_t;
 
 static const unsigned uses[A__COUNT] = {
@@ -24,12 +27,14 @@ static const unsigned uses[A__COUNT] = {
     [A_START] = ARG_INTERACTION | ARG_LINKED_BY | ARG_BUDGET | ARG_TRACK,
     [A_MARK] = ARG_INTERACTION | ARG_LINKED_BY,
     [A_READ] = ARG_INTERACTION | ARG_CURSOR | ARG_LIMIT | ARG_DETAIL | ARG_WAIT | ARG_BUDGET | ARG_SESSION,
-    [A_STOP] = ARG_INTERACTION | ARG_LIMIT | ARG_DETAIL,
+    [A_STOP] = ARG_INTERACTION | ARG_LIMIT | ARG_DETAIL | ARG_BUDGETS,
     [A_CAPTURE] = ARG_INTERACTION | ARG_LINKED_BY | ARG_LIMIT | ARG_DETAIL | ARG_DURATION |
-                  ARG_BUDGET | ARG_TRACK,
+                  ARG_BUDGET | ARG_TRACK | ARG_BUDGETS,
+    [A_COMPARE] = ARG_COMPARE,
 };
 
-static const char *const action_name[A__COUNT] = {"status", "start", "mark", "read", "stop", "capture"};
+static const char *const action_name[A__COUNT] = {"status", "start", "mark",   "read",
+                                                  "stop",   "capture", "compare"};
 
 int action_check_args(op_t *op) {
   const op_args_t *a = &op->a;
@@ -49,6 +54,13 @@ int action_check_args(op_t *op) {
     cursor_kind_t kind;
     if (cursor_decode_kind(a->cursor, &kind, name, sizeof name, &n, err, sizeof err) < 0) {
       op_fail_text(op, "%s (pass a nextCursor from an earlier read, or leave it out)", err);
+      return -1;
+    }
+  }
+  if (a->budgets && (op->action == A_STOP || op->action == A_CAPTURE)) {
+    char err[256];
+    if (budgets_validate(a->budgets, err, sizeof err) < 0) {
+      op_fail_text(op, "%s", err);
       return -1;
     }
   }
@@ -72,6 +84,9 @@ int action_check_args(op_t *op) {
       {ARG_BUDGET, a->budget_ms > 0, "budgetMs"},
       {ARG_TRACK, a->any_track, "trackWidgets/trackLayouts/trackPaints"},
       {ARG_SESSION, a->session != NULL, "session"},
+      {ARG_BUDGETS, a->budgets != NULL, "budgets"},
+      {ARG_COMPARE, a->baseline != NULL, "baseline"},
+      {ARG_COMPARE, a->candidate != NULL, "candidate"},
   };
   for (size_t i = 0; i < sizeof given / sizeof *given; i++)
     if (given[i].given && !(u & given[i].bit)) op_warn(op, "%s: not used by %s; ignored", given[i].name, act);
@@ -96,6 +111,7 @@ void action_run(op_t *op) {
   case A_READ: action_read(op); break;
   case A_STOP: action_stop(op); break;
   case A_CAPTURE: action_capture(op); break;
+  case A_COMPARE: action_compare(op); break;
   case A__COUNT: break;
   }
 }

@@ -7,7 +7,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "budgets.h"
 #include "chart.h"
+#include "trace.h"
 #include "frames_answer.h"
 #include "log.h"
 
@@ -152,8 +154,12 @@ static json_t *chart_put(op_t *op, json_t *r, store_t *st, int64_t budget) {
   const char *sid = session_id(op->s);
   snprintf(title, sizeof title, "telescope %s %s%s%s", sid, op->action == A_STOP ? "stop" : "capture",
            iid ? " of " : "", iid ? iid : "");
-  snprintf(name, sizeof name, "telescope-%s-%s.%03ldZ.svg", sid, when, ts.tv_nsec / 1000000);
-  char *svg = n && !frames ? NULL : chart_svg(frames, m, budget, title);
+  int trace = op->a.chart == 2;
+  snprintf(name, sizeof name, "telescope-%s-%s.%03ldZ.%s", sid, when, ts.tv_nsec / 1000000,
+           trace ? "trace.json" : "svg");
+  char *svg = n && !frames ? NULL
+              : trace      ? trace_json(frames, m, budget, title)
+                           : chart_svg(frames, m, budget, title);
   int rc = svg ? chart_file_write(op->ctx->cfg->chart_dir, name, svg, path, sizeof path, err,
                                   sizeof err)
                : (snprintf(err, sizeof err, "out of memory"), -1);
@@ -174,10 +180,12 @@ static json_t *chart_put(op_t *op, json_t *r, store_t *st, int64_t budget) {
   json_object_set_new(r, "chart", json_pack("{s:s, s:s}", "path", path, "uri", uri));
   if (strcmp(tool_call_protocol_version(op->call), "2025-06-18") < 0) return NULL;
   char desc[160];
-  snprintf(desc, sizeof desc, "SVG frame chart: %zu frames, %zu janky, budget %.1f ms", m, janky,
+  snprintf(desc, sizeof desc, "%s: %zu frames, %zu janky, budget %.1f ms",
+           trace ? "Chrome trace (Perfetto, chrome://tracing)" : "SVG frame chart", m, janky,
            (double)budget / 1000.0);
   return json_pack("[{s:s, s:s, s:s, s:s, s:s}]", "type", "resource_link", "uri", uri, "name",
-                   strrchr(path, '/') + 1, "mimeType", "image/svg+xml", "description", desc);
+                   strrchr(path, '/') + 1, "mimeType", trace ? "application/json" : "image/svg+xml",
+                   "description", desc);
 }
 
 static void closed_diag(op_t *op, diag_code_t code);
@@ -227,6 +235,10 @@ static void closed_diag(op_t *op, diag_code_t code) {
   if (!filter && op->action == A_STOP) session_set_read_pos(s, t.next);
   if (op->a.detail != D_SUMMARY && t.taken < t.available)
     answer_put_cursor(r, 1, session_id(s), (int64_t)t.next);
+  if (op->a.budgets) {
+    json_t *b = budgets_eval(op->a.budgets, json_object_get(r, "summary"));
+    if (b) json_object_set_new(r, "budgets", b);
+  }
   if (filter && st && !store_summary(st, op->a.interaction_id))
     op_warn(op, "interactionId \"%s\": no frame of session %s carries it", op->a.interaction_id,
             session_id(s));

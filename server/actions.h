@@ -19,6 +19,7 @@ void action_mark(op_t *op);
 void action_stop(op_t *op);
 void action_read(op_t *op);
 void action_capture(op_t *op);
+void action_compare(op_t *op);
 
 /* The answer of a stop or capture: the whole session's summary and what no
  * read took yet, the session and a diagnosis when its end was not clean. */

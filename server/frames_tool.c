@@ -178,7 +178,8 @@ static int bind_app(op_t *op) {
 
 void frames_tool_invoke(frames_tool_t *t, tool_call_t *call, json_t *args) {
   op_t *op = op_new(&t->ctx, call, args);
-  if (!op || action_check_args(op) < 0 || bind_app(op) < 0) return;
+  if (!op || action_check_args(op) < 0) return;
+  if (op->action != A_COMPARE && bind_app(op) < 0) return; /* compare reads stopped sessions only */
   action_run(op);
 }
 

@@ -5,15 +5,13 @@
  * measures but does not drive: the two compose. */
 const char frames_tool_description[] =
     "Frame performance of a running Flutter app with the telescope watcher. Actions: status "
-    "(connection, liveness; always safe); start (open a session); mark (tag the "
-    "following frames with interactionId); read (frames since the last read); stop (end the "
-    "session: summary with findings, the causes of jank ranked); capture (start, then blocks "
-    "for durationMs, then stop). telescope does not drive the app: between start and stop ask "
-    "the user to use it, or drive it with the Dart MCP server's flutter_driver tools. Blocks "
-    "name widgets only with trackWidgets: true (render objects: trackLayouts, trackPaints). "
-    "Use a profile build (flutter run --profile) for real timings; debug ones are inflated. "
-    "budgetMs is fixed at start. structuredContent has every number. On isError or no frames, "
-    "follow diagnosis.hint.";
+    "(always safe); start; mark (tag the following frames with interactionId); read (the next "
+    "frames); stop (summary with findings: the causes of jank, ranked); capture (start, "
+    "blocks for durationMs, stop); compare (two stopped sessions: improved, regressed or unchanged). "
+    "telescope does not drive the app: between start and stop ask the user to use it, or drive "
+    "it with the Dart MCP server's flutter_driver tools. Blocks name widgets only with "
+    "trackWidgets: true. Profile builds (flutter run --profile) give real timings. budgetMs is "
+    "fixed at start. On isError or no frames, follow diagnosis.hint.";
 
 const char frames_tool_instructions[] =
     "telescope measures a running Flutter app's frame performance with the tool "

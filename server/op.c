@@ -8,7 +8,8 @@
 #include "container_of.h"
 #include "log.h"
 
-static const char *const action_names[A__COUNT] = {"status", "start", "mark", "read", "stop", "capture"};
+static const char *const action_names[A__COUNT] = {"status", "start", "mark",   "read",
+                                                   "stop",   "capture", "compare"};
 
 /* ---- lifecycle --------------------------------------------------------- */
 
@@ -23,6 +24,9 @@ static void args_close(op_args_t *a) {
   free(a->linked_by);
   free(a->cursor);
   free(a->session);
+  free(a->baseline);
+  free(a->candidate);
+  json_decref(a->budgets);
 }
 
 static void op_closed(uv_handle_t *h) {
@@ -76,6 +80,9 @@ static void parse_args(op_args_t *a, json_t *args) {
   a->linked_by = dup_arg(args, "linkedBy");
   a->cursor = dup_arg(args, "cursor");
   a->session = dup_arg(args, "session");
+  a->baseline = dup_arg(args, "baseline");
+  a->candidate = dup_arg(args, "candidate");
+  a->budgets = json_incref(json_object_get(args, "budgets"));
   a->has_limit = (v = json_object_get(args, "limit")) != NULL;
   a->limit = v ? (size_t)json_integer_value(v) : 20;
   const char *d = json_string_value(json_object_get(args, "detail"));
@@ -164,7 +171,7 @@ void op_warn(op_t *op, const char *fmt, ...) {
 
 json_t *op_result(op_t *op) {
   json_t *r = json_pack("{s:s}", "action", action_names[op->action]);
-  if (!r) return NULL;
+  if (!r || op->action == A_COMPARE) return r;
   json_t *conn = op->app ? vm_app_connection_json(op->app->app)
                          : json_pack("{s:s}", "state", "not_connected");
   if (json_object_set_new(r, "connection", conn)) {

@@ -25,7 +25,7 @@
 #define OP_TEXT_CAP 65536 /* no call returns more text than this */
 #define OP_MAX_WARNINGS 8
 
-typedef enum { A_STATUS = 0, A_START, A_MARK, A_READ, A_STOP, A_CAPTURE, A__COUNT } action_t;
+typedef enum { A_STATUS = 0, A_START, A_MARK, A_READ, A_STOP, A_CAPTURE, A_COMPARE, A__COUNT } action_t;
 typedef enum { D_SUMMARY = 0, D_FRAMES, D_BLOCKS } detail_t;
 
 /* The connection to the app. One vm_app for the server's life: a call
@@ -62,7 +62,9 @@ typedef struct {
   double budget_ms;         /* 0 when absent */
   int track[WP_TRACK__COUNT];
   int any_track;
-  int chart;
+  int chart; /* 0 none, 1 svg, 2 trace */
+  json_t *budgets; /* stop/capture; a reference */
+  char *baseline, *candidate;
 } op_args_t;
 
 struct op {

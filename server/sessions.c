@@ -19,6 +19,8 @@ struct session {
   double budget_ms;
   int64_t budget_us;
   int track[WP_TRACK__COUNT];
+  double refresh_rate;    /* the app's, when the session began (Hz; 0 unknown) */
+  const char *build_mode; /* static "debug"/"profile"/"release"; NULL unknown */
   store_t *store; /* set once the session has begun (its first position is known) */
   uint64_t read_pos;
   uint64_t started_ms, stopped_ms;
@@ -203,6 +205,8 @@ static void session_fail_open(sessions_t *m, session_t *s, const wp_status_t *st
  * numbers after it is the session's. */
 static void session_begin(sessions_t *m, session_t *s, const record_reply_t *r) {
   s->asked = 0;
+  s->refresh_rate = r->refresh_rate;
+  s->build_mode = r->build_mode;
   s->budget_us = summary_budget_us(s->budget_ms, r->refresh_rate);
   s->store = store_new(s->budget_us);
   if (!s->store || store_add_reply(s->store, r, NULL) < 0) {
@@ -728,6 +732,13 @@ session_t *sessions_find(sessions_t *m, const char *id) {
 }
 
 int sessions_busy(const sessions_t *m) { return m->open != NULL; }
+
+session_t *sessions_stopped(sessions_t *m, size_t k) {
+  return k < m->nhistory ? m->history[m->nhistory - 1 - k] : NULL;
+}
+
+double session_refresh_rate(const session_t *s) { return s->refresh_rate; }
+const char *session_build_mode(const session_t *s) { return s->build_mode; }
 
 void sessions_note_interaction(sessions_t *m, const char *interaction_id, const char *linked_by) {
   free(m->interaction_id);

@@ -87,6 +87,8 @@ void sessions_kick(sessions_t *m);
 session_t *sessions_current(sessions_t *m);
 /* A session by id: open or in the history. Borrowed. */
 session_t *sessions_find(sessions_t *m, const char *id);
+/* The k-th most recently closed session (0: the newest), or NULL. Borrowed. */
+session_t *sessions_stopped(sessions_t *m, size_t k);
 /* The app's interaction as the tool last set it (mark/start); re-applied
  * after a hot restart while sessions are open. */
 void sessions_note_interaction(sessions_t *m, const char *interaction_id, const char *linked_by);
@@ -108,6 +110,8 @@ void session_set_read_pos(session_t *s, uint64_t pos);
 const wp_status_t *session_end_status(const session_t *s);
 /* The `session` object of the output schema at loop time now (new reference). */
 json_t *session_to_json(const session_t *s, uint64_t now);
+double session_refresh_rate(const session_t *s);     /* Hz when it began; 0 unknown */
+const char *session_build_mode(const session_t *s);  /* NULL unknown */
 /* The tracking switches it asked for. */
 const int *session_track(const session_t *s);
 /* Short notes about the session for the answer's `warnings` (a switch that
