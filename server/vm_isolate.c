@@ -363,7 +363,11 @@ static void sync_pick(vm_app_t *app) {
       main_iso = iso;
     if (!pick && lists_extension(iso, VM_APP_WATCHER_EXTENSION)) pick = iso;
   }
-  app->watcher = pick ? WATCHER_PRESENT : WATCHER_MISSING_;
+  /* DWDS lists extensionRPCs from what it last asked the page (in
+   * WebSocket mode nothing until asked), so on web absence proves nothing. */
+  app->watcher = pick                         ? WATCHER_PRESENT
+                 : app->runtime == RUNTIME_WEB ? WATCHER_UNKNOWN
+                                               : WATCHER_MISSING_;
   if (!pick) pick = main_iso ? main_iso : first;
   char old[128];
   snprintf(old, sizeof old, "%s", app->isolate_id[0] ? app->isolate_id : app->prev_isolate_id);

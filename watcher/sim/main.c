@@ -89,6 +89,8 @@ static const char usage_text[] =
     "  --dwds chrome|websocket  web: DWDS's Chrome mode (default) or its WebSocket\n"
     "                         mode (web-server device: no registry check, -32000)\n"
     "  --workers N            native: N worker isolates beside the main one (0..4)\n"
+    "  --dds-host H           the host DDS advertises (default: the listen address;\n"
+    "                         tests use a non-loopback one to see it refused)\n"
     "  --exit-on-eof          stop when stdin reaches EOF (a parent process that\n"
     "                         holds the pipe ties the sim to its own lifetime)\n"
     "  --verbose              log connections and lws notices on stderr\n"
@@ -190,6 +192,7 @@ static int parse_args(int argc, char **argv, sim_config_t *cfg) {
     O_DDS_ATTACHED,
     O_DWDS,
     O_WORKERS,
+    O_DDS_HOST,
     O_VERBOSE,
     O_HELP,
     O_VERSION
@@ -212,6 +215,7 @@ static int parse_args(int argc, char **argv, sim_config_t *cfg) {
                                        {"dds-attached", no_argument, NULL, O_DDS_ATTACHED},
                                        {"dwds", required_argument, NULL, O_DWDS},
                                        {"workers", required_argument, NULL, O_WORKERS},
+                                       {"dds-host", required_argument, NULL, O_DDS_HOST},
                                        {"verbose", no_argument, NULL, O_VERBOSE},
                                        {"help", no_argument, NULL, O_HELP},
                                        {"version", no_argument, NULL, O_VERSION},
@@ -308,6 +312,9 @@ static int parse_args(int argc, char **argv, sim_config_t *cfg) {
           cfg->dwds_websocket = 1;
         else
           return bad_usage("--dwds wants chrome or websocket, got '%s'", optarg);
+        break;
+      case O_DDS_HOST:
+        cfg->dds_host = optarg;
         break;
       case O_WORKERS:
         if (parse_long(optarg, 0, SIM_MAX_WORKERS, &v))
@@ -762,8 +769,8 @@ int main(int argc, char **argv) {
              s->token);
   }
   /* The simulated DDS shares the port; its own token tells it apart. */
-  snprintf(s->dds.http_uri, sizeof s->dds.http_uri, "http://%.71s:%d/%.63s/", uri_host,
-           s->srv.port, s->dds.token);
+  snprintf(s->dds.http_uri, sizeof s->dds.http_uri, "http://%.71s:%d/%.63s/",
+           s->cfg.dds_host ? s->cfg.dds_host : uri_host, s->srv.port, s->dds.token);
   if (s->cfg.dds_attached) sim_vm_dds_attach(s);
   write_uri_file(s); /* before the banner: whoever sees the banner finds the file */
   printf("A Dart VM Service on telescope-sim is available at: %s\n", s->http_uri);

@@ -53,6 +53,7 @@ typedef struct {
   int dds_attached; /* vm/web: DDS has taken the service over from the start */
   int dwds_websocket; /* web: DWDS's WebSocket mode (web-server device), not Chrome's */
   int workers;        /* native: worker isolates beside the main one */
+  const char *dds_host; /* the host DDS advertises (NULL: the listen address) */
   int verbose;
 } sim_config_t;
 
