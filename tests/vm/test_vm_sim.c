@@ -583,6 +583,93 @@ START_TEST(raw_vm_mode_and_drop) {
 }
 END_TEST
 
+/* Issue 12 item 1: the VM answers the upgrade with a 302 to DDS; the client
+ * takes the Location itself and connects there, within a second. */
+START_TEST(vm_redirect_to_dds_is_followed) {
+  const char *args[] = {"--mode", "vm", "--dds-attached", NULL};
+  sim_proc_t s;
+  sim_start(&s, args);
+  fixture_t f;
+  fx_open(&f, s.http_uri, NULL, 3000);
+  got_t g = {.loop = &f.loop};
+  long long t0 = mono_ms();
+  frames_call(&f, &g, "status");
+  assert_ok(&g);
+  ck_assert_msg(mono_ms() - t0 < 1000 * test_slow(), "took %lld ms", mono_ms() - t0);
+  ck_assert_int_eq(f.ev.count[VM_APP_EV_CONNECTED], 1);
+  const char *st = sim_cmd(&s, "stats");
+  ck_assert_ptr_nonnull(strstr(st, "\"connections\":1"));
+  got_reset(&g);
+  fx_close(&f);
+  sim_stop(&s);
+}
+END_TEST
+
+/* ... and a Location on a non-loopback host is refused without dialling
+ * it, whether it comes as a 302 or as the hand-over event. */
+START_TEST(non_loopback_dds_is_refused) {
+  const char *args[] = {"--mode", "vm", "--dds-attached", "--dds-host", "192.0.2.1", NULL};
+  sim_proc_t s;
+  sim_start(&s, args);
+  fixture_t f;
+  fx_open(&f, s.http_uri, NULL, 3000);
+  got_t g = {.loop = &f.loop};
+  long long t0 = mono_ms();
+  frames_call(&f, &g, "status");
+  ck_assert_int_eq(g.diag, DIAG_CONNECTION_REJECTED);
+  ck_assert_msg(strstr(g.detail, "not loopback") != NULL, "detail: %s", g.detail);
+  ck_assert_ptr_null(strstr(g.detail, "="));  /* no token in it */
+  ck_assert_msg(mono_ms() - t0 < 1000 * test_slow(), "192.0.2.1 was dialled");
+  got_reset(&g);
+  fx_close(&f);
+  sim_stop(&s);
+
+  const char *args2[] = {"--mode", "vm", "--dds-host", "192.0.2.1", NULL};
+  sim_start(&s, args2);
+  fx_open(&f, s.http_uri, NULL, 3000);
+  g.loop = &f.loop;
+  frames_call(&f, &g, "status");
+  assert_ok(&g);
+  sim_cmd(&s, "dds-attach");
+  ck_assert(run_until(&f.loop, &f.ev.count[VM_APP_EV_DISCONNECTED], 1, 3000));
+  frames_call(&f, &g, "status");
+  ck_assert_int_eq(g.diag, DIAG_CONNECTION_REJECTED);
+  got_reset(&g);
+  fx_close(&f);
+  sim_stop(&s);
+}
+END_TEST
+
+/* Item 2: DDS takes an open connection over; calls made after it go to DDS
+ * without a DISCONNECTED event (the app did not change). */
+START_TEST(dds_takeover_is_followed) {
+  const char *args[] = {"--mode", "vm", NULL};
+  sim_proc_t s;
+  sim_start(&s, args);
+  fixture_t f;
+  fx_open(&f, s.http_uri, NULL, 3000);
+  got_t g = {.loop = &f.loop};
+  frames_call(&f, &g, "status");
+  assert_ok(&g);
+  const char *ans = sim_cmd(&s, "dds-attach");
+  ck_assert_ptr_nonnull(strstr(ans, "closed 1"));
+  /* Let the event and the close arrive: a call written to the VM in the
+   * meantime fails as "may have run" (the VM drops it), by design. */
+  int never = 0;
+  run_until(&f.loop, &never, 1, 300);
+  for (int i = 0; i < 3; i++) {
+    frames_call(&f, &g, "status");
+    assert_ok(&g);
+  }
+  ck_assert_int_eq(f.ev.count[VM_APP_EV_DISCONNECTED], 0);
+  const char *st = sim_cmd(&s, "stats");
+  ck_assert_ptr_nonnull(strstr(st, "\"connections\":1"));
+  got_reset(&g);
+  fx_close(&f);
+  sim_stop(&s);
+}
+END_TEST
+
 int main(void) {
   if (getenv("VM_TEST_DEBUG")) log_set_level(LOG_TRACE);
   Suite *su = suite_create("vm_sim");
@@ -599,6 +686,9 @@ int main(void) {
   tcase_add_test(tc, huge_and_malformed_replies);
   tcase_add_test(tc, web_flavour_end_to_end);
   tcase_add_test(tc, raw_vm_mode_and_drop);
+  tcase_add_test(tc, vm_redirect_to_dds_is_followed);
+  tcase_add_test(tc, non_loopback_dds_is_refused);
+  tcase_add_test(tc, dds_takeover_is_followed);
   suite_add_tcase(su, tc);
   SRunner *sr = srunner_create(su);
   srunner_run_all(sr, CK_NORMAL);
