@@ -595,7 +595,9 @@ START_TEST(vm_redirect_to_dds_is_followed) {
   long long t0 = mono_ms();
   frames_call(&f, &g, "status");
   assert_ok(&g);
-  ck_assert_msg(mono_ms() - t0 < 1000 * test_slow(), "took %lld ms", mono_ms() - t0);
+  /* A second unloaded (the integration test holds that); twice that here,
+   * where five builds may share the two cores. */
+  ck_assert_msg(mono_ms() - t0 < 2000 * test_slow(), "took %lld ms", mono_ms() - t0);
   ck_assert_int_eq(f.ev.count[VM_APP_EV_CONNECTED], 1);
   const char *st = sim_cmd(&s, "stats");
   ck_assert_ptr_nonnull(strstr(st, "\"connections\":1"));
@@ -656,7 +658,7 @@ START_TEST(dds_takeover_is_followed) {
   /* Let the event and the close arrive: a call written to the VM in the
    * meantime fails as "may have run" (the VM drops it), by design. */
   int never = 0;
-  run_until(&f.loop, &never, 1, 300);
+  run_until(&f.loop, &never, 1, 1000);
   for (int i = 0; i < 3; i++) {
     frames_call(&f, &g, "status");
     assert_ok(&g);
