@@ -672,6 +672,56 @@ START_TEST(dds_takeover_is_followed) {
 }
 END_TEST
 
+/* Issue 11 "cheaper status": once connected, vm_app_refresh answers from the
+ * state the stream events keep and sends nothing; after a restart it looks
+ * again. */
+START_TEST(refresh_is_free_when_warm) {
+  sim_proc_t s;
+  sim_start(&s, NULL);
+  fixture_t f;
+  fx_open(&f, s.http_uri, NULL, 3000);
+  got_t g = {.loop = &f.loop};
+  frames_call(&f, &g, "status");
+  assert_ok(&g);
+  char before[65536];
+  snprintf(before, sizeof before, "%s", sim_cmd(&s, "methods"));
+  for (int i = 0; i < 3; i++) {
+    got_reset(&g);
+    g.loop = &f.loop;
+    vm_app_refresh(f.app, got_cb, &g);
+    ck_assert_int_eq(g.n, 0); /* never from inside the call */
+    ck_assert(run_until(&f.loop, &g.n, 1, 3000));
+    assert_ok(&g);
+    ck_assert_str_eq(json_string_value(json_object_get(g.result, "state")), "connected");
+  }
+  ck_assert_str_eq(sim_cmd(&s, "methods"), before);
+  /* the kept state follows a pause without a look */
+  sim_cmd(&s, "pause");
+  ck_assert(run_until(&f.loop, &f.ev.count[VM_APP_EV_PAUSED], 1, 3000));
+  got_reset(&g);
+  g.loop = &f.loop;
+  vm_app_refresh(f.app, got_cb, &g);
+  ck_assert(run_until(&f.loop, &g.n, 1, 3000));
+  ck_assert(json_is_true(json_object_get(g.result, "paused")));
+  ck_assert_str_eq(sim_cmd(&s, "methods"), before);
+  sim_cmd(&s, "resume");
+  /* a restart: the isolate is gone, so the next refresh looks (getVM) */
+  sim_cmd(&s, "restart");
+  ck_assert(run_until(&f.loop, &f.ev.count[VM_APP_EV_RESUMED], 1, 3000));
+  int never = 0;
+  run_until(&f.loop, &never, 1, 300);
+  got_reset(&g);
+  g.loop = &f.loop;
+  vm_app_refresh(f.app, got_cb, &g);
+  ck_assert(run_until(&f.loop, &g.n, 1, 3000));
+  assert_ok(&g);
+  ck_assert_str_ne(sim_cmd(&s, "methods"), before);
+  got_reset(&g);
+  fx_close(&f);
+  sim_stop(&s);
+}
+END_TEST
+
 int main(void) {
   if (getenv("VM_TEST_DEBUG")) log_set_level(LOG_TRACE);
   Suite *su = suite_create("vm_sim");
@@ -691,6 +741,7 @@ int main(void) {
   tcase_add_test(tc, vm_redirect_to_dds_is_followed);
   tcase_add_test(tc, non_loopback_dds_is_refused);
   tcase_add_test(tc, dds_takeover_is_followed);
+  tcase_add_test(tc, refresh_is_free_when_warm);
   suite_add_tcase(su, tc);
   SRunner *sr = srunner_create(su);
   srunner_run_all(sr, CK_NORMAL);
