@@ -89,12 +89,12 @@ check-hard:
 
 # A longer fuzz run (FUZZ_SECONDS per target).
 FUZZ_SECONDS ?= 600
-fuzz:
+fuzz: deps-test
 	@$(MAKE) --no-print-directory build BUILD=build-asan BUILD_TYPE=Debug \
 	  CMAKE_ARGS="$(SANITIZE_ARGS)"
 	@sh tests/fuzz/run.sh build-asan $(FUZZ_SECONDS)
 
-bench: build node-deps
+bench: deps-test build node-deps
 	@sh tests/bench/run.sh $(BUILD)
 
 format:
