@@ -1,9 +1,9 @@
-# telescope — the front door. `make demo` and `make test` each do all the
-# set-up a fresh Debian machine needs, then build, then run.
+# telescope — the front door. Each target installs only what it needs on a
+# fresh Debian machine, then builds, then runs:
 #
-#   make test      install missing packages, build, run every test
-#   make demo      install missing packages, build, run a scripted session
-#   make build     configure and build only
+#   make build     the compiler, cmake and the libraries; configure and build
+#   make demo      ... plus Node/npm and the pinned MCP SDK; run a scripted session
+#   make test      ... plus Check, valgrind, clang and chromium; run every test
 #   make check-hard  the whole suite under ASan+UBSan, plus 60 s of fuzzing per target (CI runs it)
 #   make fuzz      a longer fuzz run (FUZZ_SECONDS per target, default 600)
 #   make bench     the benchmarks of tests/bench (results: BENCHMARKS.md)
@@ -14,23 +14,30 @@ CMAKE_ARGS ?=
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 CTEST_ARGS ?=
 
-APT_PACKAGES := build-essential cmake pkg-config libjansson-dev libuv1-dev \
-                libwebsockets-dev libwebsockets-evlib-uv check valgrind clang libclang-rt-14-dev \
-                chromium
+# What building and running needs (libwebsockets' libuv support is a runtime
+# plugin: without libwebsockets-evlib-uv no context can be created).
+APT_BUILD := build-essential cmake pkg-config libjansson-dev libuv1-dev \
+             libwebsockets-dev libwebsockets-evlib-uv
+# The demo's scripted MCP client.
+APT_DEMO  := nodejs npm
+# Only the tests: unit tests (Check), leak checks, the sanitizer and fuzz
+# build, and the headless browser the chart tests render SVG with.
+APT_TEST  := check valgrind clang libclang-rt-14-dev chromium
 
-.PHONY: all deps node-deps configure build test demo check-hard fuzz bench clean format
+.PHONY: all deps deps-build deps-demo deps-test node-deps configure build test demo check-hard \
+        fuzz bench clean format
 
 all: build
 
 # Packages: installed with apt-get when we are root or have password-less
-# sudo; otherwise the exact command is printed and make stops.
-deps:
+# sudo; otherwise the exact command is printed and make stops. A Node that
+# did not come from apt (nvm, NodeSource) counts as installed.
+define install_missing
 	@missing=""; \
-	for p in $(APT_PACKAGES); do \
+	for p in $(1); do \
+	  case $$p in nodejs|npm) command -v $${p%js} >/dev/null 2>&1 && continue;; esac; \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
 	done; \
-	command -v node >/dev/null 2>&1 || missing="$$missing nodejs"; \
-	command -v npm >/dev/null 2>&1 || missing="$$missing npm"; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ]; then SUDO=""; \
 	  elif sudo -n true 2>/dev/null; then SUDO="sudo"; \
@@ -40,22 +47,32 @@ deps:
 	  $$SUDO apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; \
 	fi
+endef
 
-# The Node packages the client tests use, pinned by tests/client/package-lock.json.
-node-deps: deps
+deps-build:
+	$(call install_missing,$(APT_BUILD))
+deps-demo: deps-build
+	$(call install_missing,$(APT_DEMO))
+deps-test: deps-demo
+	$(call install_missing,$(APT_TEST))
+deps: deps-test
+
+# The Node packages the demo and the client tests use, pinned by
+# tests/client/package-lock.json.
+node-deps: deps-demo
 	@if [ ! -d tests/client/node_modules ] || \
 	    [ tests/client/package-lock.json -nt tests/client/node_modules/.package-lock.json ]; then \
 	  echo "Installing the pinned Node test packages (npm ci)"; \
 	  cd tests/client && npm ci --no-audit --no-fund --loglevel=error; \
 	fi
 
-configure: deps
+configure: deps-build
 	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $(CMAKE_ARGS) >/dev/null
 
 build: configure
 	@cmake --build $(BUILD) -j $(JOBS)
 
-test: build node-deps
+test: deps-test build node-deps
 	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS) $(CTEST_ARGS)
 
 demo: build node-deps
@@ -72,12 +89,12 @@ check-hard:
 
 # A longer fuzz run (FUZZ_SECONDS per target).
 FUZZ_SECONDS ?= 600
-fuzz:
+fuzz: deps-test
 	@$(MAKE) --no-print-directory build BUILD=build-asan BUILD_TYPE=Debug \
 	  CMAKE_ARGS="$(SANITIZE_ARGS)"
 	@sh tests/fuzz/run.sh build-asan $(FUZZ_SECONDS)
 
-bench: build node-deps
+bench: deps-test build node-deps
 	@sh tests/bench/run.sh $(BUILD)
 
 format:

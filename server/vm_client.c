@@ -12,6 +12,10 @@
 
 #define BACKOFF_MIN_MS 50
 #define BACKOFF_MAX_MS 1000
+/* Hand-overs followed in a row before giving up (VM -> DDS is one). */
+#define MAX_HOPS 4
+/* Enough of a 403 body to read DWDS's "can be found at <uri>." */
+#define PROBE_BODY_MAX 1024
 /* After a big reply, give the memory back rather than keep it as capacity. */
 #define RX_KEEP_CAP (1u << 20)
 
@@ -283,7 +287,6 @@ struct vm_client {
   unsigned long next_id;
   vm_request_t *pending;
   vm_request_t *out_head, *out_tail;
-  size_t npending;
   rxbuf_t rx;
   int closing;
   int ctx_destroying; /* the first lws_context_destroy call was made */
@@ -291,7 +294,26 @@ struct vm_client {
   int open_handles;   /* ours: connect_timer + live request timers */
   void (*close_done)(void *arg);
   void *close_arg;
+
+  /* Following DDS. follow: the ws URI to dial next instead of get_uri's
+   * (set by a 302, a DWDS 403 or the DartDevelopmentServiceConnected event);
+   * moved: the event came, so the close that follows is a hand-over. */
+  vm_uri_t dial; /* what the current attempt dialled */
+  char follow[VM_URI_MAX];
+  char follow_err[256]; /* a hand-over we refused (non-loopback): the reason */
+  int moved;
+  int hops;
+  /* After a 403 the upgrade gives no body; one plain GET of the same path
+   * reads it (DWDS names the DDS URI there; the VM and DDS say why). */
+  struct lws *probe_wsi;
+  int probing;
+  unsigned probe_status;
+  char probe_body[PROBE_BODY_MAX];
+  size_t probe_len;
 };
+
+/* lws_get_opaque_user_data of the probe's wsi. */
+static char probe_tag;
 
 static void out_unlink(vm_client_t *c, vm_request_t *r) {
   if (!r->frame) return;
@@ -336,7 +358,6 @@ static void request_finish(vm_request_t *r, const vm_client_reply_t *reply) {
   else
     c->pending = r->next;
   if (r->next) r->next->prev = r->prev;
-  c->npending--;
   uv_timer_stop(&r->timer);
   if (reply && r->cb) r->cb(r->arg, reply);
   uv_close((uv_handle_t *)&r->timer, on_request_closed);
@@ -375,6 +396,7 @@ static void fail_all_soon(vm_client_t *c, diag_code_t diag, const char *detail) 
 }
 
 static void schedule_connect(vm_client_t *c);
+static int follow_set(vm_client_t *c, const char *target, const char *why);
 
 /* The token of the URI last dialled. lws's log callback has no user
  * pointer, and its client logs print the bare request path ("GET /TOKEN=/ws"),
@@ -433,6 +455,20 @@ static void handle_message(vm_client_t *c) {
   switch (msg_classify(msg, id, sizeof id)) {
     case MSG_EVENT: {
       json_t *params = json_object_get(msg, "params");
+      json_t *ev = json_object_get(params, "event");
+      const char *kind = json_string_value(json_object_get(ev, "kind"));
+      const char *to = json_string_value(json_object_get(ev, "uri"));
+      if (kind && to && strcmp(kind, "DartDevelopmentServiceConnected") == 0) {
+        /* Sent to every direct client, subscribed or not, right before the VM
+         * closes it (dart-lang/sdk sdk/lib/vmservice/vmservice.dart,
+         * _sendDdsConnectedEvent; DWDS sends the same event,
+         * dwds/lib/src/services/proxy_service.dart). The close that follows
+         * is a hand-over. */
+        if (follow_set(c, to, "Dart Development Service took the VM service over") == 0)
+          c->moved = 1;
+        else
+          log_warn("vm: %s", c->follow_err);
+      }
       if (c->opt.on_event)
         c->opt.on_event(c->opt.arg, json_string_value(json_object_get(params, "streamId")),
                         json_object_get(params, "event"));
@@ -492,9 +528,161 @@ static void connection_lost(vm_client_t *c, diag_code_t diag, const char *detail
   c->wsi = NULL;
   c->state = CONN_IDLE;
   rxbuf_reset(&c->rx);
+  if (c->moved && c->follow[0]) {
+    /* DDS took over: what the VM already had may or may not have run, so
+     * those fail; what was never written goes to DDS, at once. */
+    c->moved = 0;
+    for (vm_request_t *r = c->pending; r; r = r->next)
+      if (!r->frame)
+        request_fail_soon(r, DIAG_NOT_CONNECTED, 0,
+                          "Dart Development Service took the VM service over while the call "
+                          "was in flight; it may have run");
+    c->next_attempt = 0;
+    if (c->opt.on_state && !c->closing)
+      c->opt.on_state(c->opt.arg, VM_CLIENT_MOVED, DIAG_NOT_CONNECTED,
+                      "Dart Development Service took the VM service over");
+    schedule_connect(c);
+    return;
+  }
+  c->moved = 0;
+  c->follow[0] = '\0';
   fail_all_soon(c, diag, detail);
   if (c->opt.on_state && !c->closing)
     c->opt.on_state(c->opt.arg, VM_CLIENT_DISCONNECTED, diag, detail);
+}
+
+/* Takes target (a Location, an event's uri, a 403's "found at") as the next
+ * URI to dial. A relative Location is resolved against the URI dialled.
+ * Returns 0, or -1 with c->follow_err set (refused: not loopback, malformed,
+ * or too many hops). */
+static int follow_set(vm_client_t *c, const char *target, const char *why) {
+  char abs[VM_URI_MAX], err[200];
+  vm_uri_t u;
+  if (target[0] == '/')
+    snprintf(abs, sizeof abs, "%s://%s%s%s:%d%s", c->dial.secure ? "wss" : "ws",
+             strchr(c->dial.host, ':') ? "[" : "", c->dial.host,
+             strchr(c->dial.host, ':') ? "]" : "", c->dial.port, target);
+  else
+    snprintf(abs, sizeof abs, "%s", target);
+  if (++c->hops > MAX_HOPS) {
+    snprintf(c->follow_err, sizeof c->follow_err,
+             "%s: more than %d hand-overs in a row; giving up", why, MAX_HOPS);
+    return -1;
+  }
+  vm_uri_status_t st = vm_uri_parse(abs, c->opt.allow_remote, &u, err, sizeof err);
+  if (st != VM_URI_OK) {
+    snprintf(c->follow_err, sizeof c->follow_err, "%s, but refused: %s", why, err);
+    return -1;
+  }
+  snprintf(c->follow, sizeof c->follow, "%s", u.ws);
+  c->follow_err[0] = '\0';
+  log_info("vm: %s; following it", why);
+  return 0;
+}
+
+/* After a failed attempt that named where to go: dial there at once, keeping
+ * every request. */
+static void follow_now(vm_client_t *c) {
+  c->wsi = NULL;
+  c->state = CONN_IDLE;
+  c->next_attempt = 0;
+  schedule_connect(c);
+}
+
+static void attempt_failed(vm_client_t *c, diag_code_t diag, const char *detail) {
+  c->backoff_ms = c->backoff_ms ? c->backoff_ms * 2 : BACKOFF_MIN_MS;
+  if (c->backoff_ms > BACKOFF_MAX_MS) c->backoff_ms = BACKOFF_MAX_MS;
+  c->next_attempt = uv_now(c->loop) + (uint64_t)c->backoff_ms;
+  c->hops = 0;
+  connection_lost(c, diag, detail);
+}
+
+static const char DWDS_FOUND_AT[] = "can be found at ";
+
+/* The 403's body has been read (or could not be). DWDS's names DDS
+ * (dart-lang/webdev dwds/lib/src/services/debug_service.dart, _wrapHandler:
+ * "Cannot connect directly to the VM service as a Dart Development Service
+ * (DDS) instance has taken control and can be found at $_ddsUri."); the VM
+ * and DDS say "missing or invalid authentication code", DWDS "Incorrect auth
+ * token" for a wrong token. */
+static void probe_done(vm_client_t *c) {
+  char detail[400], said[200];
+  if (!c->probing) return;
+  c->probing = 0;
+  c->probe_wsi = NULL;
+  c->probe_body[c->probe_len] = '\0';
+  const char *at = strstr(c->probe_body, DWDS_FOUND_AT);
+  if (at && strstr(c->probe_body, "(DDS)")) {
+    char target[VM_URI_MAX];
+    at += sizeof DWDS_FOUND_AT - 1;
+    size_t n = strcspn(at, " \t\r\n");
+    if (n >= sizeof target) n = sizeof target - 1;
+    memcpy(target, at, n);
+    target[n] = '\0';
+    while (n && (target[n - 1] == '.')) target[--n] = '\0'; /* the sentence's full stop */
+    if (follow_set(c, target,
+                   "the web debug service (DWDS) answered 403: a Dart Development Service "
+                   "has taken control") == 0) {
+      follow_now(c);
+      return;
+    }
+    attempt_failed(c, DIAG_CONNECTION_REJECTED, c->follow_err);
+    return;
+  }
+  /* One line of what the server said, through the redactor (a URI in it
+   * could carry a token). */
+  size_t n = strcspn(c->probe_body, "\r\n");
+  if (n > 150) n = 150;
+  char raw[200];
+  snprintf(raw, sizeof raw, "%.*s", (int)n, c->probe_body);
+  log_redact(raw, said, sizeof said);
+  int token = strstr(said, "authentication code") || strstr(said, "auth token");
+  if (token)
+    snprintf(detail, sizeof detail,
+             "the VM service refused the WebSocket upgrade (HTTP 403: %s): the token in the URI "
+             "is wrong or stale (the app restarted?)",
+             said);
+  else if (said[0])
+    snprintf(detail, sizeof detail, "the VM service refused the WebSocket upgrade (HTTP 403: %s)",
+             said);
+  else
+    snprintf(detail, sizeof detail,
+             "the VM service refused the WebSocket upgrade (HTTP 403): wrong token or not a VM "
+             "service");
+  attempt_failed(c, DIAG_CONNECTION_REJECTED, detail);
+}
+
+/* Reads the body of the 403 with a plain GET of the same URI. 0 when the
+ * probe is under way (state stays CONNECTING; pending requests wait). */
+static int probe_start(vm_client_t *c) {
+  char hosthdr[300];
+  struct lws_client_connect_info i;
+  if (strchr(c->dial.host, ':'))
+    snprintf(hosthdr, sizeof hosthdr, "[%s]:%d", c->dial.host, c->dial.port);
+  else
+    snprintf(hosthdr, sizeof hosthdr, "%s:%d", c->dial.host, c->dial.port);
+  memset(&i, 0, sizeof i);
+  i.context = c->ctx;
+  i.address = c->dial.host;
+  i.port = c->dial.port;
+  i.path = c->dial.path;
+  i.host = hosthdr;
+  i.method = "GET";
+  i.local_protocol_name = "telescope-vm";
+  i.ssl_connection = c->dial.secure ? LCCSCF_USE_SSL : 0;
+  i.opaque_user_data = &probe_tag;
+  i.pwsi = &c->probe_wsi;
+  c->probing = 1;
+  c->probe_len = 0;
+  c->probe_status = 0;
+  if (!lws_client_connect_via_info(&i)) {
+    if (c->probing) {
+      c->probing = 0;
+      c->probe_wsi = NULL;
+    }
+    return -1;
+  }
+  return 0;
 }
 
 static int callback_vm(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
@@ -505,18 +693,77 @@ static int callback_vm(struct lws *wsi, enum lws_callback_reasons reason, void *
   if (log_get_level() >= LOG_TRACE)
     log_msg(LOG_TRACE, "vm: lws reason %d wsi %p ours %p state %d", (int)reason, (void *)wsi,
             (void *)c->wsi, (int)c->state);
+  if (lws_get_opaque_user_data(wsi) == &probe_tag) {
+    /* The plain GET that reads a 403's body (probe_start). */
+    switch (reason) {
+      case LWS_CALLBACK_ESTABLISHED_CLIENT_HTTP:
+        c->probe_status = lws_http_client_http_response(wsi);
+        break;
+      case LWS_CALLBACK_RECEIVE_CLIENT_HTTP: {
+        char buf[LWS_PRE + 1024], *px = buf + LWS_PRE;
+        int n = (int)sizeof buf - LWS_PRE;
+        if (lws_http_client_read(wsi, &px, &n) < 0) return -1;
+        break;
+      }
+      case LWS_CALLBACK_RECEIVE_CLIENT_HTTP_READ: {
+        size_t room = sizeof c->probe_body - 1 - c->probe_len;
+        if (len > room) len = room;
+        memcpy(c->probe_body + c->probe_len, in, len);
+        c->probe_len += len;
+        break;
+      }
+      case LWS_CALLBACK_COMPLETED_CLIENT_HTTP:
+        probe_done(c);
+        return -1; /* one request: hang up */
+      case LWS_CALLBACK_CLIENT_CONNECTION_ERROR:
+      case LWS_CALLBACK_CLOSED_CLIENT_HTTP:
+      case LWS_CALLBACK_WSI_DESTROY:
+        probe_done(c);
+        break;
+      default:
+        break;
+    }
+    return 0;
+  }
   switch (reason) {
+    case LWS_CALLBACK_CLIENT_HTTP_REDIRECT: {
+      /* lws would follow a 3xx itself, skipping our loopback check and, on
+       * 4.1, never completing a ws upgrade: take the Location and dial it
+       * ourselves. The VM answers an upgrade with a 302 to DDS once DDS is
+       * attached (dart-lang/sdk sdk/lib/_internal/vm/bin/vmservice_server.dart,
+       * Server._requestHandler: request.response.redirect(_service.ddsUri!)). */
+      if (wsi != c->wsi && c->wsi) return 1;
+      char why[64];
+      snprintf(why, sizeof why, "the VM service redirected the upgrade (HTTP %u)",
+               (unsigned)len);
+      if (in) follow_set(c, (const char *)in, why);
+      return 1; /* refuse lws's own follow: CONNECTION_ERROR comes next */
+    }
     case LWS_CALLBACK_CLIENT_CONNECTION_ERROR: {
       /* lws may have cleared *pwsi before telling us, hence the NULL case. */
       if (c->state != CONN_CONNECTING || (c->wsi && wsi != c->wsi)) break;
       const char *why = in ? (const char *)in : "unknown error";
-      char detail[256];
+      char detail[300];
       diag_code_t diag;
+      if (c->follow[0]) { /* a redirect we took */
+        follow_now(c);
+        break;
+      }
+      if (c->follow_err[0]) { /* a redirect we refused */
+        snprintf(detail, sizeof detail, "%s", c->follow_err);
+        c->follow_err[0] = '\0';
+        attempt_failed(c, DIAG_CONNECTION_REJECTED, detail);
+        break;
+      }
       if (strncmp(why, "HS:", 3) == 0) {
         /* The TCP connection worked and an HTTP server answered, but not with
          * a WebSocket upgrade: a wrong token (403) or not a VM service. */
         unsigned int status = lws_http_client_http_response(wsi);
         diag = DIAG_CONNECTION_REJECTED;
+        if (status == 403) {
+          c->wsi = NULL;
+          if (probe_start(c) == 0) break; /* probe_done decides */
+        }
         if (status)
           snprintf(detail, sizeof detail,
                    "the VM service refused the WebSocket upgrade (HTTP %u): wrong token or not a "
@@ -528,16 +775,14 @@ static int callback_vm(struct lws *wsi, enum lws_callback_reasons reason, void *
         diag = DIAG_NOT_CONNECTED;
         snprintf(detail, sizeof detail, "could not connect to the VM service (%s)", why);
       }
-      c->backoff_ms = c->backoff_ms ? c->backoff_ms * 2 : BACKOFF_MIN_MS;
-      if (c->backoff_ms > BACKOFF_MAX_MS) c->backoff_ms = BACKOFF_MAX_MS;
-      c->next_attempt = uv_now(c->loop) + (uint64_t)c->backoff_ms;
-      connection_lost(c, diag, detail);
+      attempt_failed(c, diag, detail);
       break;
     }
     case LWS_CALLBACK_CLIENT_ESTABLISHED:
       if (wsi != c->wsi) break;
       c->state = CONN_OPEN;
       c->backoff_ms = 0;
+      c->hops = 0;
       rxbuf_reset(&c->rx);
       if (c->opt.on_state) c->opt.on_state(c->opt.arg, VM_CLIENT_CONNECTED, DIAG_NONE, "connected");
       if (c->out_head && c->wsi) lws_callback_on_writable(c->wsi);
@@ -659,9 +904,19 @@ static void on_connect_timer(uv_timer_t *t) {
     uv_close((uv_handle_t *)&c->connect_timer, on_connect_timer_closed);
     return;
   }
-  if (c->state != CONN_IDLE || !c->pending) return;
+  if (c->state != CONN_IDLE || c->probing || !c->pending) return;
   char err[256] = "no VM-service URI known";
-  const char *uri = c->opt.get_uri ? c->opt.get_uri(c->opt.arg, err, sizeof err) : NULL;
+  const char *uri;
+  char follow[VM_URI_MAX];
+  if (c->follow[0]) {
+    /* Used once: after a drop the given URI is dialled (and followed) again. */
+    snprintf(follow, sizeof follow, "%s", c->follow);
+    c->follow[0] = '\0';
+    uri = follow;
+  } else {
+    c->hops = 0;
+    uri = c->opt.get_uri ? c->opt.get_uri(c->opt.arg, err, sizeof err) : NULL;
+  }
   if (!uri) {
     fail_all_soon(c, DIAG_NOT_CONNECTED, err);
     return;
@@ -671,6 +926,7 @@ static void on_connect_timer(uv_timer_t *t) {
     fail_all_soon(c, DIAG_NOT_CONNECTED, err);
     return;
   }
+  c->dial = u;
   lws_log_remember_path(u.path);
   if (ensure_context(c) != 0) {
     fail_all_soon(c, DIAG_NOT_CONNECTED, "could not create the WebSocket context");
@@ -746,7 +1002,6 @@ vm_request_t *vm_client_call(vm_client_t *c, const char *method, json_t *params,
   r->next = c->pending;
   if (c->pending) c->pending->prev = r;
   c->pending = r;
-  c->npending++;
 
   if (c->closing) {
     json_decref(params);
@@ -800,6 +1055,8 @@ void vm_client_disconnect(vm_client_t *c, const char *why) {
   c->state = CONN_IDLE;
   c->backoff_ms = 0;
   c->next_attempt = 0;
+  c->follow[0] = c->follow_err[0] = '\0';
+  c->moved = c->hops = 0;
   rxbuf_reset(&c->rx);
   fail_all_soon(c, DIAG_NOT_CONNECTED, why);
   /* Killing from inside one of its own callbacks is unsafe: ask lws to do it
@@ -807,14 +1064,6 @@ void vm_client_disconnect(vm_client_t *c, const char *why) {
   if (old) lws_set_timeout(old, PENDING_TIMEOUT_CLOSE_SEND, LWS_TO_KILL_ASYNC);
   if (was && c->opt.on_state && !c->closing)
     c->opt.on_state(c->opt.arg, VM_CLIENT_DISCONNECTED, DIAG_NOT_CONNECTED, why);
-}
-
-int vm_client_is_connected(const vm_client_t *c) {
-  return c->state == CONN_OPEN;
-}
-
-size_t vm_client_pending(const vm_client_t *c) {
-  return c->npending;
 }
 
 void vm_client_close(vm_client_t *c, void (*done)(void *arg), void *arg) {

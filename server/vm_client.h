@@ -6,6 +6,13 @@
  * a drop reconnects on the next use, after a backoff (50 ms doubling to 1 s,
  * reset by a successful connect) so a dead app is never dialled in a loop.
  *
+ * Where Dart Development Service (DDS) has taken the VM over, the client
+ * follows it, under the same loopback policy as the URI it was given: the
+ * VM's 302 to DDS on a WebSocket upgrade, the DartDevelopmentServiceConnected
+ * event sent to direct clients before the VM closes them, and DWDS's 403
+ * "… DDS instance has taken control and can be found at <uri>." Nothing is
+ * remembered: after a drop the given URI is dialled again and followed again.
+ *
  * Only the methods of vm_client_method_allowed() are ever sent (DESIGN 10):
  * anything else fails without touching the socket. */
 #ifndef TELESCOPE_VM_CLIENT_H
@@ -50,7 +57,9 @@ typedef void (*vm_client_reply_cb)(void *arg, const vm_client_reply_t *reply);
 
 typedef enum {
   VM_CLIENT_CONNECTED,
-  VM_CLIENT_DISCONNECTED /* closed or failed; diag says NOT_CONNECTED or CONNECTION_REJECTED */
+  VM_CLIENT_DISCONNECTED, /* closed or failed; diag says NOT_CONNECTED or CONNECTION_REJECTED */
+  VM_CLIENT_MOVED /* DDS took the connection over (DartDevelopmentServiceConnected): requests
+                     already sent failed with NOT_CONNECTED, unsent ones go to DDS */
 } vm_client_state_t;
 
 typedef struct {
@@ -63,7 +72,8 @@ typedef struct {
   /* The connection came up or went down (after pending calls were failed). */
   void (*on_state)(void *arg, vm_client_state_t state, diag_code_t diag, const char *detail);
   void *arg;
-  int timeout_ms; /* per request; <= 0 means VM_CLIENT_DEFAULT_TIMEOUT_MS */
+  int timeout_ms;   /* per request; <= 0 means VM_CLIENT_DEFAULT_TIMEOUT_MS */
+  int allow_remote; /* a redirect or DDS hand-over to a non-loopback host is refused unless set */
 } vm_client_options_t;
 
 vm_client_t *vm_client_new(uv_loop_t *loop, const vm_client_options_t *opt);
@@ -82,9 +92,6 @@ void vm_client_cancel(vm_request_t *req);
  * NOT_CONNECTED "<why>"; the next call reconnects at once (no backoff). Used
  * when the URI changes. */
 void vm_client_disconnect(vm_client_t *c, const char *why);
-
-int vm_client_is_connected(const vm_client_t *c);
-size_t vm_client_pending(const vm_client_t *c); /* requests not yet answered */
 
 /* Cancels every request silently, closes the socket, destroys the lws context
  * and frees the client once its handles are closed, then calls done (may be

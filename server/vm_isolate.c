@@ -11,7 +11,11 @@
 
 
 #define MAX_SYNC_ISOLATES 16
-#define URI_FILE_MAX 4096
+/* ServiceExtensionResponse.extensionError (dart-lang/sdk
+ * sdk/lib/developer/extension.dart); DWDS's RPCErrorKind.kServerError. */
+#define DART_EXTENSION_ERROR (-32000)
+/* A flutter run --machine log names the port after a few events. */
+#define URI_FILE_MAX 65536
 
 typedef enum { CALL_EXT, CALL_REFRESH } call_kind_t;
 typedef enum { SYNC_NONE, SYNC_RUNNING, SYNC_READY } sync_state_t;
@@ -60,7 +64,8 @@ struct vm_app {
   char uri_ws[VM_URI_MAX]; /* the URI in use (explicit or last read from the file) */
 
   int connected, rejected, closing;
-  int streams; /* Isolate and Debug requested on this connection */
+  int streams;      /* Isolate and Debug requested on this connection */
+  int streams_live; /* ... and how many of the two the server accepted */
   sync_state_t sync;
   int sync_again;
   vm_request_t *sync_getvm, *sync_version;
@@ -158,6 +163,31 @@ static diag_code_t web_internal_error_diag(json_t *error, int is_watcher) {
   return DIAG_NONE;
 }
 
+/* DWDS's WebSocket mode has no registry check: the page's invokeExtension
+ * meets no handler, DDC's null check throws "Unexpected null value", and
+ * DWDS answers -32000 with that text (dart-lang/sdk
+ * sdk/lib/_internal/js_dev_runtime/patch/developer_patch.dart
+ * _invokeExtension; dart-lang/webdev dwds/web/client.dart
+ * handleServiceExtensionRequest; web_socket_proxy_service.dart
+ * _callServiceExtension). A restarter without extension support says
+ * "Service extension not supported". */
+static int web_unregistered_error(json_t *error) {
+  return error_mentions(error, "Unexpected null value") ||
+         error_mentions(error, "Service extension not supported") ||
+         error_mentions(error, "Unknown service method");
+}
+
+/* A handler's ServiceExtensionResponse.error as DWDS's WebSocket mode returns
+ * it: the encoded error object as the result, {code, message, data:
+ * {details}} (ServiceExtensionResponse._toString in dart-lang/sdk
+ * sdk/lib/developer/extension.dart; Chrome mode turns the same object into
+ * an RPCError). The watcher's replies never carry code and message. */
+static int result_is_error(json_t *result) {
+  return json_is_integer(json_object_get(result, "code")) &&
+         json_is_string(json_object_get(result, "message")) &&
+         json_is_object(json_object_get(result, "data"));
+}
+
 /* ---- calls ---- */
 
 static void on_call_closed(uv_handle_t *h);
@@ -188,6 +218,12 @@ static void on_call_timer(uv_timer_t *t) {
   vm_call_t *call = container_of(t, vm_call_t, timer);
   vm_app_t *app = call->app;
   if (call->deferred) {
+    if (call->kind == CALL_REFRESH && call->res_diag == DIAG_NONE && !call->res_rpc) {
+      json_t *conn = vm_app_connection_json(app);
+      call_finish(call, DIAG_NONE, 0, "ok", conn);
+      json_decref(conn);
+      return;
+    }
     call_finish(call, call->res_diag, call->res_rpc, call->detail, NULL);
     return;
   }
@@ -254,13 +290,19 @@ static int resolve_uri(vm_app_t *app, char *err, size_t errlen) {
     snprintf(err, errlen, "cannot read the VM-service URI file (is the app running?)");
     return DIAG_NOT_CONNECTED;
   }
-  char buf[URI_FILE_MAX + 1];
+  char *buf = malloc(URI_FILE_MAX + 1);
+  if (!buf) {
+    fclose(f);
+    snprintf(err, errlen, "out of memory reading the VM-service URI file");
+    return DIAG_NOT_CONNECTED;
+  }
   size_t n = fread(buf, 1, URI_FILE_MAX, f);
   fclose(f);
   buf[n] = '\0';
   vm_uri_t u;
   char perr[256];
   int st = vm_uri_parse(buf, app->allow_remote, &u, perr, sizeof perr);
+  free(buf);
   if (st != VM_URI_OK) {
     snprintf(err, errlen, "VM-service URI file: %s", perr);
     return st == VM_URI_REMOTE ? DIAG_CONNECTION_REJECTED : DIAG_NOT_CONNECTED;
@@ -321,7 +363,11 @@ static void sync_pick(vm_app_t *app) {
       main_iso = iso;
     if (!pick && lists_extension(iso, VM_APP_WATCHER_EXTENSION)) pick = iso;
   }
-  app->watcher = pick ? WATCHER_PRESENT : WATCHER_MISSING_;
+  /* DWDS lists extensionRPCs from what it last asked the page (in
+   * WebSocket mode nothing until asked), so on web absence proves nothing. */
+  app->watcher = pick                         ? WATCHER_PRESENT
+                 : app->runtime == RUNTIME_WEB ? WATCHER_UNKNOWN
+                                               : WATCHER_MISSING_;
   if (!pick) pick = main_iso ? main_iso : first;
   char old[128];
   snprintf(old, sizeof old, "%s", app->isolate_id[0] ? app->isolate_id : app->prev_isolate_id);
@@ -417,9 +463,13 @@ static void on_sync_version(void *arg, const vm_client_reply_t *r) {
 }
 
 static void on_stream_listen(void *arg, const vm_client_reply_t *r) {
-  (void)arg;
-  /* 103 (already subscribed) is fine; anything else only costs us events. */
-  if (r->rpc_code && r->rpc_code != 103) log_info("vm: streamListen: %s", r->detail);
+  vm_app_t *app = arg;
+  /* 103 (already subscribed) is fine; anything else only costs us events,
+   * and with them the right to answer `status` from what they told us. */
+  if (r->diag == DIAG_NONE && (r->rpc_code == 0 || r->rpc_code == 103))
+    app->streams_live++;
+  else if (r->rpc_code)
+    log_info("vm: streamListen: %s", r->detail);
 }
 
 static void start_sync(vm_app_t *app) {
@@ -432,6 +482,7 @@ static void start_sync(vm_app_t *app) {
   if (!app->streams) {
     /* Subscribe first so no Isolate/Debug event slips between getVM and them. */
     app->streams = 1;
+    app->streams_live = 0;
     vm_client_call(app->client, "streamListen", json_pack("{s:s}", "streamId", "Isolate"), 0,
                    on_stream_listen, app);
     vm_client_call(app->client, "streamListen", json_pack("{s:s}", "streamId", "Debug"), 0,
@@ -463,6 +514,9 @@ static void on_ext_reply(void *arg, const vm_client_reply_t *r) {
       d = is_watcher ? DIAG_WATCHER_MISSING : DIAG_NONE;
     else if (app->runtime == RUNTIME_WEB && r->rpc_code == RPC_INTERNAL_ERROR && r->error)
       d = web_internal_error_diag(r->error, is_watcher);
+    else if (app->runtime == RUNTIME_WEB && r->rpc_code == DART_EXTENSION_ERROR && r->error &&
+             is_watcher && app->watcher != WATCHER_PRESENT && web_unregistered_error(r->error))
+      d = DIAG_WATCHER_MISSING;
     if (d == DIAG_WATCHER_MISSING) {
       app->watcher = WATCHER_MISSING_;
       snprintf(call->detail, sizeof call->detail,
@@ -498,6 +552,20 @@ static void on_ext_reply(void *arg, const vm_client_reply_t *r) {
   }
   if (app->runtime == RUNTIME_WEB && type && strcmp(type, "Response") == 0)
     json_object_del(r->result, "type"); /* added by DWDS, not by the watcher */
+  if (app->runtime == RUNTIME_WEB && result_is_error(r->result)) {
+    /* DWDS's WebSocket mode hands the handler's error back as a result. */
+    json_t *code = json_object_get(r->result, "code");
+    const char *m = json_string_value(json_object_get(r->result, "message"));
+    const char *d =
+        json_string_value(json_object_get(json_object_get(r->result, "data"), "details"));
+    char raw[512];
+    snprintf(raw, sizeof raw, "%s failed: %d %.100s%s%.300s", call->method,
+             (int)json_integer_value(code), m ? m : "", d ? ": " : "", d ? d : "");
+    log_redact(raw, call->detail, sizeof call->detail);
+    if (is_watcher) app->watcher = WATCHER_PRESENT; /* it answered */
+    call_finish(call, DIAG_NONE, (int)json_integer_value(code), call->detail, NULL);
+    return;
+  }
   if (is_watcher) app->watcher = WATCHER_PRESENT;
   call_finish(call, DIAG_NONE, 0, "ok", r->result);
 }
@@ -515,7 +583,8 @@ static void send_call(vm_call_t *call) {
     call_fail_soon(call, DIAG_WATCHER_MISSING, 0, "the app has no running isolate");
     return;
   }
-  if (strcmp(call->method, VM_APP_WATCHER_EXTENSION) == 0 && app->watcher != WATCHER_PRESENT) {
+  if (strcmp(call->method, VM_APP_WATCHER_EXTENSION) == 0 && app->watcher != WATCHER_PRESENT &&
+      app->runtime != RUNTIME_WEB) {
     snprintf(call->detail, sizeof call->detail, "no isolate serves %s", VM_APP_WATCHER_EXTENSION);
     call_fail_soon(call, DIAG_WATCHER_MISSING, 0, call->detail);
     return;
@@ -551,9 +620,23 @@ static void call_submit(vm_call_t *call) {
     call_fail_soon(call, (diag_code_t)d, 0, err);
     return;
   }
-  int need_sync = app->sync != SYNC_READY || !app->connected || call->kind == CALL_REFRESH ||
+  /* The watcher may have been registered since we looked; on web a look
+   * proves nothing (DWDS's WebSocket mode lists extensionRPCs only after
+   * asking the page, dwds/lib/src/debugging/web_socket_inspector.dart), so
+   * the call itself asks. */
+  int need_sync = app->sync != SYNC_READY || !app->connected ||
                   (call->kind == CALL_EXT && strcmp(call->method, VM_APP_WATCHER_EXTENSION) == 0 &&
-                   app->watcher != WATCHER_PRESENT);
+                   app->watcher != WATCHER_PRESENT && app->runtime != RUNTIME_WEB);
+  if (call->kind == CALL_REFRESH) {
+    /* Issue 11 "cheaper status": the events keep this state while both
+     * streams are live, so a look costs nothing. */
+    need_sync = app->sync != SYNC_READY || !app->connected || !app->isolate_id[0] ||
+                app->streams_live < 2;
+    if (!need_sync) {
+      call_fail_soon(call, DIAG_NONE, 0, "ok"); /* delivered from the loop: the state */
+      return;
+    }
+  }
   if (!need_sync) {
     send_call(call);
     return;
@@ -694,10 +777,26 @@ static void on_client_state(void *arg, vm_client_state_t st, diag_code_t diag, c
     emit(app, VM_APP_EV_CONNECTED);
     return;
   }
+  if (st == VM_CLIENT_MOVED) {
+    /* The same app, now behind DDS: subscribe and look again there, and
+     * keep parked calls parked (unsent requests already wait for DDS). The
+     * tool sees no DISCONNECTED: nothing about the app changed. */
+    app->connected = 0;
+    app->streams = app->streams_live = 0;
+    int again = app->sync == SYNC_RUNNING;
+    sync_cancel_requests(app);
+    app->sync = SYNC_NONE;
+    app->sync_again = 0;
+    int waiting = 0;
+    for (vm_call_t *c = app->calls; c; c = c->next) waiting |= c->waiting && !c->deferred;
+    log_info("vm: %s", detail);
+    if (again || waiting) start_sync(app);
+    return;
+  }
   int was = app->connected;
   app->connected = 0;
   app->rejected = diag == DIAG_CONNECTION_REJECTED;
-  app->streams = 0;
+  app->streams = app->streams_live = 0;
   if (app->isolate_id[0])
     snprintf(app->prev_isolate_id, sizeof app->prev_isolate_id, "%s", app->isolate_id);
   app->isolate_id[0] = '\0';
@@ -719,7 +818,8 @@ vm_app_t *vm_app_new(uv_loop_t *loop, const vm_app_options_t *opt) {
   app->on_event = opt->on_event;
   app->event_arg = opt->event_arg;
   if (opt->uri_file && !(app->uri_file = strdup(opt->uri_file))) goto fail_file;
-  vm_client_options_t co = {client_get_uri, on_client_event, on_client_state, app, app->timeout_ms};
+  vm_client_options_t co = {client_get_uri, on_client_event, on_client_state,
+                            app,            app->timeout_ms, app->allow_remote};
   app->client = vm_client_new(loop, &co);
   if (!app->client) goto fail_client;
   app->open_handles = 1; /* the client */
@@ -808,10 +908,6 @@ json_t *vm_app_connection_json(const vm_app_t *app) {
 void vm_app_set_watcher_version(vm_app_t *app, const char *version) {
   free(app->watcher_version);
   app->watcher_version = version ? strdup(version) : NULL;
-}
-
-const char *vm_app_isolate_id(const vm_app_t *app) {
-  return app->isolate_id[0] ? app->isolate_id : NULL;
 }
 
 static void app_maybe_free(vm_app_t *app) {

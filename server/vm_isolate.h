@@ -90,9 +90,12 @@ void vm_app_forget_uri(vm_app_t *app);
 vm_call_t *vm_app_call_extension(vm_app_t *app, const char *method, json_t *params, vm_reply_cb cb,
                                  void *arg);
 
-/* Connects if needed and re-reads the isolate list, the chosen isolate, its
- * pause state and extension presence (for `status`). On success result is
- * the connection object (as vm_app_connection_json). Same cb rules. */
+/* The connection object (as vm_app_connection_json) for `status`. While the
+ * connection is up and the isolate known, it answers from the state the
+ * Isolate and Debug stream events keep (pause, resume, exit, restart,
+ * extension added) and sends nothing; otherwise it connects and re-reads
+ * the isolate list, the chosen isolate, its pause state and extension
+ * presence. Same cb rules. */
 vm_call_t *vm_app_refresh(vm_app_t *app, vm_reply_cb cb, void *arg);
 
 /* cb will not be called; the handle is invalid afterwards. */
@@ -103,10 +106,6 @@ json_t *vm_app_connection_json(const vm_app_t *app);
 
 /* The tool layer learns the version from extension replies. NULL clears. */
 void vm_app_set_watcher_version(vm_app_t *app, const char *version);
-
-/* The chosen isolate's id, or NULL when none is bound (valid until the next
- * loop turn). */
-const char *vm_app_isolate_id(const vm_app_t *app);
 
 /* Cancels every call silently (no cb), closes the socket and the lws
  * context; done (may be NULL) runs once vm_app's own handles are closed and

@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 #include <ctype.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,14 +48,75 @@ static void percent_decode(char *s) {
   *o = '\0';
 }
 
-/* Finds the URI inside pasted text: the token after "at:" of a flutter run
- * line (both wordings), else the first whitespace-separated word holding
- * "://", else the whole trimmed text. */
+/* The URI a JSON value names: "uri" of the VM's --write-service-info file
+ * ({"uri":"http://127.0.0.1:P/T=/"}: dart-lang/sdk
+ * sdk/lib/_internal/vm/bin/vmservice_server.dart, _dumpServiceInfoToFile),
+ * "wsUri" of flutter run --machine's app.debugPort event, which the daemon
+ * prints as [{"event":"app.debugPort","params":{"wsUri":…}}] (flutter/flutter
+ * packages/flutter_tools/lib/src/commands/daemon.dart, _sendAppEvent
+ * 'debugPort'), or the same object bare. NULL when it names none. */
+static const char *json_named_uri(json_t *v) {
+  if (json_is_array(v)) {
+    size_t i;
+    json_t *x;
+    json_array_foreach(v, i, x) {
+      const char *u = json_named_uri(x);
+      if (u) return u;
+    }
+    return NULL;
+  }
+  if (!json_is_object(v)) return NULL;
+  const char *u = json_string_value(json_object_get(v, "wsUri"));
+  if (!u) u = json_string_value(json_object_get(v, "uri"));
+  if (!u) u = json_string_value(json_object_get(json_object_get(v, "params"), "wsUri"));
+  return u;
+}
+
+/* Input that is JSON (one value, or a daemon log of one JSON line per event
+ * with other lines between): the first line naming a URI wins. Returns 1
+ * (dst filled), 0 (not JSON: treat as text), -1 (JSON naming no URI, or too
+ * long). */
+static int extract_json(const char *b, const char *e, char *dst, size_t n) {
+  int parsed = 0;
+  json_t *whole = *b == '{' || *b == '[' ? json_loadb(b, (size_t)(e - b), JSON_DECODE_ANY, NULL)
+                                         : NULL;
+  if (whole) {
+    const char *u = json_named_uri(whole);
+    int rc = u ? (copy_span(dst, n, u, u + strlen(u)) ? 1 : -1) : -1;
+    json_decref(whole);
+    return rc;
+  }
+  for (const char *l = b; l < e;) {
+    const char *le = memchr(l, '\n', (size_t)(e - l));
+    if (!le) le = e;
+    while (l < le && is_space(*l)) l++;
+    if (l < le && (*l == '{' || *l == '[')) {
+      json_t *v = json_loadb(l, (size_t)(le - l), JSON_DECODE_ANY, NULL);
+      if (v) {
+        parsed = 1;
+        const char *u = json_named_uri(v);
+        int rc = u ? (copy_span(dst, n, u, u + strlen(u)) ? 1 : -1) : 0;
+        json_decref(v);
+        if (rc) return rc;
+      }
+    }
+    l = le < e ? le + 1 : e;
+  }
+  return parsed ? -1 : 0;
+}
+
+/* Finds the URI inside pasted text: JSON naming one (extract_json), the
+ * token after "at:" of a flutter run line (both wordings), else the first
+ * whitespace-separated word holding "://", else the whole trimmed text.
+ * Returns 1, 0 (empty), -1 (too long) or -2 (JSON without a URI). */
 static int extract_candidate(const char *input, char *dst, size_t n) {
   const char *b = input, *e = input + strlen(input);
   while (b < e && is_space(*b)) b++;
   while (e > b && is_space(e[-1])) e--;
   if (b == e) return 0;
+  int js = extract_json(b, e, dst, n);
+  if (js == 1) return 1;
+  if (js < 0) return -2;
   const char *marker = NULL;
   const char *m;
   if ((m = strstr(b, "Dart VM Service")) || (m = strstr(b, "Dart VM service")) ||
@@ -137,6 +199,12 @@ vm_uri_status_t vm_uri_parse(const char *input, int allow_remote, vm_uri_t *out,
   int got = extract_candidate(input, cand, sizeof cand);
   if (got == 0) {
     set_err(err, errlen, "empty VM-service URI");
+    return VM_URI_MALFORMED;
+  }
+  if (got == -2) {
+    set_err(err, errlen,
+            "JSON without a VM-service URI: expected {\"uri\": …} (--write-service-info) or "
+            "an app.debugPort event with \"wsUri\" (flutter run --machine)");
     return VM_URI_MALFORMED;
   }
   if (got < 0) {

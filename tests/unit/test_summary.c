@@ -600,6 +600,36 @@ START_TEST(clock_parity) {
   ck_assert_str_eq(json_string_value(json_object_get(j, "parity")), "consistent");
   ck_assert_int_eq(json_integer_value(json_object_get(j, "samples")), SUMMARY_CLOCK_SAMPLES);
   json_decref(j);
+  /* Issue 12 item 5: one frame with over a second of its own UI work does
+   * not make the clocks inconsistent, whether its work is known or not. */
+  summary_clock_init(&c);
+  for (int i = 0; i < 20; i++) summary_clock_add(&c, 5000 + i, 0);
+  summary_clock_add_frame(&c, 1800000, 0, 1500000); /* 1.5 s of work, stamped 0.3 s later */
+  summary_clock_add(&c, 2500000, 0);                /* work unknown: a lone long frame */
+  for (int i = 0; i < 20; i++) summary_clock_add(&c, 6000 + i, 0);
+  j = summary_clock_to_json(&c);
+  ck_assert_str_eq(json_string_value(json_object_get(j, "parity")), "consistent");
+  ck_assert_int_eq(json_integer_value(json_object_get(j, "maxUs")), 2500000); /* still shown */
+  json_decref(j);
+  /* ... but work that does not explain the stamp is still out of range, and
+   * long samples as the majority are an offset, not long frames. */
+  summary_clock_init(&c);
+  for (int i = 0; i < 10; i++) summary_clock_add_frame(&c, 5000000 + i, 0, 1000);
+  j = summary_clock_to_json(&c);
+  ck_assert_str_eq(json_string_value(json_object_get(j, "parity")), "inconsistent");
+  json_decref(j);
+  summary_clock_init(&c);
+  for (int i = 0; i < 10; i++) summary_clock_add(&c, 5000 + i, 0);
+  for (int i = 0; i < 10; i++) summary_clock_add(&c, 3000000 + i, 0);
+  j = summary_clock_to_json(&c);
+  ck_assert_str_eq(json_string_value(json_object_get(j, "parity")), "inconsistent");
+  json_decref(j);
+  /* App input cannot overflow the subtraction. */
+  summary_clock_init(&c);
+  for (int i = 0; i < 8; i++) summary_clock_add(&c, INT64_MIN, INT64_MAX);
+  j = summary_clock_to_json(&c);
+  ck_assert_str_eq(json_string_value(json_object_get(j, "parity")), "inconsistent");
+  json_decref(j);
   /* A constant offset far beyond the batching delay is not one clock. */
   summary_clock_init(&c);
   for (int i = 0; i < 10; i++) summary_clock_add(&c, 1700000000000000 + i, i);

@@ -53,6 +53,21 @@ static const struct {
     {"http://::1:53166/EMYU73JbR-A=/", "ws://[::1]:53166/EMYU73JbR-A=/ws"}, /* unbracketed */
     /* no auth code (--disable-service-auth-codes) */
     {"http://127.0.0.1:8181/", "ws://127.0.0.1:8181/ws"},
+    /* JSON: --write-service-info, flutter run --machine's app.debugPort */
+    {"{\"uri\":\"http://127.0.0.1:53166/EMYU73JbR-A=/\"}", WS},
+    {" {\"uri\": \"http://127.0.0.1:53166/EMYU73JbR-A=/\"}\n", WS},
+    {"[{\"event\":\"app.debugPort\",\"params\":{\"appId\":\"a1\",\"port\":53166,"
+     "\"wsUri\":\"ws://127.0.0.1:53166/EMYU73JbR-A=/ws\",\"baseUri\":\"file:///x/\"}}]",
+     WS},
+    {"{\"event\":\"app.debugPort\",\"params\":{\"wsUri\":\"ws://127.0.0.1:53166/EMYU73JbR-A=/ws\"}}",
+     WS},
+    /* a whole --machine log: other events and plain lines before the port */
+    {"Launching lib/main.dart on Linux in debug mode...\n"
+     "[{\"event\":\"daemon.connected\",\"params\":{\"version\":\"0.6.1\",\"pid\":7}}]\n"
+     "[{\"event\":\"app.start\",\"params\":{\"appId\":\"a1\",\"deviceId\":\"linux\"}}]\n"
+     "[{\"event\":\"app.debugPort\",\"params\":{\"appId\":\"a1\",\"port\":53166,"
+     "\"wsUri\":\"ws://127.0.0.1:53166/EMYU73JbR-A=/ws\"}}]\n",
+     WS},
     /* the token is kept verbatim, including characters a decoder would touch */
     {"http://127.0.0.1:53166/a%2Bb-_=/", "ws://127.0.0.1:53166/a%2Bb-_=/ws"},
 };
@@ -111,6 +126,9 @@ START_TEST(loopback_policy) {
   ck_assert_int_eq(
       vm_uri_parse("http://127.0.0.1:9101?uri=http://10.1.2.3:5/T=/", 0, &u, err, sizeof err),
       VM_URI_REMOTE);
+  /* JSON is held to the same policy as text. */
+  ck_assert_int_eq(vm_uri_parse("{\"uri\":\"http://10.0.0.1:5/T=/\"}", 0, &u, err, sizeof err),
+                   VM_URI_REMOTE);
   /* allowed with allow_remote */
   ck_assert_int_eq(vm_uri_parse("http://10.0.0.1:53166/EMYU73JbR-A=/", 1, &u, err, sizeof err),
                    VM_URI_OK);
@@ -142,6 +160,8 @@ static const struct {
     {"http://127.0.0.1:5/T=\"/", "quote"},
     {"http://127.0.0.1:9101?uri=", "no scheme"},
     {"just some words", "no scheme"},
+    {"{\"pid\": 7}", "JSON without a VM-service URI"},
+    {"[{\"event\":\"app.start\",\"params\":{\"appId\":\"a1\"}}]\n", "JSON without"},
 };
 
 START_TEST(malformed_inputs_are_named) {

@@ -583,6 +583,145 @@ START_TEST(raw_vm_mode_and_drop) {
 }
 END_TEST
 
+/* Issue 12 item 1: the VM answers the upgrade with a 302 to DDS; the client
+ * takes the Location itself and connects there, within a second. */
+START_TEST(vm_redirect_to_dds_is_followed) {
+  const char *args[] = {"--mode", "vm", "--dds-attached", NULL};
+  sim_proc_t s;
+  sim_start(&s, args);
+  fixture_t f;
+  fx_open(&f, s.http_uri, NULL, 3000);
+  got_t g = {.loop = &f.loop};
+  long long t0 = mono_ms();
+  frames_call(&f, &g, "status");
+  assert_ok(&g);
+  /* A second unloaded (the integration test holds that); twice that here,
+   * where five builds may share the two cores. */
+  ck_assert_msg(mono_ms() - t0 < 2000 * test_slow(), "took %lld ms", mono_ms() - t0);
+  ck_assert_int_eq(f.ev.count[VM_APP_EV_CONNECTED], 1);
+  const char *st = sim_cmd(&s, "stats");
+  ck_assert_ptr_nonnull(strstr(st, "\"connections\":1"));
+  got_reset(&g);
+  fx_close(&f);
+  sim_stop(&s);
+}
+END_TEST
+
+/* ... and a Location on a non-loopback host is refused without dialling
+ * it, whether it comes as a 302 or as the hand-over event. */
+START_TEST(non_loopback_dds_is_refused) {
+  const char *args[] = {"--mode", "vm", "--dds-attached", "--dds-host", "192.0.2.1", NULL};
+  sim_proc_t s;
+  sim_start(&s, args);
+  fixture_t f;
+  fx_open(&f, s.http_uri, NULL, 3000);
+  got_t g = {.loop = &f.loop};
+  long long t0 = mono_ms();
+  frames_call(&f, &g, "status");
+  ck_assert_int_eq(g.diag, DIAG_CONNECTION_REJECTED);
+  ck_assert_msg(strstr(g.detail, "not loopback") != NULL, "detail: %s", g.detail);
+  ck_assert_ptr_null(strstr(g.detail, "="));  /* no token in it */
+  ck_assert_msg(mono_ms() - t0 < 1000 * test_slow(), "192.0.2.1 was dialled");
+  got_reset(&g);
+  fx_close(&f);
+  sim_stop(&s);
+
+  const char *args2[] = {"--mode", "vm", "--dds-host", "192.0.2.1", NULL};
+  sim_start(&s, args2);
+  fx_open(&f, s.http_uri, NULL, 3000);
+  g.loop = &f.loop;
+  frames_call(&f, &g, "status");
+  assert_ok(&g);
+  sim_cmd(&s, "dds-attach");
+  ck_assert(run_until(&f.loop, &f.ev.count[VM_APP_EV_DISCONNECTED], 1, 3000));
+  frames_call(&f, &g, "status");
+  ck_assert_int_eq(g.diag, DIAG_CONNECTION_REJECTED);
+  got_reset(&g);
+  fx_close(&f);
+  sim_stop(&s);
+}
+END_TEST
+
+/* Item 2: DDS takes an open connection over; calls made after it go to DDS
+ * without a DISCONNECTED event (the app did not change). */
+START_TEST(dds_takeover_is_followed) {
+  const char *args[] = {"--mode", "vm", NULL};
+  sim_proc_t s;
+  sim_start(&s, args);
+  fixture_t f;
+  fx_open(&f, s.http_uri, NULL, 3000);
+  got_t g = {.loop = &f.loop};
+  frames_call(&f, &g, "status");
+  assert_ok(&g);
+  const char *ans = sim_cmd(&s, "dds-attach");
+  ck_assert_ptr_nonnull(strstr(ans, "closed 1"));
+  /* Let the event and the close arrive: a call written to the VM in the
+   * meantime fails as "may have run" (the VM drops it), by design. */
+  int never = 0;
+  run_until(&f.loop, &never, 1, 1000);
+  for (int i = 0; i < 3; i++) {
+    frames_call(&f, &g, "status");
+    assert_ok(&g);
+  }
+  ck_assert_int_eq(f.ev.count[VM_APP_EV_DISCONNECTED], 0);
+  const char *st = sim_cmd(&s, "stats");
+  ck_assert_ptr_nonnull(strstr(st, "\"connections\":1"));
+  got_reset(&g);
+  fx_close(&f);
+  sim_stop(&s);
+}
+END_TEST
+
+/* Issue 11 "cheaper status": once connected, vm_app_refresh answers from the
+ * state the stream events keep and sends nothing; after a restart it looks
+ * again. */
+START_TEST(refresh_is_free_when_warm) {
+  sim_proc_t s;
+  sim_start(&s, NULL);
+  fixture_t f;
+  fx_open(&f, s.http_uri, NULL, 3000);
+  got_t g = {.loop = &f.loop};
+  frames_call(&f, &g, "status");
+  assert_ok(&g);
+  char before[65536];
+  snprintf(before, sizeof before, "%s", sim_cmd(&s, "methods"));
+  for (int i = 0; i < 3; i++) {
+    got_reset(&g);
+    g.loop = &f.loop;
+    vm_app_refresh(f.app, got_cb, &g);
+    ck_assert_int_eq(g.n, 0); /* never from inside the call */
+    ck_assert(run_until(&f.loop, &g.n, 1, 3000));
+    assert_ok(&g);
+    ck_assert_str_eq(json_string_value(json_object_get(g.result, "state")), "connected");
+  }
+  ck_assert_str_eq(sim_cmd(&s, "methods"), before);
+  /* the kept state follows a pause without a look */
+  sim_cmd(&s, "pause");
+  ck_assert(run_until(&f.loop, &f.ev.count[VM_APP_EV_PAUSED], 1, 3000));
+  got_reset(&g);
+  g.loop = &f.loop;
+  vm_app_refresh(f.app, got_cb, &g);
+  ck_assert(run_until(&f.loop, &g.n, 1, 3000));
+  ck_assert(json_is_true(json_object_get(g.result, "paused")));
+  ck_assert_str_eq(sim_cmd(&s, "methods"), before);
+  sim_cmd(&s, "resume");
+  /* a restart: the isolate is gone, so the next refresh looks (getVM) */
+  sim_cmd(&s, "restart");
+  ck_assert(run_until(&f.loop, &f.ev.count[VM_APP_EV_RESUMED], 1, 3000));
+  int never = 0;
+  run_until(&f.loop, &never, 1, 300);
+  got_reset(&g);
+  g.loop = &f.loop;
+  vm_app_refresh(f.app, got_cb, &g);
+  ck_assert(run_until(&f.loop, &g.n, 1, 3000));
+  assert_ok(&g);
+  ck_assert_str_ne(sim_cmd(&s, "methods"), before);
+  got_reset(&g);
+  fx_close(&f);
+  sim_stop(&s);
+}
+END_TEST
+
 int main(void) {
   if (getenv("VM_TEST_DEBUG")) log_set_level(LOG_TRACE);
   Suite *su = suite_create("vm_sim");
@@ -599,6 +738,10 @@ int main(void) {
   tcase_add_test(tc, huge_and_malformed_replies);
   tcase_add_test(tc, web_flavour_end_to_end);
   tcase_add_test(tc, raw_vm_mode_and_drop);
+  tcase_add_test(tc, vm_redirect_to_dds_is_followed);
+  tcase_add_test(tc, non_loopback_dds_is_refused);
+  tcase_add_test(tc, dds_takeover_is_followed);
+  tcase_add_test(tc, refresh_is_free_when_warm);
   suite_add_tcase(su, tc);
   SRunner *sr = srunner_create(su);
   srunner_run_all(sr, CK_NORMAL);

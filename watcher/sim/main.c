@@ -85,6 +85,13 @@ static const char usage_text[] =
     "  --no-watcher           start without ext.telescope.frames registered\n"
     "  --start-paused         the isolate starts paused (PauseStart), like\n"
     "                         flutter run --start-paused; `resume` lets it run\n"
+    "  --dds-attached         vm/web: DDS has taken the service over: upgrades get\n"
+    "                         a 302 to DDS (vm) or a 403 naming it (web)\n"
+    "  --dwds chrome|websocket  web: DWDS's Chrome mode (default) or its WebSocket\n"
+    "                         mode (web-server device: no registry check, -32000)\n"
+    "  --workers N            native: N worker isolates beside the main one (0..4)\n"
+    "  --dds-host H           the host DDS advertises (default: the listen address;\n"
+    "                         tests use a non-loopback one to see it refused)\n"
     "  --exit-on-eof          stop when stdin reaches EOF (a parent process that\n"
     "                         holds the pipe ties the sim to its own lifetime)\n"
     "  --verbose              log connections and lws notices on stderr\n"
@@ -118,6 +125,8 @@ static const char usage_text[] =
     "  flood N [isolate|extension]\n"
     "                        post N events a second on that stream (default\n"
     "                        isolate); 0 stops\n"
+    "  dds-attach            DDS takes over (vm/web): direct clients get\n"
+    "                        DartDevelopmentServiceConnected and are closed\n"
     "  drop                  close every connection abruptly\n"
     "  stats                 counters as one JSON object\n"
     "  methods               the methods received, in order (JSON array)\n"
@@ -181,6 +190,10 @@ static int parse_args(int argc, char **argv, sim_config_t *cfg) {
     O_NO_WATCHER,
     O_EXIT_ON_EOF,
     O_START_PAUSED,
+    O_DDS_ATTACHED,
+    O_DWDS,
+    O_WORKERS,
+    O_DDS_HOST,
     O_VERBOSE,
     O_HELP,
     O_VERSION
@@ -200,6 +213,10 @@ static int parse_args(int argc, char **argv, sim_config_t *cfg) {
                                        {"no-watcher", no_argument, NULL, O_NO_WATCHER},
                                        {"exit-on-eof", no_argument, NULL, O_EXIT_ON_EOF},
                                        {"start-paused", no_argument, NULL, O_START_PAUSED},
+                                       {"dds-attached", no_argument, NULL, O_DDS_ATTACHED},
+                                       {"dwds", required_argument, NULL, O_DWDS},
+                                       {"workers", required_argument, NULL, O_WORKERS},
+                                       {"dds-host", required_argument, NULL, O_DDS_HOST},
                                        {"verbose", no_argument, NULL, O_VERBOSE},
                                        {"help", no_argument, NULL, O_HELP},
                                        {"version", no_argument, NULL, O_VERSION},
@@ -288,6 +305,25 @@ static int parse_args(int argc, char **argv, sim_config_t *cfg) {
       case O_START_PAUSED:
         cfg->start_paused = 1;
         break;
+      case O_DDS_ATTACHED:
+        cfg->dds_attached = 1;
+        break;
+      case O_DWDS:
+        if (!strcmp(optarg, "chrome"))
+          cfg->dwds_websocket = 0;
+        else if (!strcmp(optarg, "websocket"))
+          cfg->dwds_websocket = 1;
+        else
+          return bad_usage("--dwds wants chrome or websocket, got '%s'", optarg);
+        break;
+      case O_DDS_HOST:
+        cfg->dds_host = optarg;
+        break;
+      case O_WORKERS:
+        if (parse_long(optarg, 0, SIM_MAX_WORKERS, &v))
+          return bad_usage("--workers wants 0..4, got '%s'", optarg);
+        cfg->workers = (int)v;
+        break;
       case O_VERBOSE:
         cfg->verbose = 1;
         break;
@@ -302,31 +338,38 @@ static int parse_args(int argc, char **argv, sim_config_t *cfg) {
     }
   }
   if (optind < argc) return bad_usage("unexpected argument '%s'", argv[optind]);
+  if (cfg->dds_attached && cfg->mode == SIM_MODE_DDS)
+    return bad_usage("%s: --dds-attached needs --mode vm or web (dds mode is DDS already)", "");
   return -1;
 }
 
 /* ---- start-up helpers -------------------------------------------------------- */
 
-static void make_token(sim_t *s) {
+static void random_token(uint64_t *rng, char *token) {
   static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
   unsigned char bytes[9] = {0};
-  uint64_t r = sim_rand_next(&s->rng);
+  uint64_t r = sim_rand_next(rng);
   int i;
 
-  if (s->cfg.token) {
-    snprintf(s->token, sizeof s->token, "%s", s->cfg.token);
-    return;
-  }
   for (i = 0; i < 8; i++) bytes[i] = (unsigned char)(r >> (8 * i));
   /* 8 bytes -> 12 characters, the last one '=' (base64Url in Dart). */
   for (i = 0; i < 3; i++) {
     unsigned v = (unsigned)bytes[3 * i] << 16 | (unsigned)bytes[3 * i + 1] << 8 | bytes[3 * i + 2];
-    s->token[4 * i] = b64[(v >> 18) & 63];
-    s->token[4 * i + 1] = b64[(v >> 12) & 63];
-    s->token[4 * i + 2] = b64[(v >> 6) & 63];
-    s->token[4 * i + 3] = i == 2 ? '=' : b64[v & 63];
+    token[4 * i] = b64[(v >> 18) & 63];
+    token[4 * i + 1] = b64[(v >> 12) & 63];
+    token[4 * i + 2] = b64[(v >> 6) & 63];
+    token[4 * i + 3] = i == 2 ? '=' : b64[v & 63];
   }
-  s->token[12] = '\0';
+  token[12] = '\0';
+}
+
+static void make_token(sim_t *s) {
+  /* Drawn whether used or not, and DDS's from a stream of its own, so a
+   * --seed gives the same ids as before either existed. */
+  uint64_t dds_rng = s->rng ^ 0xD05D05D05D05D05Dull;
+  random_token(&s->rng, s->token);
+  if (s->cfg.token) snprintf(s->token, sizeof s->token, "%s", s->cfg.token);
+  random_token(&dds_rng, s->dds.token);
 }
 
 static uint64_t random_seed(void) {
@@ -417,6 +460,7 @@ static json_t *stats_json(sim_t *s) {
                         json_integer((json_int_t)wm_dropped_attributions(s->model)));
   }
   if (j) json_object_set_new(j, "floodSent", json_integer((json_int_t)s->vm.flood_sent));
+  if (j && s->dds.attached) json_object_set_new(j, "ddsUri", json_string(s->dds.http_uri));
   if (j)
     json_object_set_new(
         j, "tracking",
@@ -558,6 +602,11 @@ static int run_command(sim_t *s, char *line) {
       return answer("error flood wants a stream: isolate|extension");
     sim_vm_set_flood(s, (int)v, ext);
     answer("ok flood %ld %s", v, ext ? "extension" : "isolate");
+  } else if (!strcmp(cmd, "dds-attach")) {
+    int n = sim_vm_dds_attach(s);
+    if (n < 0)
+      return answer("error dds-attach wants --mode vm or web, once (dds mode is DDS already)");
+    answer("ok dds-attach %s closed %d", s->dds.http_uri, n);
   } else if (!strcmp(cmd, "drop")) {
     size_t n = s->srv.n_conns;
     sim_server_drop_all(s);
@@ -724,6 +773,10 @@ int main(int argc, char **argv) {
     snprintf(s->ws_uri, sizeof s->ws_uri, "ws://%.71s:%d/%.63s/ws", uri_host, s->srv.port,
              s->token);
   }
+  /* The simulated DDS shares the port; its own token tells it apart. */
+  snprintf(s->dds.http_uri, sizeof s->dds.http_uri, "http://%.71s:%d/%.63s/",
+           s->cfg.dds_host ? s->cfg.dds_host : uri_host, s->srv.port, s->dds.token);
+  if (s->cfg.dds_attached) sim_vm_dds_attach(s);
   write_uri_file(s); /* before the banner: whoever sees the banner finds the file */
   printf("A Dart VM Service on telescope-sim is available at: %s\n", s->http_uri);
   printf(

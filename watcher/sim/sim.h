@@ -55,8 +55,14 @@ typedef struct {
   int no_watcher;
   int exit_on_eof;  /* stdin EOF stops the sim (a parent's lifetime) */
   int start_paused; /* the isolate starts at PauseStart (flutter run --start-paused) */
+  int dds_attached; /* vm/web: DDS has taken the service over from the start */
+  int dwds_websocket; /* web: DWDS's WebSocket mode (web-server device), not Chrome's */
+  int workers;        /* native: worker isolates beside the main one */
+  const char *dds_host; /* the host DDS advertises (NULL: the listen address) */
   int verbose;
 } sim_config_t;
+
+#define SIM_MAX_WORKERS 4
 
 typedef struct sim_conn sim_conn_t;
 typedef struct sim_call sim_call_t;
@@ -74,6 +80,7 @@ struct sim_conn {
   size_t rx_len, rx_cap;
   int close_code; /* > 0: close with this code once out is drained */
   int dropping;   /* abrupt close requested */
+  int dds;        /* came in through the simulated DDS endpoint: DDS's wire rules */
 };
 
 typedef struct sim {
@@ -84,6 +91,14 @@ typedef struct sim {
   char http_uri[256];
   char ws_uri[256];
   int stopping;
+
+  /* The simulated DDS in front of the vm or web server: same port, its own
+   * token. Once attached, the server hands direct clients to it. */
+  struct {
+    int attached;
+    char token[64];
+    char http_uri[256]; /* http://host:port/T=/ as DDS advertises itself */
+  } dds;
 
   struct {
     struct lws_context *ctx;
@@ -111,6 +126,10 @@ typedef struct sim {
     int ext_error;
     int web_timeout_ms;   /* web: DWDS WebSocket-mode timeout (0: none) */
     int web_unregistered; /* web: -32601 or -32603 for an unknown ext */
+    int web_not_started;  /* web --start-paused: main() has not run, nothing registered */
+    int n_workers;
+    char worker_ids[SIM_MAX_WORKERS][48];
+    char worker_numbers[SIM_MAX_WORKERS][32];
     sim_reply_t reply;
     size_t huge_mb;
     sim_call_t *calls_head, *calls_tail;

@@ -75,19 +75,49 @@ static int origin_allowed(const sim_t *s, const char *origin) {
   return 0;
 }
 
+/* 1 when uri's first path segment is token. */
+static int token_matches(const char *uri, const char *token) {
+  size_t tlen = strlen(token);
+  return uri[0] == '/' && strncmp(uri + 1, token, tlen) == 0 &&
+         (uri[1 + tlen] == '\0' || uri[1 + tlen] == '/' || uri[1 + tlen] == '?');
+}
+
+/* DWDS's answer to every request once DDS has control (dart-lang/webdev
+ * dwds/lib/src/services/debug_service.dart, _wrapHandler). */
+static char dwds_taken[512];
+
 /* Decides what a request gets, in the order the real servers check:
  * (vm) Origin, method, token, path. Returns 0 to go ahead (an upgrade), or
- * an HTTP status with *body and maybe *location set. */
+ * an HTTP status with *body and maybe *location set. *dds says the request
+ * came in through the simulated DDS endpoint (its own token). */
 static unsigned check_request(sim_t *s, struct lws *wsi, int upgrade, const char **body,
-                              char *location, size_t loc_size) {
+                              char *location, size_t loc_size, int *dds) {
   char uri[1024], origin[512];
   size_t tlen = strlen(s->token);
   const char *rest;
 
   *body = "";
+  *dds = 0;
   if (lws_hdr_copy(wsi, uri, sizeof uri, WSI_TOKEN_GET_URI) <= 0) {
     *body = "method not allowed";
     return 405;
+  }
+  if (s->dds.attached && token_matches(uri, s->dds.token)) {
+    /* DDS: no Origin check, any path after the token upgrades (dart-lang/sdk
+     * pkg/dds/lib/src/dds_impl.dart, _authCodeMiddleware then the shelf
+     * websocket handler). */
+    *dds = 1;
+    if (upgrade) return 0;
+    *body = "telescope-sim: simulated Dart Development Service\n";
+    return 200;
+  }
+  if (s->dds.attached && s->cfg.mode == SIM_MODE_WEB) {
+    snprintf(dwds_taken, sizeof dwds_taken,
+             "Cannot connect directly to the VM service as a Dart Development Service (DDS) "
+             "instance has taken control and can be found at %s.",
+             s->dds.http_uri);
+    *body = dwds_taken;
+    return 403;
   }
   if (s->cfg.mode == SIM_MODE_VM &&
       lws_hdr_copy(wsi, origin, sizeof origin, WSI_TOKEN_ORIGIN) > 0 &&
@@ -102,11 +132,22 @@ static unsigned check_request(sim_t *s, struct lws *wsi, int upgrade, const char
   }
   rest = uri + 1 + tlen;
   if (upgrade) {
-    /* The raw VM upgrades only on exactly /<token>/ws; DDS's and DWDS's
+    /* The raw VM redirects /<token> to /<token>/ and upgrades only on
+     * exactly /<token>/ws, or, once DDS is attached, redirects the upgrade to
+     * DDS (dart-lang/sdk sdk/lib/_internal/vm/bin/vmservice_server.dart,
+     * _checkAuthTokenAndGetPath and _requestHandler). DDS's and DWDS's
      * handlers take any path after the token. */
+    if (s->cfg.mode == SIM_MODE_VM && (rest[0] == '\0' || rest[0] == '?')) {
+      snprintf(location, loc_size, "/%s/", s->token);
+      return 302;
+    }
     if (s->cfg.mode == SIM_MODE_VM && strcmp(rest, "/ws") != 0) {
       *body = "not found";
       return 404;
+    }
+    if (s->cfg.mode == SIM_MODE_VM && s->dds.attached) {
+      snprintf(location, loc_size, "%s", s->dds.http_uri);
+      return 302;
     }
     return 0;
   }
@@ -203,17 +244,18 @@ static int callback_vmservice(struct lws *wsi, enum lws_callback_reasons reason,
   const char *body;
   char location[256];
   unsigned status;
+  int dds;
 
   switch (reason) {
     case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE:
-      status = check_request(s, wsi, 1, &body, location, sizeof location);
+      status = check_request(s, wsi, 1, &body, location, sizeof location, &dds);
       if (!status) return 0;
       sim_log(s, "upgrade refused: HTTP %u %s", status, body);
-      if (send_http(wsi, status, body, NULL)) return -1;
+      if (send_http(wsi, status, body, status == 302 ? location : NULL)) return -1;
       return 1;
 
     case LWS_CALLBACK_HTTP:
-      status = check_request(s, wsi, 0, &body, location, sizeof location);
+      status = check_request(s, wsi, 0, &body, location, sizeof location, &dds);
       if (send_http(wsi, status, body, status == 302 ? location : NULL)) return -1;
       if (lws_http_transaction_completed(wsi)) return -1;
       return 0;
@@ -221,6 +263,13 @@ static int callback_vmservice(struct lws *wsi, enum lws_callback_reasons reason,
     case LWS_CALLBACK_ESTABLISHED:
       pss->conn = conn_new(s, wsi);
       if (!pss->conn) return -1;
+      {
+        /* The headers are still there: the token says which endpoint. */
+        char uri[1024];
+        pss->conn->dds = s->dds.attached &&
+                         lws_hdr_copy(wsi, uri, sizeof uri, WSI_TOKEN_GET_URI) > 0 &&
+                         token_matches(uri, s->dds.token);
+      }
       sim_log(s, "connection %llu open", (unsigned long long)pss->conn->serial);
       return 0;
 

@@ -82,6 +82,13 @@ static const struct {
 #define N_FLUTTER_EXTS (sizeof flutter_exts / sizeof flutter_exts[0])
 static const char TELESCOPE_EXT[] = "ext.telescope.frames";
 
+/* The rules a connection's wire follows: DDS's for a client that came in
+ * through the simulated DDS endpoint, else the server's own. What the app
+ * is (isolates, web or native, handed params) stays s->cfg.mode. */
+static sim_mode_t wire(const sim_t *s, const sim_conn_t *c) {
+  return c && c->dds ? SIM_MODE_DDS : s->cfg.mode;
+}
+
 /* ---- small string buffer for Dart's toString() ------------------------- */
 
 typedef struct {
@@ -258,7 +265,7 @@ static void send_error(const sim_t *s, sim_call_t *k, int code, const char *mess
     json_decref(data);
     return;
   }
-  if (s->cfg.mode == SIM_MODE_DDS && k->request) {
+  if (wire(s, k->conn) == SIM_MODE_DDS && k->request) {
     if (!data) data = json_object();
     if (json_is_object(data) && !json_object_get(data, "request"))
       json_object_set(data, "request", k->request);
@@ -286,7 +293,16 @@ static json_t *vm_error_data(const sim_t *s, sim_call_t *k, const char *details)
 
 static void send_method_not_found(const sim_t *s, sim_call_t *k) {
   char msg[256];
-  switch (s->cfg.mode) {
+  if (s->cfg.mode == SIM_MODE_WEB && s->cfg.dwds_websocket && !strncmp(k->method, "ext.", 4)) {
+    /* WebSocket mode has no registry check: the page finds no handler, DDC's
+     * null check throws, and DWDS wraps the text as -32000 (dart-lang/webdev
+     * dwds/web/client.dart handleServiceExtensionRequest,
+     * web_socket_proxy_service.dart _callServiceExtension; dart-lang/sdk
+     * sdk/lib/_internal/js_dev_runtime/patch/developer_patch.dart). */
+    send_error(s, k, RPC_SERVER_ERROR, "Unexpected null value.", NULL);
+    return;
+  }
+  switch (wire(s, k->conn)) {
     case SIM_MODE_VM:
       send_error(s, k, RPC_METHOD_NOT_FOUND, NULL, vm_error_data(s, k, NULL));
       break;
@@ -356,7 +372,7 @@ static void broadcast(sim_t *s, const char *stream, json_t *event) {
       if (json_object_get(c->streams, stream)) sim_server_send(c, text, strlen(text));
     free(text);
   }
-  if (s->cfg.mode == SIM_MODE_DDS && !strcmp(stream, "Extension")) {
+  if ((s->cfg.mode == SIM_MODE_DDS || s->dds.attached) && !strcmp(stream, "Extension")) {
     /* DDS replays the Extension stream's history to new listeners. */
     if (json_array_size(s->vm.ext_history) >= 1000) json_array_remove(s->vm.ext_history, 0);
     json_array_append(s->vm.ext_history, msg);
@@ -428,6 +444,7 @@ void sim_vm_set_flood(sim_t *s, int per_second, int extension_stream) {
 static json_t *extension_rpcs(const sim_t *s) {
   json_t *a = json_array();
   size_t i;
+  if (s->vm.web_not_started) return a;
   for (i = 0; i < N_FLUTTER_EXTS; i++)
     if (ext_available(s, i)) json_array_append_new(a, json_string(flutter_exts[i].name));
   if (s->vm.watcher) json_array_append_new(a, json_string(TELESCOPE_EXT));
@@ -571,6 +588,16 @@ static void frames_reply(sim_t *s, sim_call_t *k) {
   char *detail = NULL;
   json_t *r;
 
+  if (s->vm.ext_error && s->cfg.mode == SIM_MODE_WEB && s->cfg.dwds_websocket) {
+    /* WebSocket mode returns the handler's error object as the result
+     * (ServiceExtensionResponse._toString, dart-lang/sdk
+     * sdk/lib/developer/extension.dart; Response.toJson adds the type). */
+    r = json_pack("{s:i, s:s, s:{s:s}}", "code", RPC_SERVER_ERROR, "message", "Server error",
+                  "data", "details", "Exception: simulated watcher failure (telescope-sim ext-error on)");
+    set_type_response(s, r);
+    send_result(k, r);
+    return;
+  }
   if (s->vm.ext_error) {
     send_error(s, k, RPC_SERVER_ERROR, "Server error",
                json_pack("{s:s}", "details",
@@ -706,6 +733,13 @@ static int do_extension(sim_t *s, sim_call_t *k) {
       send_result(k, sentinel_collected());
       return 0;
     }
+    if (s->vm.web_not_started) {
+      /* Started paused: main() has registered nothing, and DWDS answers from
+       * its registry at once (chrome_proxy_service.dart, "Unknown service
+       * method"), paused or not. */
+      send_method_not_found(s, k);
+      return 0;
+    }
   } else {
     if (!iso) { /* routed to the VM isolate, which has no extensions */
       send_method_not_found(s, k);
@@ -721,6 +755,13 @@ static int do_extension(sim_t *s, sim_call_t *k) {
       return 0;
     }
     if (strcmp(id, s->vm.isolate_id) != 0) {
+      int w;
+      for (w = 0; w < s->vm.n_workers; w++)
+        if (!strcmp(id, s->vm.worker_ids[w])) {
+          /* A worker isolate registered no extensions. */
+          send_method_not_found(s, k);
+          return 0;
+        }
       send_result(k, sentinel_collected());
       return 0;
     }
@@ -757,6 +798,8 @@ static int check_isolate(sim_t *s, sim_call_t *k) {
     send_invalid_params(s, k, d);
     return 0;
   }
+  for (int w = 0; w < s->vm.n_workers; w++)
+    if (!strcmp(json_string_value(iso), s->vm.worker_ids[w])) return 2 + w;
   if (strcmp(json_string_value(iso), s->vm.isolate_id) != 0) {
     if (s->cfg.mode != SIM_MODE_WEB && !isolate_id_valid(json_string_value(iso))) {
       snprintf(d, sizeof d, "%s: invalid 'isolateId' parameter: %.64s", k->method,
@@ -777,11 +820,13 @@ static void do_get_version(sim_t *s, sim_call_t *k) {
 
 static void do_get_supported_protocols(sim_t *s, sim_call_t *k) {
   json_t *p = json_pack("[{s:s, s:i, s:i}]", "protocolName", "VM Service", "major", 4, "minor", 16);
-  if (s->cfg.mode == SIM_MODE_DDS)
+  if (wire(s, k->conn) == SIM_MODE_DDS)
     json_array_append_new(
         p, json_pack("{s:s, s:i, s:i}", "protocolName", "DDS", "major", 2, "minor", 0));
   send_result(k, json_pack("{s:s, s:o}", "type", "ProtocolList", "protocols", p));
 }
+
+static json_t *worker_ref(const sim_t *s, int w);
 
 static void do_get_vm(sim_t *s, sim_call_t *k) {
   json_t *vm;
@@ -806,14 +851,42 @@ static void do_get_vm(sim_t *s, sim_call_t *k) {
         (json_int_t)s->vm.isolate_start_ms, "isolates", current_ref(s), "isolateGroups", "type",
         "@IsolateGroup", "id", s->vm.group_id, "name", "main.dart", "number", group_num,
         "isSystemIsolateGroup", 0, "systemIsolates", "systemIsolateGroups");
+    /* Workers first: a client must pick the isolate that serves the
+     * extension, not the first one listed. */
+    for (int w = s->vm.n_workers - 1; w >= 0; w--)
+      json_array_insert_new(json_object_get(vm, "isolates"), 0, worker_ref(s, w));
   }
   send_result(k, vm);
 }
 
+static json_t *worker_ref(const sim_t *s, int w) {
+  char name[32];
+  snprintf(name, sizeof name, "worker-%d", w + 1);
+  return json_pack("{s:s, s:s, s:s, s:s, s:b, s:s}", "type", "@Isolate", "id", s->vm.worker_ids[w],
+                   "name", name, "number", s->vm.worker_numbers[w], "isSystemIsolate", 0,
+                   "isolateGroupId", s->vm.group_id);
+}
+
 static void do_get_isolate(sim_t *s, sim_call_t *k) {
   json_t *iso, *lib, *rpcs, *pause;
+  int which = check_isolate(s, k);
 
-  if (!check_isolate(s, k)) return;
+  if (!which) return;
+  if (which >= 2) {
+    /* A worker (Isolate.spawn, compute): running, no extensions, so the VM
+     * leaves extensionRPCs out. */
+    iso = worker_ref(s, which - 2);
+    json_object_set_new(iso, "type", json_string("Isolate"));
+    json_object_set_new(iso, "startTime", json_integer(s->vm.isolate_start_ms));
+    json_object_set_new(iso, "runnable", json_true());
+    json_object_set_new(iso, "livePorts", json_integer(1));
+    json_object_set_new(iso, "pauseOnExit", json_false());
+    json_object_set_new(iso, "pauseEvent", event_new(s, "Resume", worker_ref(s, which - 2)));
+    json_object_set_new(iso, "breakpoints", json_array());
+    json_object_set_new(iso, "exceptionPauseMode", json_string("Unhandled"));
+    send_result(k, iso);
+    return;
+  }
   iso = current_ref(s);
   json_object_set_new(iso, "type", json_string("Isolate"));
   json_object_set_new(iso, "startTime", json_integer(s->vm.isolate_start_ms));
@@ -831,8 +904,13 @@ static void do_get_isolate(sim_t *s, sim_call_t *k) {
   json_object_set_new(iso, "exceptionPauseMode", json_string("Unhandled"));
   json_object_set_new(iso, "isolateFlags", json_array());
   rpcs = extension_rpcs(s);
-  /* The VM omits extensionRPCs when no extension was ever registered. */
-  if (json_array_size(rpcs))
+  if (s->cfg.mode == SIM_MODE_WEB && s->cfg.dwds_websocket) {
+    /* WebSocket mode fills extensionRPCs only when something asks the page
+     * (dwds/lib/src/debugging/web_socket_inspector.dart): an empty list. */
+    json_decref(rpcs);
+    json_object_set_new(iso, "extensionRPCs", json_array());
+  } else if (json_array_size(rpcs))
+    /* The VM omits extensionRPCs when no extension was ever registered. */
     json_object_set_new(iso, "extensionRPCs", rpcs);
   else
     json_decref(rpcs);
@@ -861,25 +939,29 @@ static void do_stream_listen(sim_t *s, sim_call_t *k) {
     send_invalid_params(s, k, "streamListen: expects the 'streamId' parameter");
     return;
   }
-  if (s->cfg.mode == SIM_MODE_VM &&
+  sim_mode_t w = wire(s, k->conn);
+  if (w == SIM_MODE_VM &&
       !in_list(core_streams, sizeof core_streams / sizeof *core_streams, name)) {
     snprintf(d, sizeof d, "streamListen: invalid 'streamId' parameter: %.128s", name);
     send_error(s, k, RPC_INVALID_PARAMS, NULL, json_pack("{s:s}", "details", d));
     return;
   }
-  if (s->cfg.mode == SIM_MODE_WEB &&
+  if (w == SIM_MODE_WEB &&
       !in_list(web_streams, sizeof web_streams / sizeof *web_streams, name)) {
     snprintf(d, sizeof d, "The stream `%.128s` is not supported on web devices", name);
     send_error(s, k, RPC_INVALID_PARAMS, d, NULL);
     return;
   }
-  if (json_object_get(k->conn->streams, name)) {
+  /* DWDS answers a repeat with Success ("TODO: This should return an error
+   * if the stream is already being listened to", dart-lang/webdev
+   * dwds/lib/src/services/proxy_service.dart _streamListen). */
+  if (json_object_get(k->conn->streams, name) && w != SIM_MODE_WEB) {
     send_error(s, k, RPC_STREAM_ALREADY_SUBSCRIBED, NULL, NULL);
     return;
   }
   json_object_set_new(k->conn->streams, name, json_true());
   send_result(k, json_pack("{s:s}", "type", "Success"));
-  if (s->cfg.mode == SIM_MODE_DDS && !strcmp(name, "Extension")) {
+  if (w == SIM_MODE_DDS && !strcmp(name, "Extension")) {
     size_t i;
     json_t *m;
     json_array_foreach(s->vm.ext_history, i, m) sim_server_send_json(k->conn, json_incref(m));
@@ -889,6 +971,14 @@ static void do_stream_listen(sim_t *s, sim_call_t *k) {
 static void do_stream_cancel(sim_t *s, sim_call_t *k) {
   const char *name = json_string_value(json_object_get(k->params, "streamId"));
 
+  if (wire(s, k->conn) == SIM_MODE_WEB) {
+    /* DWDS implements no streamCancel (proxy_service.dart: "TODO: We should
+     * implement this"; _rpcNotSupportedFuture). */
+    char msg[128];
+    snprintf(msg, sizeof msg, "%s: Not supported on web devices", k->method);
+    send_error(s, k, RPC_METHOD_NOT_FOUND, msg, NULL);
+    return;
+  }
   if (!name) {
     send_invalid_params(s, k, "streamCancel: expects the 'streamId' parameter");
     return;
@@ -919,8 +1009,9 @@ static void do_list_views(sim_t *s, sim_call_t *k) {
 }
 
 static void do_resume(sim_t *s, sim_call_t *k) {
-  if (!check_isolate(s, k)) return;
-  if (!s->vm.paused) {
+  int which = check_isolate(s, k);
+  if (!which) return;
+  if (!s->vm.paused || which >= 2) {
     send_error(s, k, RPC_ISOLATE_MUST_BE_PAUSED, NULL, NULL);
     return;
   }
@@ -929,9 +1020,10 @@ static void do_resume(sim_t *s, sim_call_t *k) {
 }
 
 static void do_pause(sim_t *s, sim_call_t *k) {
-  if (!check_isolate(s, k)) return;
+  int which = check_isolate(s, k);
+  if (!which) return;
   send_result(k, json_pack("{s:s}", "type", "Success"));
-  sim_vm_pause(s, NULL);
+  if (which == 1) sim_vm_pause(s, NULL);
 }
 
 #define SIM_METHODS(X)                                   \
@@ -972,7 +1064,7 @@ void sim_vm_handle_message(sim_t *s, sim_conn_t *c, const char *text, size_t len
   size_t i;
 
   if (binary) {
-    if (s->cfg.mode == SIM_MODE_VM)
+    if (wire(s, c) == SIM_MODE_VM)
       sim_server_close_conn(c, CLOSE_BINARY);
     else
       send_bare_error(s, c, RPC_INVALID_REQUEST, "binary frames are not accepted");
@@ -980,14 +1072,14 @@ void sim_vm_handle_message(sim_t *s, sim_conn_t *c, const char *text, size_t len
   }
   req = json_loadb(text, len, JSON_DECODE_ANY, &jerr);
   if (!req) {
-    if (s->cfg.mode == SIM_MODE_VM)
+    if (wire(s, c) == SIM_MODE_VM)
       sim_server_close_conn(c, CLOSE_PARSE_ERROR);
     else
       send_bare_error(s, c, RPC_PARSE_ERROR, jerr.text);
     return;
   }
   if (!json_is_object(req)) {
-    if (s->cfg.mode == SIM_MODE_VM)
+    if (wire(s, c) == SIM_MODE_VM)
       sim_server_close_conn(c, CLOSE_NOT_OBJECT);
     else
       send_bare_error(s, c, RPC_INVALID_REQUEST, "a request must be a JSON object");
@@ -1018,7 +1110,7 @@ void sim_vm_handle_message(sim_t *s, sim_conn_t *c, const char *text, size_t len
     goto done;
   }
   k->method = json_string_value(method);
-  if (s->cfg.mode != SIM_MODE_VM && jv &&
+  if (wire(s, c) != SIM_MODE_VM && jv &&
       !(json_is_string(jv) && !strcmp(json_string_value(jv), "2.0"))) {
     send_error(s, k, RPC_INVALID_REQUEST, NULL,
                json_pack("{s:s}", "details", "jsonrpc must be \"2.0\""));
@@ -1026,7 +1118,7 @@ void sim_vm_handle_message(sim_t *s, sim_conn_t *c, const char *text, size_t len
   }
   /* A request without id is a notification; the raw VM also sends nothing
    * for "id": null. Notifications are still carried out. */
-  k->reply = id && !(s->cfg.mode == SIM_MODE_VM && json_is_null(id));
+  k->reply = id && !(wire(s, c) == SIM_MODE_VM && json_is_null(id));
   record_method(s, k->method);
   if (params && !json_is_object(params)) {
     send_invalid_params(s, k, "params must be an object (named parameters)");
@@ -1085,11 +1177,51 @@ int sim_vm_pause(sim_t *s, const char *kind) {
 }
 
 void sim_vm_resume(sim_t *s) {
+  size_t i;
   if (!s->vm.paused) return;
   s->vm.paused = 0;
   s->vm.pause_kind = "Resume";
   broadcast(s, "Debug", event_new(s, "Resume", current_ref(s)));
+  if (s->vm.web_not_started) {
+    /* main() runs now: the framework registers its extensions, then the
+     * app its watcher, each a ServiceExtensionAdded (the page's
+     * RegisterEvent, dwds/web/client.dart). */
+    s->vm.web_not_started = 0;
+    for (i = 0; i < N_FLUTTER_EXTS; i++)
+      if (ext_available(s, i)) announce_extension(s, flutter_exts[i].name);
+    if (s->vm.watcher) announce_extension(s, TELESCOPE_EXT);
+  }
   pump(s);
+}
+
+int sim_vm_dds_attach(sim_t *s) {
+  sim_conn_t *c;
+  char msg[512];
+  int n = 0;
+  json_t *ev;
+
+  if (s->cfg.mode == SIM_MODE_DDS || s->dds.attached) return -1;
+  s->dds.attached = 1;
+  snprintf(msg, sizeof msg,
+           "A Dart Developer Service instance has connected and this direct connection to the VM "
+           "service will now be closed. Please reconnect to the Dart Development Service at %s.",
+           s->dds.http_uri);
+  /* Every direct client gets the Service event, subscribed or not, and is
+   * then closed (dart-lang/sdk sdk/lib/vmservice/vmservice.dart,
+   * _sendDdsConnectedEvent and _yieldControlToDDS; DWDS does the same,
+   * dwds/lib/src/services/debug_service.dart handleConnection). */
+  ev = json_pack("{s:s, s:s, s:s, s:s, s:I}", "type", "Event", "kind",
+                 "DartDevelopmentServiceConnected", "message", msg, "uri", s->dds.http_uri,
+                 "timestamp", (json_int_t)sim_wall_ms());
+  for (c = s->srv.conns; c; c = c->next) {
+    if (c->dds) continue;
+    sim_server_send_json(c, json_pack("{s:s, s:s, s:{s:s, s:O}}", "jsonrpc", "2.0", "method",
+                                      "streamNotify", "params", "streamId", "Service", "event", ev));
+    sim_server_close_conn(c, 1000);
+    n++;
+  }
+  json_decref(ev);
+  return n;
 }
 
 void sim_vm_restart(sim_t *s) {
@@ -1141,6 +1273,19 @@ int sim_vm_init(sim_t *s) {
   s->vm.pause_kind = "Resume";
   s->vm.web_unregistered = RPC_METHOD_NOT_FOUND;
   s->vm.watcher = !s->cfg.no_watcher;
+  if (s->cfg.mode == SIM_MODE_WEB && s->cfg.dwds_websocket)
+    s->vm.web_timeout_ms = 10000; /* web_socket_proxy_service.dart: Duration(seconds: 10) */
+  if (s->cfg.mode == SIM_MODE_WEB && s->cfg.start_paused) s->vm.web_not_started = 1;
+  if (s->cfg.mode != SIM_MODE_WEB) {
+    s->vm.n_workers = s->cfg.workers;
+    for (int w = 0; w < s->vm.n_workers; w++) {
+      uint64_t n = 1000000000000000ull + sim_rand_next(&s->rng) % 8000000000000000ull;
+      snprintf(s->vm.worker_numbers[w], sizeof s->vm.worker_numbers[w], "%llu",
+               (unsigned long long)n);
+      snprintf(s->vm.worker_ids[w], sizeof s->vm.worker_ids[w], "isolates/%llu",
+               (unsigned long long)n);
+    }
+  }
   s->vm.method_counts = json_object();
   s->vm.method_list = json_array();
   s->vm.ext_history = json_array();

@@ -35,6 +35,11 @@ void sim_vm_resume(sim_t *s);
 void sim_vm_restart(sim_t *s);
 void sim_vm_reload(sim_t *s);
 void sim_vm_set_watcher(sim_t *s, int on);
+/* DDS takes the vm or web server over: direct clients get the
+ * DartDevelopmentServiceConnected event and are closed; new ones are sent to
+ * s->dds.http_uri (302 on vm, 403 naming it on web). Returns how many were
+ * closed, or -1 (dds mode, or already attached). */
+int sim_vm_dds_attach(sim_t *s);
 void sim_vm_set_hang(sim_t *s, int on);
 
 /* Posts an Extension-stream event from the app (dart:developer postEvent);
