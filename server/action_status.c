@@ -57,7 +57,9 @@ static void refreshed(void *arg, const vm_result_t *res) {
   }
   const char *w = json_string_value(json_object_get(res->result, "watcher"));
   int paused = json_is_true(json_object_get(res->result, "paused"));
-  if (paused || (w && strcmp(w, "present") != 0)) {
+  /* "unknown" (DWDS WebSocket mode lists no extensions until the page is
+   * asked) is settled by asking the watcher itself. */
+  if (paused || (w && strcmp(w, "missing") == 0)) {
     op_fail_diag(op, paused ? DIAG_ISOLATE_PAUSED : DIAG_WATCHER_MISSING, NULL);
     return;
   }

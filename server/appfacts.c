@@ -61,7 +61,9 @@ void appfacts_note(appfacts_t *f, uint64_t now_ms, const record_reply_t *r) {
     f->watcher = w;
   }
   for (size_t i = 0; i < r->nrecords; i++)
-    summary_clock_add(&f->clock, r->records[i].at_us, r->records[i].vsync_start_us);
+    summary_clock_add_frame(&f->clock, r->records[i].at_us, r->records[i].vsync_start_us,
+                            r->records[i].vsync_overhead_us + r->records[i].build_us +
+                                r->records[i].raster_us);
 }
 
 int64_t appfacts_counter_before(const appfacts_t *f, uint64_t at_ms, uint64_t *sample_ms) {

@@ -104,7 +104,8 @@ int store_add_reply(store_t *st, const record_reply_t *r, store_add_result_t *re
       continue;
     }
     if (summary_add_frame(st->summary, f) < 0 || keep_recent(st, f) < 0) return -1;
-    summary_clock_add(&st->clock, f->at_us, f->vsync_start_us);
+    summary_clock_add_frame(&st->clock, f->at_us, f->vsync_start_us,
+                            f->vsync_overhead_us + f->build_us + f->raster_us);
     st->last_seen = f->seq;
     st->last_known = 1;
     st->seen++;
