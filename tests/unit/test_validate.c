@@ -63,7 +63,7 @@ START_TEST(each_keyword_rejects) {
   ck_assert_str_eq(check("{\"cursor\":7}"), "cursor: must be a string, got an integer 7");
   ck_assert_str_eq(check("{\"action\":\"go\"}"),
                    "action: must be one of \"status\", \"start\", \"mark\", \"read\", \"stop\", "
-                   "\"capture\", got \"go\"");
+                   "\"capture\", \"compare\", got \"go\"");
   ck_assert_str_eq(check("{\"linkedBy\":\"\"}"),
                    "linkedBy: must be a string of 1 to 64 characters, got \"\" (0 characters)");
   ck_assert_str_eq(check("{\"interactionId\":\"tab\\t\"}"),
