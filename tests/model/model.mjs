@@ -225,9 +225,9 @@ export class Runner {
 
   // Invariants 1, 6 and 7 for one answer.
   answered(a, what) {
+    if (this.pair.mcp.dead) fail(6, `the server died (${what}): ${JSON.stringify(this.pair.mcp.dead)}\n${this.pair.mcp.stderr.slice(-3000)}`);
     if (!a.ok && a.lost) fail(1, `${what} got no answer within ${a.ms} ms: ${a.error}`);
     if (!a.ok) fail(7, `${what}: ${a.error.slice(0, 600)}`);
-    if (this.pair.mcp.dead) fail(6, `the server died: ${JSON.stringify(this.pair.mcp.dead)}\n${this.pair.mcp.stderr.slice(-2000)}`);
   }
 
   // Invariant 3 for a read's listing, and the cap counters.
@@ -283,6 +283,7 @@ export class Runner {
     if (reply === null) return 'sim gone';
     const [verb, arg] = cmd.split(' ');
     const S = this.current;
+    const was = JSON.stringify(a);
     switch (verb) {
     case 'restart': a.paused = false; if (S) { S.runChanges++; S.stable = false; } break;
     case 'pause': a.paused = true; if (S) S.stable = false; break;
@@ -292,7 +293,8 @@ export class Runner {
     case 'ext-delay': a.extDelay = Number(arg); break;
     case 'watcher': a.watcher = arg === 'on'; if (S && arg === 'off') S.stable = false; break;
     }
-    a.changedAt = Date.now();
+    // Only a change restarts the clock of "drawing for long enough".
+    if (verb === 'restart' || JSON.stringify(a) !== was) a.changedAt = Date.now();
     this.count(`fault ${verb}`);
     return reply;
   }
@@ -551,7 +553,7 @@ export class Runner {
     if (this.current || this.unsure) {
       out = await this.callStep({ op: 'call', parts: [{ args: { action: 'stop', detail: 'frames', limit: 1000 } }] });
     }
-    await this.simStep('scenario steady');
+    if (this.app.scenario !== 'steady') await this.simStep('scenario steady');
     if (this.app.fps !== 60) await this.simStep('fps 60');
     // Nothing is open: the app's attribution and profile switches are back
     // to what they were before the first session (all off in a fresh sim).
