@@ -115,6 +115,8 @@ export function generate(seed, nSteps) {
         if (whileDead?.action === 'stop') open = false;
       } else {
         steps.push({ op: 'sim', cmd: f });
+        // At thousands of fps a drain takes more than one page: let one run.
+        if (/^fps [0-9]{4}/.test(f) && r.chance(0.5)) steps.push({ op: 'soak', ms: 500 });
         if (f === 'pause') hang = 'resume';
         if (f === 'watcher off') hang = 'watcher on';
       }
@@ -167,7 +169,7 @@ export class Runner {
     this.unsure = false;     // a call left it unknowable whether one is open
     const now = Date.now();
     this.app = { up: true, paused: false, scenario: 'steady', fps: 60, watcher: true, extDelay: 0,
-      changedAt: now, reconnected: true };
+      changedAt: now, disruptedAt: 0, reconnected: true };
   }
 
   // The app draws, and has for long enough that the server can see it.
@@ -178,10 +180,12 @@ export class Runner {
   }
 
   // Nothing stands between the server and the watcher: a call has no excuse to fail.
+  // A restart, a resume or a new app settles for a moment first: the server
+  // learns of it from the stream events, not instantly.
   healthy() {
     const a = this.app;
     return a.up && a.reconnected && !a.paused && a.watcher && a.extDelay <= 300 &&
-      Date.now() - a.changedAt >= 100;
+      Date.now() - a.changedAt >= 100 && Date.now() - a.disruptedAt >= 600;
   }
 
   newSession(id, before, after) {
@@ -295,6 +299,7 @@ export class Runner {
     }
     // Only a change restarts the clock of "drawing for long enough".
     if (verb === 'restart' || JSON.stringify(a) !== was) a.changedAt = Date.now();
+    if (['restart', 'resume', 'watcher'].includes(verb)) a.disruptedAt = Date.now();
     this.count(`fault ${verb}`);
     return reply;
   }
@@ -311,7 +316,7 @@ export class Runner {
     this.kills++;
     await this.pair.startSim(['--seed', String(this.seed + this.kills)]);
     this.app = { up: true, paused: false, scenario: 'steady', fps: 60, watcher: true, extDelay: 0,
-      changedAt: Date.now(), reconnected: false };
+      changedAt: Date.now(), disruptedAt: Date.now(), reconnected: false };
     // The server re-reads the URI file when it reconnects (its --help).
     try {
       await until(async () => {
@@ -320,7 +325,7 @@ export class Runner {
         return st.sc?.connection?.state === 'connected';
       }, { timeoutMs: 6000, everyMs: 200, what: 'the server to reach the new sim' });
       this.app.reconnected = true;
-      this.app.changedAt = Date.now();
+      this.app.changedAt = this.app.disruptedAt = Date.now();
     } catch (e) {
       if (e instanceof Violation) throw e;
       this.count('reconnectSlow');
