@@ -12,6 +12,13 @@ import { join } from 'node:path';
 
 export { sleep, until, TIMEOUT_SCALE };
 
+// How much slower than a plain build the binaries run: the settle windows
+// and the capture-length bound stretch by it. A sanitizer build (make
+// check-hard builds into build-asan) runs a few times slower on a shared
+// 2-core machine; MODEL_SLACK overrides.
+export const SLACK = Number(process.env.MODEL_SLACK ??
+  (/asan/.test(process.env.TELESCOPE_BINARY_DIR ?? '') ? 3 : 1)) * TIMEOUT_SCALE;
+
 // mulberry32: small, fast and good enough to pick steps; the same seed gives
 // the same step lists on every machine.
 export function rng(seed) {

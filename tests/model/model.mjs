@@ -22,7 +22,7 @@
 //  8 when no session is open any more, attribution and the profile switches
 //    are back off in the app (contract: "the switches are restored when none
 //    is").
-import { Pair, call, brief, rng, sequenceSeed, sleep, until, CALL_TIMEOUT_MS, TIMEOUT_SCALE } from './lib.mjs';
+import { Pair, call, brief, rng, sleep, until, SLACK } from './lib.mjs';
 
 export class Violation extends Error {
   constructor(invariant, message) { super(`invariant ${invariant}: ${message}`); this.invariant = invariant; }
@@ -53,7 +53,7 @@ function startArgs(r) {
   if (r.chance(0.15)) a.budgetMs = r.pick([8, 16.7]);
   return a;
 }
-const captureArgs = (r) => ({ action: 'capture', durationMs: r.pick([150, 300, 500]) });
+const captureArgs = (r) => ({ action: 'capture', durationMs: r.pick([150, 250, 400]) });
 const one = (args, extra = {}) => ({ op: 'call', parts: [{ args, ...extra }] });
 
 const FAULTS = [
@@ -87,7 +87,7 @@ export function generate(seed, nSteps) {
     case 'stop': steps.push(one(stopArgs(r))); open = false; break;
     case 'capture': steps.push(one(captureArgs(r))); break;
     case 'status': steps.push(one({ action: 'status' })); break;
-    case 'soak': steps.push({ op: 'soak', ms: r.pick([300, 500]) }); break;
+    case 'soak': steps.push({ op: 'soak', ms: r.pick([300, 400]) }); break;
     case 'group': {
       const g = r.pick(['stop+stop', 'stop+stop', 'start+start', 'read+stop', 'read+read', 'read+read+read',
         'capture+start', 'capture+stop', 'capture+read', 'stop+start', 'capture+capture']);
@@ -176,7 +176,7 @@ export class Runner {
   drawing() {
     const a = this.app;
     return a.up && a.reconnected && !a.paused && a.watcher && a.scenario === 'steady' && a.fps >= 30 &&
-      Date.now() - a.changedAt >= 300;
+      Date.now() - a.changedAt >= 300 * SLACK;
   }
 
   // Nothing stands between the server and the watcher: a call has no excuse to fail.
@@ -185,7 +185,7 @@ export class Runner {
   healthy() {
     const a = this.app;
     return a.up && a.reconnected && !a.paused && a.watcher && a.extDelay <= 300 &&
-      Date.now() - a.changedAt >= 100 && Date.now() - a.disruptedAt >= 600;
+      Date.now() - a.changedAt >= 100 * SLACK && Date.now() - a.disruptedAt >= 600 * SLACK;
   }
 
   newSession(id, before, after) {
@@ -323,7 +323,7 @@ export class Runner {
         const st = await call(this.pair.mcp, { action: 'status' });
         this.answered(st, 'status after a new sim');
         return st.sc?.connection?.state === 'connected';
-      }, { timeoutMs: 6000, everyMs: 200, what: 'the server to reach the new sim' });
+      }, { timeoutMs: 6000 * SLACK, everyMs: 200, what: 'the server to reach the new sim' });
       this.app.reconnected = true;
       this.app.changedAt = this.app.disruptedAt = Date.now();
     } catch (e) {
@@ -505,7 +505,7 @@ export class Runner {
       this.count('closedReads');
     }
     if (S.taken !== sc.session.framesSeen)
-      fail(2, `${S.id}: reads took ${S.taken} frames (incl. undelivered) and stop listed the rest, but stop says framesSeen ${sc.session.framesSeen}`);
+      fail(2, `${S.id}: its reads, the stop's listing and the reads on after it delivered ${S.taken} frames (undelivered counted), but stop says framesSeen ${sc.session.framesSeen}`);
     this.count('sessionsBalanced');
     this.count('framesBalanced', S.taken);
     const gone = GONE.includes(sc.diagnosis?.code);
@@ -534,7 +534,7 @@ export class Runner {
     const want = a.args.durationMs;
     if (g.healthy && this.app.extDelay === 0 && sess.durationMs !== undefined) {
       if (sess.durationMs < want - 50) fail(5, `${what} of ${want} ms ended after ${sess.durationMs} ms`);
-      if (sess.durationMs > want * 1.5 + 150 * TIMEOUT_SCALE) fail(5, `${what} of ${want} ms reports ${sess.durationMs} ms`);
+      if (sess.durationMs > want * 1.5 + 150 * SLACK) fail(5, `${what} of ${want} ms reports ${sess.durationMs} ms`);
       this.count('captureLengthChecks');
     }
   }
@@ -567,7 +567,7 @@ export class Runner {
       await until(async () => {
         st = await this.pair.stats();
         return st.collecting === false && !st.tracking?.widgets && !st.tracking?.layouts && !st.tracking?.paints;
-      }, { timeoutMs: 3000, everyMs: 100, what: 'attribution off' });
+      }, { timeoutMs: 3000 * SLACK, everyMs: 100, what: 'attribution off' });
     } catch {
       fail(8, `no session is open, but the app still has collecting=${st?.collecting} tracking=${JSON.stringify(st?.tracking)}`);
     }

@@ -1,8 +1,9 @@
 // ctest model.sessions: the model-based test of the session core (issue 11).
 // See model.mjs for the invariants. Environment:
 //   MODEL_SEED       the run's seed (default: random, printed)
-//   MODEL_SEQUENCES  how many sequences (default 200; make check-hard raises it)
-//   MODEL_STEPS      steps per sequence (default 8)
+//   MODEL_SEQUENCES  how many sequences (default 250; make check-hard raises it)
+//   MODEL_STEPS      steps per sequence (default 7, plus a final stop and checks)
+//   MODEL_SLACK      stretch the settle windows (default 1, 3 for a build-asan build)
 //   MODEL_FIRST      index of the first sequence (to replay one: MODEL_FIRST=i MODEL_SEQUENCES=1)
 //   MODEL_MAX_FAILURES  stop after this many failing sequences (default 5)
 // A failure prints `seed=… sequence=… step=…`, the step list with every
@@ -14,8 +15,8 @@ import { envInt, sequenceSeed } from './lib.mjs';
 import { Runner, Violation, generate, describeStep } from './model.mjs';
 
 const SEED = envInt('MODEL_SEED', Math.floor(Math.random() * 2 ** 31));
-const SEQUENCES = envInt('MODEL_SEQUENCES', 200);
-const STEPS = envInt('MODEL_STEPS', 8);
+const SEQUENCES = envInt('MODEL_SEQUENCES', 250);
+const STEPS = envInt('MODEL_STEPS', 7);
 const FIRST = envInt('MODEL_FIRST', 0);
 const MAX_FAILURES = envInt('MODEL_MAX_FAILURES', 5);
 
