@@ -90,7 +90,7 @@ export function generate(seed, nSteps) {
     case 'soak': steps.push({ op: 'soak', ms: r.pick([300, 400]) }); break;
     case 'group': {
       const g = r.pick(['stop+stop', 'stop+stop', 'start+start', 'read+stop', 'read+read', 'read+read+read',
-        'capture+start', 'capture+stop', 'capture+read', 'stop+start', 'capture+capture']);
+        'capture+start', 'capture+stop', 'capture+read', 'stop+start', 'capture+capture', 'start+read', 'start+stop']);
       let parts;
       switch (g) {
       case 'stop+stop': parts = [{ args: stopArgs(r, r.pick(LISTING)) }, { args: stopArgs(r, 'summary') }]; open = false; break;
@@ -103,6 +103,9 @@ export function generate(seed, nSteps) {
       case 'capture+read': parts = [{ args: captureArgs(r) }, { args: readArgs(r), delayMs: 50 }]; break;
       case 'stop+start': parts = [{ args: stopArgs(r) }, { args: startArgs(r) }]; open = true; break;
       case 'capture+capture': parts = [{ args: captureArgs(r) }, { args: captureArgs(r), delayMs: 20 }]; break;
+      // A read or a stop while the session opens waits until it is open.
+      case 'start+read': parts = [{ args: startArgs(r) }, { args: readArgs(r) }]; open = true; break;
+      case 'start+stop': parts = [{ args: startArgs(r) }, { args: stopArgs(r) }]; open = false; break;
       }
       steps.push({ op: 'call', group: g, parts });
       break;
