@@ -170,6 +170,11 @@ export class Runner {
   resetModel() {
     this.current = null;     // the start'ed session the server should hold
     this.unsure = false;     // a call left it unknowable whether one is open
+    // Reads outside sessions continue after the last frame such a read took
+    // (contract, "Delivery"); where this sequence's first one starts is not
+    // known, hence the gap.
+    this.outside = { id: 'the reads outside sessions', stable: false, runChanges: 0, last: null,
+      gap: true, taken: 0, firstDone: true, tail: null };
     const now = Date.now();
     this.app = { up: true, paused: false, scenario: 'steady', fps: 60, watcher: true, extDelay: 0,
       changedAt: now, disruptedAt: 0, reconnected: true };
@@ -292,7 +297,7 @@ export class Runner {
     const S = this.current;
     const was = JSON.stringify(a);
     switch (verb) {
-    case 'restart': a.paused = false; if (S) { S.runChanges++; S.stable = false; } break;
+    case 'restart': a.paused = false; this.outside.runChanges++; if (S) { S.runChanges++; S.stable = false; } break;
     case 'pause': a.paused = true; if (S) S.stable = false; break;
     case 'resume': a.paused = false; break;
     case 'scenario': a.scenario = arg; break;
@@ -310,6 +315,7 @@ export class Runner {
   async killStep(s) {
     const S = this.current;
     if (S) { S.runChanges++; S.stable = false; S.appLost = true; }
+    this.outside.runChanges++;
     await this.pair.killSim(s.signal);
     this.app.up = false;
     this.killed = true;
@@ -441,6 +447,10 @@ export class Runner {
     this.checkDrawing(a, g.drawingAtSend, what);
     if (!S) {
       if (a.sc.session?.state === 'active' && !this.unsure) fail(5, `${what} outside sessions names active session ${a.sc.session.id}`);
+      // The watcher's ring may have overwritten frames in between (counted
+      // as lost, diagnosed frames_lost) or the app restarted.
+      if (['frames_lost', 'app_restarted'].includes(a.sc.diagnosis?.code) || this.unsure) this.outside.gap = true;
+      this.deliver(this.outside, a.sc.frames ?? [], a.sc.summary.frames, 0, what);
       return;
     }
     if (a.sc.session?.id !== S.id) fail(5, `${what} in ${S.id} answered naming ${a.sc.session?.id}`);
