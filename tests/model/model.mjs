@@ -164,6 +164,7 @@ export class Runner {
     this.pair = new Pair({ simArgs: ['--seed', String(this.seed), ...this.simArgs] });
     await this.pair.start();
     this.known = new Set(); // a new server numbers its sessions afresh
+    this.closed = new Map(); // id → framesSeen of every session this server closed
     this.resetModel();
   }
 
@@ -491,6 +492,7 @@ export class Runner {
     this.checkDrawing(a, g.drawingAtSend, what);
     this.checkListing(a, what);
     this.current = null;
+    this.closed.set(S.id, sc.session.framesSeen);
     g.stopped = { id: S.id, summary: sc.summary, framesSeen: sc.session.framesSeen };
     const listed = sc.frames ?? [];
     this.deliver(S, listed, listed.length, sc.undelivered ?? 0, what);
@@ -555,6 +557,7 @@ export class Runner {
   settleStatus(a, g, what) {
     if (a.isError && g.healthy) fail(5, `${what} failed on a healthy app: ${a.text.slice(0, 300)}`);
     const sess = a.sc?.session;
+    if (sess?.state === 'active' && this.closed.has(sess.id)) fail(5, `${what} shows ${sess.id} active, but it was stopped`);
     if (sess?.state === 'active' && !this.unsure) {
       if (!this.current) fail(5, `${what} shows ${sess.id} active, but every session was stopped`);
       if (sess.id !== this.current.id) fail(5, `${what} shows ${sess.id} active, but ${this.current.id} is the open one`);

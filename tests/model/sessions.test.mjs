@@ -6,6 +6,8 @@
 //   MODEL_SLACK      stretch the settle windows (default 1, 3 for a build-asan build)
 //   MODEL_FIRST      index of the first sequence (to replay one: MODEL_FIRST=i MODEL_SEQUENCES=1)
 //   MODEL_MAX_FAILURES  stop after this many failing sequences (default 5)
+//   MODEL_BUDGET_S   stop starting sequences after this many seconds (default 300
+//                    when MODEL_SEQUENCES is not set, else none)
 // A failure prints `seed=… sequence=… step=…`, the step list with every
 // answer, and the command that replays it.
 import { test, after } from 'node:test';
@@ -19,6 +21,10 @@ const SEQUENCES = envInt('MODEL_SEQUENCES', 250);
 const STEPS = envInt('MODEL_STEPS', 7);
 const FIRST = envInt('MODEL_FIRST', 0);
 const MAX_FAILURES = envInt('MODEL_MAX_FAILURES', 5);
+// A default run stops starting sequences after this many seconds (a loaded
+// machine, ctest -j), so make test stays bounded; an explicit
+// MODEL_SEQUENCES runs them all unless MODEL_BUDGET_S is given too.
+const BUDGET_S = envInt('MODEL_BUDGET_S', process.env.MODEL_SEQUENCES ? 0 : 300);
 
 after(() => assertNoTokenLeak());
 
@@ -26,10 +32,14 @@ test(`model: ${SEQUENCES} random sequences of ${STEPS} steps (seed=${SEED})`, { 
   console.log(`seed=${SEED} sequences=${SEQUENCES} steps=${STEPS} first=${FIRST}`);
   const counters = {};
   const failures = [];
+  const t0 = Date.now();
   const runner = new Runner({ seed: SEED, counters });
   await runner.startPair();
-  const t0 = Date.now();
   for (let i = FIRST; i < FIRST + SEQUENCES && failures.length < MAX_FAILURES; i++) {
+    if (BUDGET_S && Date.now() - t0 > BUDGET_S * 1000) {
+      console.log(`model: the ${BUDGET_S} s budget is spent after ${i - FIRST} of ${SEQUENCES} sequences`);
+      break;
+    }
     const steps = generate(sequenceSeed(SEED, i), STEPS);
     const log = [];
     runner.resetModel();
@@ -75,7 +85,7 @@ test(`model: ${SEQUENCES} random sequences of ${STEPS} steps (seed=${SEED})`, { 
   // The continuation paths ran (issue 11: a mutation that skips a record per
   // page, or moves nextCursor to lastSeq, must not pass unseen). Only a run
   // long enough to have reached them is held to it.
-  if (SEQUENCES >= 100) {
+  if ((counters.sequences ?? 0) >= 100) {
     assert.ok((counters.cutByLimit ?? 0) > 0, 'a read was cut at its limit at least once');
     assert.ok((counters.multiPageDrains ?? 0) > 0, 'a drain followed `more` past one page at least once');
     assert.ok((counters.sessionsBalanced ?? 0) > 0, 'sessions were balanced');
