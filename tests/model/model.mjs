@@ -557,6 +557,7 @@ export class Runner {
   settleStatus(a, g, what) {
     if (a.isError && g.healthy) fail(5, `${what} failed on a healthy app: ${a.text.slice(0, 300)}`);
     const sess = a.sc?.session;
+    if (sess?.capture) return; // a capture's own window is not the start'ed session
     if (sess?.state === 'active' && this.closed.has(sess.id)) fail(5, `${what} shows ${sess.id} active, but it was stopped`);
     if (sess?.state === 'active' && !this.unsure) {
       if (!this.current) fail(5, `${what} shows ${sess.id} active, but every session was stopped`);
