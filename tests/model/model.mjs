@@ -501,6 +501,7 @@ export class Runner {
     let cursor = sc.nextCursor;
     let more = a.args.detail === 'summary' || !!sc.truncated;
     let pages = 0;
+    const trail = [];
     while (more) {
       if (++pages > 12) fail(2, `reading ${S.id} on after stop did not end after 12 pages`);
       const args = { action: 'read', detail: 'frames', limit: 1000 };
@@ -508,6 +509,8 @@ export class Runner {
       if (a.args.detail === 'summary' && pages > 1) { delete args.session; args.cursor = cursor; }
       const r = await call(this.pair.mcp, args);
       const w = `read of closed ${S.id} ${JSON.stringify(args.cursor ? { cursor: '…' } : { session: S.id })}`;
+      trail.push(`${w} → ${brief(r)}`);
+      this.lastAnswers += `\n        then ${trail[trail.length - 1]}`;
       this.answered(r, w);
       if (r.isError) fail(2, `${w} failed: ${r.text.slice(0, 300)}`);
       this.checkListing(r, w);
@@ -530,7 +533,7 @@ export class Runner {
         fail(2, `${S.id}'s last frame is seq ${S.tail}, but the sim's lastSeq was ${g.before.lastSeq} just before stop and ${g.after.lastSeq} just after`);
       this.count('lastFrameChecks');
     }
-    return ` [balanced ${S.taken}]`;
+    return `${trail.map((t) => `\n        then ${t}`).join('')} [balanced ${S.taken}]`;
   }
 
   settleCapture(a, g, what) {
