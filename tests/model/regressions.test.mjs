@@ -86,6 +86,8 @@ test('a drawing app is not idle right after start (issue 11, item 3)', async () 
   // liveness.framesPerSecond over a meaningful window: close to 50.
   await m.call({ action: 'start' });
   await sleep(400);
+  await m.call({ action: 'read' });
+  await sleep(400);
   const r = await m.call({ action: 'read' });
   const fps = r.sc.liveness?.framesPerSecond;
   assert.ok(fps !== undefined && fps >= 25 && fps <= 75, `framesPerSecond of a 50 fps app: ${fps}`);
