@@ -1,12 +1,12 @@
 // ctest model.sessions: the model-based test of the session core (issue 11).
 // See model.mjs for the invariants. Environment:
 //   MODEL_SEED       the run's seed (default: random, printed)
-//   MODEL_SEQUENCES  how many sequences (default 250; make check-hard raises it)
-//   MODEL_STEPS      steps per sequence (default 7, plus a final stop and checks)
+//   MODEL_SEQUENCES  how many sequences (default 200; make check-hard raises it)
+//   MODEL_STEPS      steps per sequence (default 6, plus a final stop and checks)
 //   MODEL_SLACK      stretch the settle windows (default 1, 3 for a build-asan build)
 //   MODEL_FIRST      index of the first sequence (to replay one: MODEL_FIRST=i MODEL_SEQUENCES=1)
 //   MODEL_MAX_FAILURES  stop after this many failing sequences (default 5)
-//   MODEL_BUDGET_S   stop starting sequences after this many seconds (default 300
+//   MODEL_BUDGET_S   stop starting sequences after this many seconds (default 240
 //                    when MODEL_SEQUENCES is not set, else none)
 // A failure prints `seed=… sequence=… step=…`, the step list with every
 // answer, and the command that replays it.
@@ -17,14 +17,14 @@ import { envInt, sequenceSeed } from './lib.mjs';
 import { Runner, Violation, generate, describeStep } from './model.mjs';
 
 const SEED = envInt('MODEL_SEED', Math.floor(Math.random() * 2 ** 31));
-const SEQUENCES = envInt('MODEL_SEQUENCES', 250);
-const STEPS = envInt('MODEL_STEPS', 7);
+const SEQUENCES = envInt('MODEL_SEQUENCES', 200);
+const STEPS = envInt('MODEL_STEPS', 6);
 const FIRST = envInt('MODEL_FIRST', 0);
 const MAX_FAILURES = envInt('MODEL_MAX_FAILURES', 5);
 // A default run stops starting sequences after this many seconds (a loaded
 // machine, ctest -j), so make test stays bounded; an explicit
 // MODEL_SEQUENCES runs them all unless MODEL_BUDGET_S is given too.
-const BUDGET_S = envInt('MODEL_BUDGET_S', process.env.MODEL_SEQUENCES ? 0 : 300);
+const BUDGET_S = envInt('MODEL_BUDGET_S', process.env.MODEL_SEQUENCES ? 0 : 240);
 
 after(() => assertNoTokenLeak());
 
@@ -49,6 +49,9 @@ test(`model: ${SEQUENCES} random sequences of ${STEPS} steps (seed=${SEED})`, { 
       for (k = 0; k < steps.length; k++) {
         const t = Date.now();
         const out = await runner.step(steps[k]);
+        const st = steps[k];
+        const key = `ms ${st.op === 'call' ? st.group ?? st.parts[0].args.action : st.op}`;
+        counters[key] = (counters[key] ?? 0) + Date.now() - t;
         log.push(`  ${k} ${describeStep(steps[k])}\n      → ${out || 'ok'} (${Date.now() - t} ms)`);
       }
       counters.sequences = (counters.sequences ?? 0) + 1;
