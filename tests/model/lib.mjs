@@ -156,7 +156,7 @@ export async function call(mcp, args) {
   const t0 = Date.now();
   try {
     const r = await mcp.call(args, { timeout: ANSWER_LIMIT_MS });
-    return { ...r, ok: true, ms: Date.now() - t0, args };
+    return { ...r, ok: true, ms: Date.now() - t0, at: Date.now(), args };
   } catch (e) {
     const msg = String(e?.message ?? e);
     const lost = /timed out|timeout/i.test(msg) && !/structuredContent/.test(msg);

@@ -117,7 +117,9 @@ test('stop after the app died returns the summary (issue 11, item 4)', async () 
 
 test('two overlapping stops (issue 11, item 5)', async () => {
   const { s, m } = await setup(['--scenario', 'idle']);
-  // Empty sessions: the stop's diagnosis probes for up to 500 ms.
+  // Empty sessions, and a watcher that answers 200 ms late: every close
+  // takes long enough that the second stop surely arrives while it runs.
+  await s.cmd('ext-delay 200');
   for (let i = 0; i < 3; i++) {
     const st = await m.call({ action: 'start' });
     const id = st.sc.session.id;
@@ -141,6 +143,7 @@ test('two overlapping stops (issue 11, item 5)', async () => {
   assert.equal(last.isError, false, last.text);
   assert.equal(last.sc.session.id, st2.sc.session.id, 'the started session was still open');
   await s.cmd('scenario steady');
+  await s.cmd('ext-delay 0');
   const alive = await m.call({ action: 'status' });
   assert.equal(alive.sc.connection.state, 'connected', 'the server is alive');
 });
