@@ -83,7 +83,7 @@ export function generate(seed, nSteps) {
     switch (kind) {
     case 'start': steps.push(one(startArgs(r))); open = true; break;
     case 'mark': steps.push(one(r.chance(0.7) ? { action: 'mark', interactionId: r.pick(['tap', 'scroll', 'menu']) } : { action: 'mark' })); break;
-    case 'read': steps.push(one(readArgs(r), { cursor: r.chance(0.5) })); break;
+    case 'read': steps.push(one(readArgs(r), r.weighted([[9, { cursor: true }], [2, { outsideCursor: true }], [9, {}]]))); break;
     case 'stop': steps.push(one(stopArgs(r))); open = false; break;
     case 'capture': steps.push(one(captureArgs(r))); break;
     case 'status': steps.push(one({ action: 'status' })); break;
@@ -134,7 +134,8 @@ export function generate(seed, nSteps) {
 export function describeStep(s) {
   switch (s.op) {
   case 'call': return (s.group ? `${s.group}: ` : '') + s.parts.map((p) =>
-    `${JSON.stringify(p.args)}${p.cursor ? '+cursor' : ''}${p.delayMs ? ` after ${p.delayMs}ms` : ''}`).join(' ‖ ');
+    `${JSON.stringify(p.args)}${p.cursor ? '+cursor' : ''}${p.outsideCursor ? '+cursor of a read outside sessions' : ''}` +
+    `${p.delayMs ? ` after ${p.delayMs}ms` : ''}`).join(' ‖ ');
   case 'sim': return `sim ${s.cmd}`;
   case 'kill': return `kill sim (${s.signal})${s.whileDead ? ` then ${JSON.stringify(s.whileDead)} while dead` : ''}, new sim on the same URI file`;
   case 'soak': return `soak ${s.ms}ms`;
@@ -174,6 +175,7 @@ export class Runner {
     // Reads outside sessions continue after the last frame such a read took
     // (contract, "Delivery"); where this sequence's first one starts is not
     // known, hence the gap.
+    this.outsideCursor = null;
     this.outside = { id: 'the reads outside sessions', stable: false, runChanges: 0, last: null,
       gap: true, taken: 0, firstDone: true, tail: null };
     const now = Date.now();
@@ -368,11 +370,15 @@ export class Runner {
     for (const p of s.parts) {
       const args = { ...p.args };
       if (p.cursor && this.current?.cursor) args.cursor = this.current.cursor;
+      // Inside a session, a cursor from a read outside sessions is ignored
+      // with a warning; outside, it is that stream's own position.
+      if (p.outsideCursor && this.outsideCursor) args.cursor = this.outsideCursor;
       p.sent = args;
       if (p.delayMs) await sleep(p.delayMs);
       promises.push(call(mcp, args));
     }
     const answers = await Promise.all(promises);
+    s.parts.forEach((p, i) => { answers[i].outsideCursor = !!(p.outsideCursor && p.sent.cursor); });
     this.lastAnswers = answers.map(brief).join(' ‖ ');
     const after = await this.pair.stats();
     if (s.group) this.count(`group ${s.group}`);
@@ -452,7 +458,13 @@ export class Runner {
       // as lost, diagnosed frames_lost) or the app restarted.
       if (['frames_lost', 'app_restarted'].includes(a.sc.diagnosis?.code) || this.unsure) this.outside.gap = true;
       this.deliver(this.outside, a.sc.frames ?? [], a.sc.summary.frames, 0, what);
+      if (a.sc.nextCursor) this.outsideCursor = a.sc.nextCursor;
       return;
+    }
+    if (a.outsideCursor) {
+      if (!(a.sc.warnings ?? []).some((w) => /cursor/i.test(w)))
+        fail(5, `${what} in ${S.id} with a cursor of a read outside sessions gave no warning about it`);
+      this.count('outsideCursorWarnings');
     }
     if (a.sc.session?.id !== S.id) fail(5, `${what} in ${S.id} answered naming ${a.sc.session?.id}`);
     const listed = a.sc.frames ?? [];
