@@ -177,7 +177,7 @@ export class Runner {
     // known, hence the gap.
     this.outsideCursor = null;
     this.outside = { id: 'the reads outside sessions', stable: false, runChanges: 0, last: null,
-      gap: true, taken: 0, firstDone: true, tail: null };
+      gap: true, allow: 0, taken: 0, firstDone: true, tail: null };
     const now = Date.now();
     this.app = { up: true, paused: false, scenario: 'steady', fps: 60, watcher: true, extDelay: 0,
       changedAt: now, disruptedAt: 0, reconnected: true };
@@ -201,8 +201,8 @@ export class Runner {
 
   newSession(id, before, after) {
     const S = { id, before, after, runId: before?.runId, stable: !!before && !!after && this.healthy() &&
-      before.runId === after.runId, runChanges: 0, last: null, gap: false, taken: 0, firstDone: false,
-      tail: null, cursor: null, appLost: false };
+      before.runId === after.runId, runChanges: 0, last: null, gap: false, allow: 0, lostSeen: 0,
+      taken: 0, firstDone: false, tail: null, cursor: null, appLost: false };
     this.known.add(id);
     this.current = S;
     return S;
@@ -210,11 +210,17 @@ export class Runner {
 
   // Frames handed out for session S: `frames` listed, `taken` frames the
   // answer took out of the session's stream, `undelivered` evicted unread.
-  deliver(S, frames, taken, undelivered, where) {
-    if (undelivered > 0) { S.gap = true; this.count('undelivered', undelivered); }
+  //
+  // Frames that never reached the session are excused where they are
+  // counted: the watcher's ring overwrote them (session.framesLost grew) or
+  // the session's window evicted them (`undelivered`). A summary-only read
+  // takes frames without naming them (S.gap).
+  deliver(S, frames, taken, undelivered, where, sess) {
+    if (undelivered > 0) { S.allow += undelivered; this.count('undelivered', undelivered); }
+    if (sess?.framesLost > S.lostSeen) { S.allow += sess.framesLost - S.lostSeen; S.lostSeen = sess.framesLost; }
     for (const f of frames) {
       if (S.last === null) {
-        if (!S.firstDone && S.stable && !S.gap) {
+        if (!S.firstDone && S.stable && !S.gap && !S.allow) {
           if (!(f.seq >= S.before.lastSeq + 1 && f.seq <= S.after.lastSeq + 1))
             fail(2, `${S.id}'s first frame is seq ${f.seq}, but the sim's lastSeq was ${S.before.lastSeq} just before start and ${S.after.lastSeq} just after (${where})`);
           this.count('firstFrameChecks');
@@ -224,8 +230,12 @@ export class Runner {
       } else if (f.seq <= S.last) {
         if (S.runChanges > 0) S.runChanges--; // a new run (restart or new app) numbers from 1 again
         else fail(2, `${S.id} delivered seq ${f.seq} after seq ${S.last} (${where}): a frame repeated or went back, with no restart in between`);
-      } else if (!S.gap) {
-        fail(2, `${S.id} skipped seqs ${S.last + 1}..${f.seq - 1} (${where}): no read took them and no answer counted them`);
+      } else if (S.gap) {
+        // taken unlisted earlier
+      } else if (f.seq - S.last - 1 <= S.allow) {
+        S.allow -= f.seq - S.last - 1;
+      } else {
+        fail(2, `${S.id} skipped seqs ${S.last + 1}..${f.seq - 1} (${where}): no read took them and no answer counted them (lost or undelivered: ${S.allow})`);
       }
       S.last = f.seq;
       S.gap = false;
@@ -454,9 +464,12 @@ export class Runner {
     this.checkDrawing(a, g.drawingAtSend, what);
     if (!S) {
       if (a.sc.session?.state === 'active' && !this.unsure) fail(5, `${what} outside sessions names active session ${a.sc.session.id}`);
-      // The watcher's ring may have overwritten frames in between (counted
-      // as lost, diagnosed frames_lost) or the app restarted.
-      if (['frames_lost', 'app_restarted'].includes(a.sc.diagnosis?.code) || this.unsure) this.outside.gap = true;
+      // The watcher's ring may have overwritten frames in between (diagnosed
+      // frames_lost, with their number as evidence) or the app restarted.
+      if (a.sc.diagnosis?.code === 'app_restarted' || this.unsure) this.outside.gap = true;
+      const lost = a.sc.diagnosis?.code === 'frames_lost' ? a.sc.diagnosis.evidence?.framesLost : undefined;
+      if (Number.isInteger(lost)) this.outside.allow += lost;
+      else if (lost !== undefined) this.outside.gap = true;
       this.deliver(this.outside, a.sc.frames ?? [], a.sc.summary.frames, 0, what);
       if (a.sc.nextCursor) this.outsideCursor = a.sc.nextCursor;
       return;
@@ -468,7 +481,7 @@ export class Runner {
     }
     if (a.sc.session?.id !== S.id) fail(5, `${what} in ${S.id} answered naming ${a.sc.session?.id}`);
     const listed = a.sc.frames ?? [];
-    this.deliver(S, listed, a.sc.summary.frames, a.sc.undelivered ?? 0, what);
+    this.deliver(S, listed, a.sc.summary.frames, a.sc.undelivered ?? 0, what, a.sc.session);
     if (a.sc.nextCursor) S.cursor = a.sc.nextCursor;
     if (this.app.fps >= 4000 && listed.length > 500) this.count('bigListings');
   }
@@ -514,7 +527,7 @@ export class Runner {
     this.closed.set(S.id, sc.session.framesSeen);
     g.stopped = { id: S.id, summary: sc.summary, framesSeen: sc.session.framesSeen, at: a.at };
     const listed = sc.frames ?? [];
-    this.deliver(S, listed, listed.length, sc.undelivered ?? 0, what);
+    this.deliver(S, listed, listed.length, sc.undelivered ?? 0, what, sc.session);
     // What the stop did not list is read from the closed session: on with its
     // cursor, or by id after a summary stop (contract, "closed").
     let cursor = sc.nextCursor;
@@ -535,7 +548,7 @@ export class Runner {
       this.checkListing(r, w);
       if (r.sc.session?.id !== S.id) fail(5, `${w} answered naming ${r.sc.session?.id}`);
       const fr = r.sc.frames ?? [];
-      this.deliver(S, fr, r.sc.summary.frames, r.sc.undelivered ?? 0, w);
+      this.deliver(S, fr, r.sc.summary.frames, r.sc.undelivered ?? 0, w, r.sc.session);
       cursor = r.sc.nextCursor ?? cursor;
       more = !!r.sc.truncated;
       if (a.args.detail === 'summary' && !cursor && more) fail(3, `${w} was cut but gives no nextCursor`);
