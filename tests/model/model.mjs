@@ -1,0 +1,628 @@
+// The model-based test of the session core (issue 11): random step lists
+// from a seed, run against the real telescope-mcp and telescope-sim, with a
+// reference model of what the server should hold, checked after every step.
+//
+// The invariants (numbered as in the brief; the contract is docs/tool.md,
+// "Sessions: states, overlapping calls, delivery"):
+//  1 every call gets exactly one answer (the SDK's request resolves in time);
+//  2 within a session, listed frames never repeat and are contiguous per run;
+//    Σ reads' summary.frames (+ their `undelivered`) + what `stop` lists (and
+//    the reads that continue its nextCursor) == stop's session.framesSeen;
+//    the first frame lies in (lastSeq before start, lastSeq after start + 1],
+//    the last in [lastSeq before stop, lastSeq after stop] while the app
+//    stayed up, unpaused and did not restart;
+//  3 listed frames == summary.frames unless `truncated` says otherwise (then
+//    listed == truncated.listed < truncated.available);
+//  4 an app that is drawing (steady, >= 30 fps, not paused, watcher on) is
+//    never diagnosed app_idle or engine_stalled;
+//  5 answers name the session they acted on; overlapping stops answer with
+//    the same id and summary; start and capture do not end each other;
+//  6 the server stays alive, and exits 0 on stdin EOF;
+//  7 every structuredContent validates against the output schema;
+//  8 when no session is open any more, attribution and the profile switches
+//    are back off in the app (contract: "the switches are restored when none
+//    is").
+import { Pair, call, brief, rng, sleep, until, SLACK } from './lib.mjs';
+
+export class Violation extends Error {
+  constructor(invariant, message) { super(`invariant ${invariant}: ${message}`); this.invariant = invariant; }
+}
+const fail = (inv, msg) => { throw new Violation(inv, msg); };
+
+const LISTING = ['frames', 'blocks'];
+
+// ---- step lists ---------------------------------------------------------
+
+function readArgs(r, { listing = false } = {}) {
+  const detail = listing ? r.pick(LISTING) : r.weighted([[2, 'summary'], [3, 'frames'], [2, 'blocks']]);
+  const a = { action: 'read', detail };
+  if (detail !== 'summary') a.limit = r.pick([1, 3, 20, 100, 1000, 1000]);
+  if (r.chance(0.25)) a.waitMs = r.pick([50, 200]);
+  return a;
+}
+function stopArgs(r, detail) {
+  detail ??= r.weighted([[1, 'summary'], [3, 'frames'], [1, 'blocks']]);
+  const a = { action: 'stop', detail };
+  if (detail !== 'summary') a.limit = r.pick([1, 5, 100, 1000]);
+  return a;
+}
+function startArgs(r) {
+  const a = { action: 'start' };
+  if (r.chance(0.2)) a.interactionId = r.pick(['open', 'scroll']);
+  if (r.chance(0.15)) a.trackWidgets = true;
+  if (r.chance(0.15)) a.budgetMs = r.pick([8, 16.7]);
+  return a;
+}
+const captureArgs = (r) => ({ action: 'capture', durationMs: r.pick([150, 250, 400]) });
+const one = (args, extra = {}) => ({ op: 'call', parts: [{ args, ...extra }] });
+
+const FAULTS = [
+  [3, 'restart'], [2, 'pause'], [3, 'scenario idle'], [1, 'scenario stalled'], [5, 'scenario steady'],
+  [1, 'scenario janky'], [1, 'fps 30'], [2, 'fps 60'], [1, 'fps 120'], [3, 'fps 4000'], [2, 'fps 6000'],
+  [1, 'ext-delay 100'], [1, 'ext-delay 300'], [2, 'ext-delay 0'], [1, 'watcher off'], [2, 'kill'],
+];
+
+// A step list for one sequence. It is fixed by the seed alone, whatever the
+// server answers, so it can be printed and replayed.
+export function generate(seed, nSteps) {
+  const r = rng(seed);
+  const steps = [];
+  let open = false;
+  let hang = null; // a fault that must be undone soon: 'resume' or 'watcher on'
+  while (steps.length < nSteps) {
+    if (hang) {
+      if (r.chance(0.6)) steps.push(r.chance(0.5) ? one(readArgs(r)) : one(stopArgs(r)));
+      steps.push({ op: 'sim', cmd: hang });
+      hang = null;
+      continue;
+    }
+    const kind = r.weighted([
+      [open ? 1 : 6, 'start'], [open ? 2 : 0.3, 'mark'], [9, 'read'], [open ? 4 : 0.5, 'stop'],
+      [1.5, 'capture'], [0.7, 'status'], [4, 'group'], [4, 'fault'], [open ? 1.5 : 0.3, 'soak'],
+    ]);
+    switch (kind) {
+    case 'start': steps.push(one(startArgs(r))); open = true; break;
+    case 'mark': steps.push(one(r.chance(0.7) ? { action: 'mark', interactionId: r.pick(['tap', 'scroll', 'menu']) } : { action: 'mark' })); break;
+    case 'read': steps.push(one(readArgs(r), r.weighted([[9, { cursor: true }], [2, { outsideCursor: true }], [9, {}]]))); break;
+    case 'stop': steps.push(one(stopArgs(r))); open = false; break;
+    case 'capture': steps.push(one(captureArgs(r))); break;
+    case 'status': steps.push(one({ action: 'status' })); break;
+    case 'soak': steps.push({ op: 'soak', ms: r.pick([300, 400]) }); break;
+    case 'group': {
+      const g = r.pick(['stop+stop', 'stop+stop', 'start+start', 'read+stop', 'read+read', 'read+read+read',
+        'capture+start', 'capture+stop', 'capture+read', 'stop+start', 'capture+capture', 'start+read', 'start+stop']);
+      let parts;
+      switch (g) {
+      case 'stop+stop': parts = [{ args: stopArgs(r, r.pick(LISTING)) }, { args: stopArgs(r, 'summary') }]; open = false; break;
+      case 'start+start': parts = [{ args: startArgs(r) }, { args: startArgs(r) }]; open = true; break;
+      case 'read+stop': parts = [{ args: readArgs(r), cursor: r.chance(0.5) }, { args: stopArgs(r) }]; open = false; break;
+      case 'read+read': parts = [{ args: readArgs(r, { listing: true }) }, { args: readArgs(r, { listing: true }) }]; break;
+      case 'read+read+read': parts = [0, 1, 2].map(() => ({ args: readArgs(r, { listing: true }) })); break;
+      case 'capture+start': parts = [{ args: captureArgs(r) }, { args: startArgs(r), delayMs: r.pick([30, 100]) }]; open = true; break;
+      case 'capture+stop': { const c = captureArgs(r); parts = [{ args: c }, { args: stopArgs(r), delayMs: r.pick([30, c.durationMs - 20, c.durationMs]) }]; open = false; break; }
+      case 'capture+read': parts = [{ args: captureArgs(r) }, { args: readArgs(r), delayMs: 50 }]; break;
+      case 'stop+start': parts = [{ args: stopArgs(r) }, { args: startArgs(r) }]; open = true; break;
+      case 'capture+capture': parts = [{ args: captureArgs(r) }, { args: captureArgs(r), delayMs: 20 }]; break;
+      // A read or a stop while the session opens waits until it is open.
+      case 'start+read': parts = [{ args: startArgs(r) }, { args: readArgs(r) }]; open = true; break;
+      case 'start+stop': parts = [{ args: startArgs(r) }, { args: stopArgs(r) }]; open = false; break;
+      }
+      steps.push({ op: 'call', group: g, parts });
+      break;
+    }
+    case 'fault': {
+      const f = r.weighted(FAULTS);
+      if (f === 'kill') {
+        const whileDead = r.weighted([[2, null], [2, stopArgs(r)], [1, readArgs(r)], [1, { action: 'status' }]]);
+        steps.push({ op: 'kill', signal: r.pick(['SIGKILL', 'SIGTERM']), whileDead });
+        if (whileDead?.action === 'stop') open = false;
+      } else {
+        steps.push({ op: 'sim', cmd: f });
+        // At thousands of fps a drain takes more than one page: let one run.
+        if (/^fps [0-9]{4}/.test(f) && r.chance(0.5)) steps.push({ op: 'soak', ms: 500 });
+        if (f === 'pause') hang = 'resume';
+        if (f === 'watcher off') hang = 'watcher on';
+      }
+      break;
+    }
+    }
+  }
+  steps.push({ op: 'final' });
+  return steps;
+}
+
+export function describeStep(s) {
+  switch (s.op) {
+  case 'call': return (s.group ? `${s.group}: ` : '') + s.parts.map((p) =>
+    `${JSON.stringify(p.args)}${p.cursor ? '+cursor' : ''}${p.outsideCursor ? '+cursor of a read outside sessions' : ''}` +
+    `${p.delayMs ? ` after ${p.delayMs}ms` : ''}`).join(' ‖ ');
+  case 'sim': return `sim ${s.cmd}`;
+  case 'kill': return `kill sim (${s.signal})${s.whileDead ? ` then ${JSON.stringify(s.whileDead)} while dead` : ''}, new sim on the same URI file`;
+  case 'soak': return `soak ${s.ms}ms`;
+  case 'final': return 'final: stop what is open, undo faults, check attribution is off';
+  default: return JSON.stringify(s);
+  }
+}
+
+// ---- the reference model and the runner ---------------------------------
+
+const GONE = ['not_connected', 'isolate_paused', 'unresponsive'];
+
+export class Runner {
+  constructor({ seed, simArgs = [], counters, log = () => {} }) {
+    this.seed = seed;
+    this.simArgs = simArgs;
+    this.counters = counters;
+    this.log = log;
+    this.pair = null;
+    this.kills = 0;
+    this.known = new Set(); // every session id ever answered: ids are never reused
+  }
+
+  count(name, n = 1) { this.counters[name] = (this.counters[name] ?? 0) + n; }
+
+  async startPair() {
+    this.pair = new Pair({ simArgs: ['--seed', String(this.seed), ...this.simArgs] });
+    await this.pair.start();
+    this.known = new Set(); // a new server numbers its sessions afresh
+    this.closed = new Map(); // id → framesSeen of every session this server closed
+    this.resetModel();
+  }
+
+  resetModel() {
+    this.current = null;     // the start'ed session the server should hold
+    this.unsure = false;     // a call left it unknowable whether one is open
+    // Reads outside sessions continue after the last frame such a read took
+    // (contract, "Delivery"); where this sequence's first one starts is not
+    // known, hence the gap.
+    this.outsideCursor = null;
+    this.outside = { id: 'the reads outside sessions', stable: false, runChanges: 0, last: null,
+      gap: true, allow: 0, taken: 0, firstDone: true, tail: null };
+    const now = Date.now();
+    this.app = { up: true, paused: false, scenario: 'steady', fps: 60, watcher: true, extDelay: 0,
+      changedAt: now, disruptedAt: 0, reconnected: true };
+  }
+
+  // The app draws, and has for long enough that the server can see it.
+  drawing() {
+    const a = this.app;
+    return a.up && a.reconnected && !a.paused && a.watcher && a.scenario === 'steady' && a.fps >= 30 &&
+      Date.now() - a.changedAt >= 300 * SLACK;
+  }
+
+  // Nothing stands between the server and the watcher: a call has no excuse to fail.
+  // A restart, a resume or a new app settles for a moment first: the server
+  // learns of it from the stream events, not instantly.
+  healthy() {
+    const a = this.app;
+    return a.up && a.reconnected && !a.paused && a.watcher && a.extDelay <= 300 &&
+      Date.now() - a.changedAt >= 100 * SLACK && Date.now() - a.disruptedAt >= 600 * SLACK;
+  }
+
+  newSession(id, before, after) {
+    const S = { id, before, after, runId: before?.runId, stable: !!before && !!after && this.healthy() &&
+      before.runId === after.runId, runChanges: 0, last: null, gap: false, allow: 0, lostSeen: 0,
+      taken: 0, firstDone: false, tail: null, cursor: null, appLost: false };
+    this.known.add(id);
+    this.current = S;
+    return S;
+  }
+
+  // Frames handed out for session S: `frames` listed, `taken` frames the
+  // answer took out of the session's stream, `undelivered` evicted unread.
+  //
+  // Frames that never reached the session are excused where they are
+  // counted: the watcher's ring overwrote them (session.framesLost grew) or
+  // the session's window evicted them (`undelivered`). A summary-only read
+  // takes frames without naming them (S.gap).
+  deliver(S, frames, taken, undelivered, where, sess) {
+    if (undelivered > 0) { S.allow += undelivered; this.count('undelivered', undelivered); }
+    if (sess?.framesLost > S.lostSeen) { S.allow += sess.framesLost - S.lostSeen; S.lostSeen = sess.framesLost; }
+    for (const f of frames) {
+      if (S.last === null) {
+        if (!S.firstDone && S.stable && !S.gap && !S.allow) {
+          if (!(f.seq >= S.before.lastSeq + 1 && f.seq <= S.after.lastSeq + 1))
+            fail(2, `${S.id}'s first frame is seq ${f.seq}, but the sim's lastSeq was ${S.before.lastSeq} just before start and ${S.after.lastSeq} just after (${where})`);
+          this.count('firstFrameChecks');
+        }
+      } else if (f.seq === S.last + 1) {
+        // contiguous
+      } else if (f.seq <= S.last) {
+        if (S.runChanges > 0) S.runChanges--; // a new run (restart or new app) numbers from 1 again
+        else fail(2, `${S.id} delivered seq ${f.seq} after seq ${S.last} (${where}): a frame repeated or went back, with no restart in between`);
+      } else if (S.gap) {
+        // taken unlisted earlier
+      } else if (f.seq - S.last - 1 <= S.allow) {
+        S.allow -= f.seq - S.last - 1;
+      } else {
+        fail(2, `${S.id} skipped seqs ${S.last + 1}..${f.seq - 1} (${where}): no read took them and no answer counted them (lost or undelivered: ${S.allow})`);
+      }
+      S.last = f.seq;
+      S.gap = false;
+      S.firstDone = true;
+    }
+    if (taken > frames.length) { S.gap = true; S.tail = null; }
+    else if (frames.length) S.tail = frames[frames.length - 1].seq;
+    if (taken > 0) S.firstDone = true;
+    S.taken += taken + undelivered;
+    this.count('framesDelivered', taken);
+  }
+
+  // Invariants 1, 6 and 7 for one answer.
+  answered(a, what) {
+    if (this.pair.mcp.dead) fail(6, `the server died (${what}): ${JSON.stringify(this.pair.mcp.dead)}\n${this.pair.mcp.stderr.slice(-3000)}`);
+    if (!a.ok && a.lost) fail(1, `${what} got no answer within ${a.ms} ms: ${a.error}`);
+    if (!a.ok) fail(7, `${what}: ${a.error.slice(0, 600)}`);
+  }
+
+  // Invariant 3 for a read's listing, and the cap counters.
+  checkListing(a, what) {
+    const sc = a.sc;
+    const listed = sc.frames?.length ?? 0;
+    const detail = a.args.detail ?? 'summary';
+    if (detail === 'summary') {
+      if (listed) fail(3, `${what} with detail summary listed ${listed} frames`);
+      return;
+    }
+    if (sc.truncated) {
+      if (sc.truncated.listed !== listed)
+        fail(3, `${what} listed ${listed} frames but truncated.listed says ${sc.truncated.listed}`);
+      if (!(sc.truncated.available > sc.truncated.listed))
+        fail(3, `${what}: truncated ${JSON.stringify(sc.truncated)} with nothing cut`);
+      if (a.args.action === 'read' && !(sc.summary.frames === listed || sc.summary.frames === sc.truncated.available))
+        fail(3, `${what}: summary.frames ${sc.summary.frames} is neither the listed ${listed} nor the available ${sc.truncated.available}`);
+      if (listed === (a.args.limit ?? 20)) this.count('cutByLimit'); else this.count('cutBySize');
+      if (!sc.nextCursor) fail(3, `${what} was cut (truncated) but gives no nextCursor to continue`);
+    } else if (a.args.action === 'read' && listed !== sc.summary.frames) {
+      fail(3, `${what} listed ${listed} frames, summary.frames is ${sc.summary.frames}, and nothing says truncated`);
+    }
+    if (listed > (a.args.limit ?? 20)) fail(3, `${what} listed ${listed} frames, over its limit ${a.args.limit}`);
+  }
+
+  // Invariant 4.
+  checkDrawing(a, drawingAtSend, what) {
+    const code = a.sc?.diagnosis?.code;
+    if (drawingAtSend && this.drawing()) {
+      this.count('drawingChecks');
+      if (code === 'app_idle' || code === 'engine_stalled')
+        fail(4, `${what} on an app drawing at ${this.app.fps} fps was diagnosed ${code}: ${JSON.stringify(a.sc.diagnosis.evidence ?? {})}`);
+    }
+  }
+
+  // ---- one step ----
+
+  async step(s) {
+    this.lastAnswers = null;
+    switch (s.op) {
+    case 'call': return this.callStep(s);
+    case 'sim': return this.simStep(s.cmd);
+    case 'kill': return this.killStep(s);
+    case 'soak': return this.soakStep(s);
+    case 'final': return this.finalStep();
+    }
+  }
+
+  async simStep(cmd) {
+    const a = this.app;
+    const reply = await this.pair.cmd(cmd);
+    if (reply === null) return 'sim gone';
+    const [verb, arg] = cmd.split(' ');
+    const S = this.current;
+    const was = JSON.stringify(a);
+    switch (verb) {
+    case 'restart': a.paused = false; this.outside.runChanges++; if (S) { S.runChanges++; S.stable = false; } break;
+    case 'pause': a.paused = true; if (S) S.stable = false; break;
+    case 'resume': a.paused = false; break;
+    case 'scenario': a.scenario = arg; break;
+    case 'fps': a.fps = Number(arg); break;
+    case 'ext-delay': a.extDelay = Number(arg); break;
+    case 'watcher': a.watcher = arg === 'on'; if (S && arg === 'off') S.stable = false; break;
+    }
+    // Only a change restarts the clock of "drawing for long enough".
+    if (verb === 'restart' || JSON.stringify(a) !== was) a.changedAt = Date.now();
+    if (['restart', 'resume', 'watcher'].includes(verb)) a.disruptedAt = Date.now();
+    this.count(`fault ${verb}`);
+    return reply;
+  }
+
+  async killStep(s) {
+    const S = this.current;
+    if (S) { S.runChanges++; S.stable = false; S.appLost = true; }
+    this.outside.runChanges++;
+    await this.pair.killSim(s.signal);
+    this.app.up = false;
+    this.killed = true;
+    this.count('fault kill');
+    let out = '';
+    if (s.whileDead) out = await this.callStep({ op: 'call', parts: [{ args: s.whileDead }] });
+    this.kills++;
+    await this.pair.startSim(['--seed', String(this.seed + this.kills)]);
+    this.app = { up: true, paused: false, scenario: 'steady', fps: 60, watcher: true, extDelay: 0,
+      changedAt: Date.now(), disruptedAt: Date.now(), reconnected: false };
+    // The server re-reads the URI file when it reconnects (its --help).
+    try {
+      await until(async () => {
+        const st = await call(this.pair.mcp, { action: 'status' });
+        this.answered(st, 'status after a new sim');
+        return st.sc?.connection?.state === 'connected';
+      }, { timeoutMs: 6000 * SLACK, everyMs: 200, what: 'the server to reach the new sim' });
+      this.app.reconnected = true;
+      this.app.changedAt = this.app.disruptedAt = Date.now();
+    } catch (e) {
+      if (e instanceof Violation) throw e;
+      this.count('reconnectSlow');
+    }
+    return out;
+  }
+
+  async soakStep(s) {
+    const S = this.current;
+    const measure = S && this.healthy() && this.app.fps >= 4000;
+    const m0 = measure ? (await this.pair.stats()).methods['ext.telescope.frames'] ?? 0 : 0;
+    const t0 = Date.now();
+    await sleep(s.ms);
+    if (!measure) return '';
+    const m1 = (await this.pair.stats()).methods['ext.telescope.frames'] ?? 0;
+    // The background drain runs every 200 ms and follows `more` to the end
+    // (contract, "active"): with no call in flight, more watcher calls than
+    // drain ticks means a drain fetched more than one page.
+    const ticks = Math.floor((Date.now() - t0) / 200) + 1;
+    if (m1 - m0 > ticks) this.count('multiPageDrains');
+    return `ext calls ${m1 - m0} in ${Date.now() - t0} ms`;
+  }
+
+  async callStep(s) {
+    const mcp = this.pair.mcp;
+    const drawingAtSend = this.drawing();
+    const healthyAtSend = this.healthy();
+    const before = await this.pair.stats();
+    const promises = [];
+    for (const p of s.parts) {
+      const args = { ...p.args };
+      if (p.cursor && this.current?.cursor) args.cursor = this.current.cursor;
+      // Inside a session, a cursor from a read outside sessions is ignored
+      // with a warning; outside, it is that stream's own position.
+      if (p.outsideCursor && this.outsideCursor) args.cursor = this.outsideCursor;
+      p.sent = args;
+      if (p.delayMs) await sleep(p.delayMs);
+      promises.push(call(mcp, args));
+    }
+    const answers = await Promise.all(promises);
+    s.parts.forEach((p, i) => { answers[i].outsideCursor = !!(p.outsideCursor && p.sent.cursor); });
+    this.lastAnswers = answers.map(brief).join(' ‖ ');
+    const after = await this.pair.stats();
+    if (s.group) this.count(`group ${s.group}`);
+    const g = { kind: s.group, before, after, drawingAtSend, healthy: healthyAtSend && this.healthy() };
+    let order = s.parts.map((p, i) => i);
+    // Concurrent plain reads take consecutive slices in the order the server
+    // took them, which is not always the order they were sent or answered.
+    if (s.group?.startsWith('read+read'))
+      order.sort((i, j) => (answers[i].sc?.frames?.[0]?.seq ?? Infinity) - (answers[j].sc?.frames?.[0]?.seq ?? Infinity));
+    const out = [];
+    for (const i of order) {
+      const a = answers[i];
+      out[i] = brief(a);
+      const what = `${a.args.action}${s.group ? ` (in ${s.group})` : ''}`;
+      this.answered(a, what);
+      this.count(`call ${a.args.action}`);
+      switch (a.args.action) {
+      case 'start': this.settleStart(a, g, what); break;
+      case 'mark': this.settleMark(a, g, what); break;
+      case 'read': this.settleRead(a, g, what); break;
+      case 'stop': out[i] += await this.settleStop(a, g, what); break;
+      case 'capture': this.settleCapture(a, g, what); break;
+      case 'status': this.settleStatus(a, g, what); break;
+      }
+    }
+    return out.join(' ‖ ');
+  }
+
+  settleStart(a, g, what) {
+    const S = this.current;
+    if (a.isError) {
+      if (g.healthy && !this.unsure) fail(5, `${what} failed on a healthy app: ${a.text.slice(0, 300)}`);
+      if (!S) this.unsure = this.unsure || !g.healthy;
+      return;
+    }
+    this.checkDrawing(a, g.drawingAtSend, what);
+    const sess = a.sc.session;
+    if (!sess?.id) fail(5, `${what} answered without naming its session`);
+    if (S) {
+      if (sess.id !== S.id) fail(5, `${what} answered ${sess.id} while ${S.id} is open`);
+      if (sess.alreadyActive !== true) fail(5, `${what} on open ${S.id} did not say alreadyActive`);
+      // A second start applies what it can and names the rest (contract,
+      // "Arguments are never dropped").
+      const warned = (a.sc.warnings ?? []).join(' ');
+      for (const k of ['budgetMs', 'trackWidgets', 'trackLayouts', 'trackPaints'])
+        if (k in a.args && !warned.includes(k)) fail(5, `${what} on open ${S.id} dropped ${k} without a warning`);
+      return;
+    }
+    if (sess.alreadyActive && !this.unsure) fail(5, `${what} said alreadyActive (${sess.id}) but no session was open`);
+    if (this.known.has(sess.id) && !this.unsure) fail(5, `${what} opened ${sess.id}, an id already used`);
+    this.unsure = false;
+    const N = this.newSession(sess.id, g.before, g.after);
+    if (!g.healthy) N.stable = false;
+  }
+
+  settleMark(a, g, what) {
+    const S = this.current;
+    if (a.isError) {
+      if (S && g.healthy && !S.appLost) fail(5, `${what} in ${S.id} failed on a healthy app: ${a.text.slice(0, 300)}`);
+      return;
+    }
+    this.checkDrawing(a, g.drawingAtSend, what);
+    if (S && a.sc.session?.id !== S.id) fail(5, `${what} in ${S.id} answered naming ${a.sc.session?.id}`);
+  }
+
+  settleRead(a, g, what) {
+    const S = this.current;
+    if (a.isError) {
+      if (g.healthy && !(S?.appLost) && !this.unsure) fail(2, `${what} failed on a healthy app: ${a.text.slice(0, 300)}`);
+      return;
+    }
+    this.checkListing(a, what);
+    this.checkDrawing(a, g.drawingAtSend, what);
+    if (!S) {
+      if (a.sc.session?.state === 'active' && !this.unsure) fail(5, `${what} outside sessions names active session ${a.sc.session.id}`);
+      // The watcher's ring may have overwritten frames in between (diagnosed
+      // frames_lost, with their number as evidence) or the app restarted.
+      if (a.sc.diagnosis?.code === 'app_restarted' || this.unsure) this.outside.gap = true;
+      const lost = a.sc.diagnosis?.code === 'frames_lost' ? a.sc.diagnosis.evidence?.framesLost : undefined;
+      if (Number.isInteger(lost)) this.outside.allow += lost;
+      else if (lost !== undefined) this.outside.gap = true;
+      this.deliver(this.outside, a.sc.frames ?? [], a.sc.summary.frames, 0, what);
+      if (a.sc.nextCursor) this.outsideCursor = a.sc.nextCursor;
+      return;
+    }
+    if (a.outsideCursor) {
+      if (!(a.sc.warnings ?? []).some((w) => /cursor/i.test(w)))
+        fail(5, `${what} in ${S.id} with a cursor of a read outside sessions gave no warning about it`);
+      this.count('outsideCursorWarnings');
+    }
+    if (a.sc.session?.id !== S.id) fail(5, `${what} in ${S.id} answered naming ${a.sc.session?.id}`);
+    const listed = a.sc.frames ?? [];
+    this.deliver(S, listed, a.sc.summary.frames, a.sc.undelivered ?? 0, what, a.sc.session);
+    if (a.sc.nextCursor) S.cursor = a.sc.nextCursor;
+    if (this.app.fps >= 4000 && listed.length > 500) this.count('bigListings');
+  }
+
+  async settleStop(a, g, what) {
+    const S = this.current;
+    const sc = a.sc;
+    if (g.stopped !== undefined) {
+      // The second of two overlapping stops joins the first's close.
+      const first = g.stopped;
+      if (first === null) {
+        if (!a.isError && !this.unsure) fail(5, `${what}: the first stop found no session but this one answered ${sc.session?.id}`);
+        return '';
+      }
+      if (a.isError) {
+        // Sent back to back, but the server may have finished the first
+        // close before it read the second line: then "no session" is right.
+        // Answered before the first was, it certainly overlapped the close.
+        if (a.at < first.at) fail(5, `${what}: the second overlapping stop failed (${a.text.slice(0, 200)}) while the first was closing ${first.id}`);
+        this.count('stopsNotOverlapping');
+        return '';
+      }
+      if (sc.session?.id !== first.id) fail(5, `${what}: overlapping stops answered ${first.id} and ${sc.session?.id}`);
+      if (sc.session.framesSeen !== first.framesSeen)
+        fail(5, `${what}: overlapping stops of ${first.id} saw ${first.framesSeen} and ${sc.session.framesSeen} frames`);
+      if (JSON.stringify(sc.summary) !== JSON.stringify(first.summary))
+        fail(5, `${what}: overlapping stops of ${first.id} carry different summaries`);
+      this.count('joinedStops');
+      return '';
+    }
+    if (!S) {
+      if (!a.isError && !this.unsure) fail(5, `${what} with no session open answered ${sc.session?.id} instead of an error`);
+      this.unsure = false;
+      g.stopped = null;
+      return '';
+    }
+    if (a.isError) fail(2, `${what} of ${S.id} failed, so what it measured is lost: ${a.text.slice(0, 300)}`);
+    if (sc.session?.id !== S.id) fail(5, `${what} of ${S.id} answered naming ${sc.session?.id}`);
+    if (sc.session.state !== 'stopped') fail(5, `${what} of ${S.id} answered state ${sc.session.state}`);
+    this.checkDrawing(a, g.drawingAtSend, what);
+    this.checkListing(a, what);
+    this.current = null;
+    this.closed.set(S.id, sc.session.framesSeen);
+    g.stopped = { id: S.id, summary: sc.summary, framesSeen: sc.session.framesSeen, at: a.at };
+    const listed = sc.frames ?? [];
+    this.deliver(S, listed, listed.length, sc.undelivered ?? 0, what, sc.session);
+    // What the stop did not list is read from the closed session: on with its
+    // cursor, or by id after a summary stop (contract, "closed").
+    let cursor = sc.nextCursor;
+    let more = a.args.detail === 'summary' || !!sc.truncated;
+    let pages = 0;
+    const trail = [];
+    while (more) {
+      if (++pages > 12) fail(2, `reading ${S.id} on after stop did not end after 12 pages`);
+      const args = { action: 'read', detail: 'frames', limit: 1000 };
+      if (cursor && a.args.detail !== 'summary') args.cursor = cursor; else args.session = S.id;
+      if (a.args.detail === 'summary' && pages > 1) { delete args.session; args.cursor = cursor; }
+      const r = await call(this.pair.mcp, args);
+      const w = `read of closed ${S.id} ${JSON.stringify(args.cursor ? { cursor: '…' } : { session: S.id })}`;
+      trail.push(`${w} → ${brief(r)}`);
+      this.lastAnswers += `\n        then ${trail[trail.length - 1]}`;
+      this.answered(r, w);
+      if (r.isError) fail(2, `${w} failed: ${r.text.slice(0, 300)}`);
+      this.checkListing(r, w);
+      if (r.sc.session?.id !== S.id) fail(5, `${w} answered naming ${r.sc.session?.id}`);
+      const fr = r.sc.frames ?? [];
+      this.deliver(S, fr, r.sc.summary.frames, r.sc.undelivered ?? 0, w, r.sc.session);
+      cursor = r.sc.nextCursor ?? cursor;
+      more = !!r.sc.truncated;
+      if (a.args.detail === 'summary' && !cursor && more) fail(3, `${w} was cut but gives no nextCursor`);
+      this.count('closedReads');
+    }
+    if (S.taken !== sc.session.framesSeen)
+      fail(2, `${S.id}: its reads, the stop's listing and the reads on after it delivered ${S.taken} frames (undelivered counted), but stop says framesSeen ${sc.session.framesSeen}`);
+    this.count('sessionsBalanced');
+    this.count('framesBalanced', S.taken);
+    const gone = GONE.includes(sc.diagnosis?.code);
+    if (S.stable && !S.appLost && g.healthy && !gone && S.tail !== null && g.before && g.after &&
+        g.before.runId === S.runId && g.after.runId === S.runId) {
+      if (!(S.tail >= g.before.lastSeq && S.tail <= g.after.lastSeq))
+        fail(2, `${S.id}'s last frame is seq ${S.tail}, but the sim's lastSeq was ${g.before.lastSeq} just before stop and ${g.after.lastSeq} just after`);
+      this.count('lastFrameChecks');
+    }
+    return `${trail.map((t) => `\n        then ${t}`).join('')} [balanced ${S.taken}]`;
+  }
+
+  settleCapture(a, g, what) {
+    if (a.isError) {
+      if (g.healthy) fail(5, `${what} failed on a healthy app: ${a.text.slice(0, 300)}`);
+      return;
+    }
+    const sess = a.sc.session;
+    if (!sess?.id) fail(5, `${what} answered without naming its session`);
+    if (this.current && sess.id === this.current.id) fail(5, `${what} measured the start'ed session ${sess.id}, not its own window`);
+    if (this.known.has(sess.id)) fail(5, `${what} answered ${sess.id}, an id already used`);
+    if (g.captures?.has(sess.id)) fail(5, `two captures answered the same id ${sess.id}`);
+    (g.captures ??= new Set()).add(sess.id);
+    this.known.add(sess.id);
+    this.checkDrawing(a, g.drawingAtSend, what);
+    const want = a.args.durationMs;
+    if (g.healthy && this.app.extDelay === 0 && sess.durationMs !== undefined) {
+      if (sess.durationMs < want - 50) fail(5, `${what} of ${want} ms ended after ${sess.durationMs} ms`);
+      if (sess.durationMs > want * 1.5 + 150 * SLACK) fail(5, `${what} of ${want} ms reports ${sess.durationMs} ms`);
+      this.count('captureLengthChecks');
+    }
+  }
+
+  settleStatus(a, g, what) {
+    if (a.isError && g.healthy) fail(5, `${what} failed on a healthy app: ${a.text.slice(0, 300)}`);
+    const sess = a.sc?.session;
+    if (sess?.capture) return; // a capture's own window is not the start'ed session
+    if (sess?.state === 'active' && this.closed.has(sess.id)) fail(5, `${what} shows ${sess.id} active, but it was stopped`);
+    if (sess?.state === 'active' && !this.unsure) {
+      if (!this.current) fail(5, `${what} shows ${sess.id} active, but every session was stopped`);
+      if (sess.id !== this.current.id) fail(5, `${what} shows ${sess.id} active, but ${this.current.id} is the open one`);
+    }
+  }
+
+  async finalStep() {
+    const cmds = [];
+    if (this.app.paused) cmds.push('resume');
+    if (!this.app.watcher) cmds.push('watcher on');
+    if (this.app.extDelay) cmds.push('ext-delay 0');
+    for (const c of cmds) await this.simStep(c);
+    let out = '';
+    if (this.current || this.unsure) {
+      out = await this.callStep({ op: 'call', parts: [{ args: { action: 'stop', detail: 'frames', limit: 1000 } }] });
+    }
+    if (this.app.scenario !== 'steady') await this.simStep('scenario steady');
+    if (this.app.fps !== 60) await this.simStep('fps 60');
+    // Nothing is open: the app's attribution and profile switches are back
+    // to what they were before the first session (all off in a fresh sim).
+    let st;
+    try {
+      await until(async () => {
+        st = await this.pair.stats();
+        return st.collecting === false && !st.tracking?.widgets && !st.tracking?.layouts && !st.tracking?.paints;
+      }, { timeoutMs: 3000 * SLACK, everyMs: 100, what: 'attribution off' });
+    } catch {
+      fail(8, `no session is open, but the app still has collecting=${st?.collecting} tracking=${JSON.stringify(st?.tracking)}`);
+    }
+    return out;
+  }
+}

@@ -1,0 +1,255 @@
+// ctest model.regressions: one named, deterministic test per user-visible
+// failure listed in issue 11 ("What a user sees today", items 1-8), judged
+// by the contract in docs/tool.md ("Sessions: states, overlapping calls,
+// delivery"). Each drives the real telescope-mcp through the SDK client
+// against the real telescope-sim.
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startSim, startMcp, until, sleep, assertNoTokenLeak } from '../integration/harness.mjs';
+
+const cleanup = [];
+after(async () => { for (const c of cleanup.reverse()) await c(); assertNoTokenLeak(); });
+
+async function setup(simArgs = [], mcpArgs = []) {
+  const s = await startSim(['--seed', '11', ...simArgs]);
+  cleanup.push(() => s.kill());
+  const m = await startMcp(['--vm-service-uri-file', s.uriFile, '--call-timeout-ms', '2000', ...mcpArgs]);
+  cleanup.push(() => m.close());
+  return { s, m };
+}
+
+const seqs = (sc) => (sc.frames ?? []).map((f) => f.seq);
+
+// Every frame the app wrote during the session arrives once across the reads
+// and what stop lists: contiguous, no repeats, and the counts add up.
+async function readLoop({ cursor }) {
+  const { s, m } = await setup(['--fps', '60']);
+  const before = (await s.stats()).lastSeq;
+  const st = await m.call({ action: 'start' });
+  const afterStart = (await s.stats()).lastSeq;
+  assert.equal(st.isError, false, st.text);
+  const id = st.sc.session.id;
+  const got = [];
+  let taken = 0;
+  let next;
+  for (let i = 0; i < 10; i++) {
+    const args = { action: 'read', detail: 'frames', limit: 1000, waitMs: 1000 };
+    if (cursor && next) args.cursor = next;
+    const r = await m.call(args);
+    assert.equal(r.isError, false, r.text);
+    assert.equal(r.sc.session?.id, id, 'the read names the session it read');
+    assert.equal(r.sc.truncated, undefined, 'fewer than 1000 frames: nothing cut');
+    assert.equal(r.sc.frames.length, r.sc.summary.frames, `read ${i}: listed == summary.frames`);
+    got.push(...seqs(r.sc));
+    taken += r.sc.summary.frames;
+    next = r.sc.nextCursor;
+    await sleep(40 + 37 * (i % 3));
+  }
+  const beforeStop = (await s.stats()).lastSeq;
+  const stop = await m.call({ action: 'stop', detail: 'frames', limit: 1000 });
+  const afterStop = (await s.stats()).lastSeq;
+  assert.equal(stop.isError, false, stop.text);
+  assert.equal(stop.sc.session.id, id);
+  got.push(...seqs(stop.sc));
+  taken += stop.sc.frames.length;
+  assert.ok(got.length > 30, `the session saw ${got.length} frames`);
+  assert.equal(new Set(got).size, got.length, 'no frame was delivered twice');
+  for (let i = 1; i < got.length; i++)
+    assert.equal(got[i], got[i - 1] + 1, `no frame skipped: seq ${got[i - 1]} then ${got[i]}`);
+  assert.ok(got[0] > before && got[0] <= afterStart + 1, `first frame ${got[0]} is the first after start (${before}..${afterStart})`);
+  const last = got[got.length - 1];
+  assert.ok(last >= beforeStop && last <= afterStop, `last frame ${last} is the last before stop (${beforeStop}..${afterStop})`);
+  assert.equal(taken, stop.sc.session.framesSeen, 'reads + stop listing == framesSeen');
+}
+
+test('cursor reads inside a session skip no frame (issue 11, item 1)', () => readLoop({ cursor: true }));
+
+test('plain reads do not overlap (issue 11, item 2)', () => readLoop({ cursor: false }));
+
+test('a drawing app is not idle right after start (issue 11, item 3)', async () => {
+  const { m } = await setup(['--fps', '50']);
+  await sleep(300); // the app has been drawing before the user arrives
+  for (let i = 0; i < 6; i++) {
+    const st = await m.call({ action: 'start' });
+    assert.equal(st.isError, false, st.text);
+    const r = await m.call({ action: 'read' });
+    assert.ok(!['app_idle', 'engine_stalled'].includes(r.sc.diagnosis?.code),
+      `start then read at once on a 50 fps app: ${r.sc.diagnosis?.code} ${JSON.stringify(r.sc.diagnosis?.evidence)}`);
+    await m.call({ action: 'stop' });
+  }
+  // Outside a session, read right after read.
+  for (let i = 0; i < 6; i++) {
+    const r = await m.call({ action: 'read' });
+    assert.ok(!['app_idle', 'engine_stalled'].includes(r.sc.diagnosis?.code),
+      `read right after read on a 50 fps app: ${r.sc.diagnosis?.code} ${JSON.stringify(r.sc.diagnosis?.evidence)}`);
+  }
+  // liveness.framesPerSecond over a meaningful window: close to 50.
+  await m.call({ action: 'start' });
+  await sleep(400);
+  await m.call({ action: 'read' });
+  await sleep(400);
+  const r = await m.call({ action: 'read' });
+  const fps = r.sc.liveness?.framesPerSecond;
+  assert.ok(fps !== undefined && fps >= 25 && fps <= 75, `framesPerSecond of a 50 fps app: ${fps}`);
+  await m.call({ action: 'stop' });
+});
+
+test('stop after the app died returns the summary (issue 11, item 4)', async () => {
+  const { s, m } = await setup(['--fps', '120']);
+  const st = await m.call({ action: 'start' });
+  const id = st.sc.session.id;
+  const r0 = (await s.stats()).lastSeq;
+  await until(async () => (await s.stats()).lastSeq >= r0 + 70, { what: '70 frames' });
+  await m.call({ action: 'read', detail: 'summary' }); // the session has measured them
+  await sleep(300);
+  await s.kill('SIGKILL');
+  const stop = await m.call({ action: 'stop' });
+  assert.equal(stop.isError, false, `stop after the app died: ${stop.text.slice(0, 400)}`);
+  assert.equal(stop.sc.session.id, id);
+  assert.equal(stop.sc.session.state, 'stopped');
+  assert.ok(stop.sc.summary.frames >= 70, `the summary keeps what was measured: ${stop.sc.summary.frames}`);
+  assert.ok(stop.sc.session.framesSeen >= 70);
+  assert.ok(['not_connected', 'unresponsive'].includes(stop.sc.diagnosis?.code),
+    `a diagnosis says the app went away: ${stop.sc.diagnosis?.code}`);
+  const again = await m.call({ action: 'stop' });
+  assert.equal(again.isError, true, 'the session is stopped now');
+});
+
+test('two overlapping stops (issue 11, item 5)', async () => {
+  const { s, m } = await setup(['--scenario', 'idle']);
+  // Empty sessions, and a watcher that answers 200 ms late: every close
+  // takes long enough that the second stop surely arrives while it runs.
+  await s.cmd('ext-delay 200');
+  for (let i = 0; i < 3; i++) {
+    const st = await m.call({ action: 'start' });
+    const id = st.sc.session.id;
+    const [a, b] = await Promise.all([m.call({ action: 'stop' }), m.call({ action: 'stop' })]);
+    assert.equal(a.isError, false, a.text);
+    assert.equal(b.isError, false, `the second stop joins the close: ${b.text}`);
+    assert.equal(a.sc.session.id, id);
+    assert.equal(b.sc.session.id, id);
+    assert.deepEqual(b.sc.summary, a.sc.summary, 'both answers carry the same summary');
+  }
+  // stop ‖ start ‖ stop: the second stop arrives while the first session is
+  // closing, so it joins that close; the start opens a new session after it.
+  const s1 = (await m.call({ action: 'start' })).sc.session.id;
+  const [a, st2, b] = await Promise.all([m.call({ action: 'stop' }), m.call({ action: 'start' }), m.call({ action: 'stop' })]);
+  assert.equal(a.sc.session.id, s1, 'the first stop answers the session it stopped');
+  assert.equal(b.sc.session?.id, s1, `the overlapping stop joins the close of ${s1}: ${b.text}`);
+  assert.equal(st2.isError, false, st2.text);
+  assert.notEqual(st2.sc.session.id, s1);
+  assert.notEqual(st2.sc.session.alreadyActive, true);
+  const last = await m.call({ action: 'stop' });
+  assert.equal(last.isError, false, last.text);
+  assert.equal(last.sc.session.id, st2.sc.session.id, 'the started session was still open');
+  await s.cmd('scenario steady');
+  await s.cmd('ext-delay 0');
+  const alive = await m.call({ action: 'status' });
+  assert.equal(alive.sc.connection.state, 'connected', 'the server is alive');
+});
+
+test('stop during capture (issue 11, item 5)', async () => {
+  const { m } = await setup();
+  // With no session started: the stop is answered (an error: nothing to
+  // stop), and the capture keeps its own window, once.
+  const cap = m.call({ action: 'capture', durationMs: 400 });
+  await sleep(380);
+  const stop = await Promise.race([m.call({ action: 'stop' }), sleep(10000).then(() => null)]);
+  assert.ok(stop, 'the stop sent while the capture closes is answered');
+  assert.equal(stop.isError, true, `no session was started: ${stop.text.slice(0, 300)}`);
+  const c = await cap;
+  assert.equal(c.isError, false, c.text);
+  assert.ok(c.sc.session.durationMs >= 350 && c.sc.session.durationMs < 700,
+    `the capture of 400 ms reports ${c.sc.session.durationMs} ms`);
+  // With a session started: the stop stops that session, not the capture.
+  const s1 = (await m.call({ action: 'start' })).sc.session.id;
+  const cap2 = m.call({ action: 'capture', durationMs: 400 });
+  await sleep(100);
+  const stop2 = await m.call({ action: 'stop' });
+  assert.equal(stop2.isError, false, stop2.text);
+  assert.equal(stop2.sc.session.id, s1);
+  const c2 = await cap2;
+  assert.equal(c2.isError, false, c2.text);
+  assert.notEqual(c2.sc.session.id, s1, 'the capture measured its own window');
+  assert.ok(c2.sc.session.durationMs >= 350, `the stop did not end the capture: ${c2.sc.session.durationMs} ms`);
+});
+
+test('start during capture (issue 11, item 5)', async () => {
+  const { m } = await setup();
+  const cap = m.call({ action: 'capture', durationMs: 500 });
+  await sleep(100);
+  const st = await m.call({ action: 'start' });
+  assert.equal(st.isError, false, st.text);
+  assert.notEqual(st.sc.session.alreadyActive, true, 'the capture is not a started session');
+  const c = await cap;
+  assert.equal(c.isError, false, c.text);
+  assert.notEqual(c.sc.session.id, st.sc.session.id);
+  assert.ok(c.sc.session.durationMs >= 450, `the start did not end the capture: ${c.sc.session.durationMs} ms`);
+  const stop = await m.call({ action: 'stop' });
+  assert.equal(stop.isError, false, `the capture did not end the started session: ${stop.text}`);
+  assert.equal(stop.sc.session.id, st.sc.session.id);
+});
+
+test('bad vmServiceUri keeps the configured app (issue 11, item 6)', async () => {
+  const s = await startSim(['--seed', '12']);
+  cleanup.push(() => s.kill());
+  const m = await startMcp(['--vm-service-uri', s.httpUri, '--call-timeout-ms', '2000']);
+  cleanup.push(() => m.close());
+  const ok = await m.call({ action: 'status' });
+  assert.equal(ok.sc.connection.state, 'connected');
+  for (const bad of ['not a uri', 'ws://127.0.0.1:1/AAAAAAAAAAA=/ws']) {
+    const r = await m.call({ action: 'read', vmServiceUri: bad });
+    assert.equal(r.isError, true, `a read with vmServiceUri ${bad} fails`);
+    const st = await m.call({ action: 'status' });
+    assert.equal(st.sc.connection.state, 'connected', `after ${bad}: ${JSON.stringify(st.sc.connection)}`);
+    assert.equal(st.sc.connection.watcher, 'present');
+    const rd = await m.call({ action: 'read' });
+    assert.equal(rd.isError, false, rd.text);
+    assert.notEqual(rd.sc.diagnosis?.code, 'not_connected');
+  }
+});
+
+test('warnings name dropped arguments (issue 11, item 7)', async () => {
+  const { m } = await setup();
+  const w = (r) => (r.sc?.warnings ?? []).join(' | ');
+  const st = await m.call({ action: 'start', durationMs: 500 });
+  assert.equal(st.isError, false, st.text);
+  assert.match(w(st), /durationMs/, 'start {durationMs} names durationMs');
+  const again = await m.call({ action: 'start', interactionId: 'second', trackPaints: true, budgetMs: 5 });
+  assert.equal(again.sc.session.alreadyActive, true);
+  assert.match(w(again), /budgetMs/, 'a second start names budgetMs');
+  assert.match(w(again), /trackPaints/, 'a second start names trackPaints');
+  const status = await m.call({ action: 'status' });
+  assert.equal(status.sc.watcher?.interactionId, 'second', "the second start's interactionId was applied as a mark");
+  const rb = await m.call({ action: 'read', budgetMs: 5 });
+  assert.match(w(rb), /budgetMs/, 'read {budgetMs} in a session names budgetMs');
+  const rd = await m.call({ action: 'read', durationMs: 500 });
+  assert.match(w(rd), /durationMs/, 'read {durationMs} names durationMs');
+  const ri = await m.call({ action: 'read', interactionId: 'nope', waitMs: 200 });
+  assert.equal(ri.sc.summary.frames, 0);
+  assert.match(w(ri), /interactionId|nope/, 'a filter that matched nothing says so');
+  await m.call({ action: 'stop' });
+});
+
+test('truncated marks cut listings (issue 11, item 8)', async () => {
+  const { s, m } = await setup(['--fps', '500']);
+  const st = await m.call({ action: 'start', trackWidgets: true, trackLayouts: true, trackPaints: true });
+  assert.equal(st.isError, false, st.text);
+  const r0 = (await s.stats()).lastSeq;
+  await until(async () => (await s.stats()).lastSeq > r0 + 400, { timeoutMs: 10000, what: '400 frames' });
+  // Cut by the 64 KB cap: blocks of 1000 frames do not fit.
+  const big = await m.call({ action: 'read', detail: 'blocks', limit: 1000 });
+  assert.equal(big.isError, false, big.text);
+  assert.ok(big.sc.frames.length > 0 && big.sc.frames.length < 1000);
+  assert.ok(big.sc.truncated, `a cut listing says truncated: listed ${big.sc.frames.length}, summary.frames ${big.sc.summary.frames}`);
+  assert.equal(big.sc.truncated.listed, big.sc.frames.length);
+  assert.ok(big.sc.truncated.available > big.sc.truncated.listed);
+  const lastListed = big.sc.frames[big.sc.frames.length - 1].seq;
+  // Cut by limit: the next read continues right after the last listed frame.
+  const small = await m.call({ action: 'read', cursor: big.sc.nextCursor, detail: 'frames', limit: 5 });
+  assert.equal(small.sc.frames.length, 5);
+  assert.equal(small.sc.frames[0].seq, lastListed + 1, 'nextCursor continues after the last frame listed');
+  assert.deepEqual(small.sc.truncated && small.sc.truncated.listed, 5);
+  assert.equal(small.sc.summary.frames, 5, 'summary.frames counts exactly the frames the read took');
+  await m.call({ action: 'stop' });
+});
