@@ -252,7 +252,11 @@ static void outside_reply(void *arg, const wp_status_t *st, const record_reply_t
     op_fail_text(op, "internal error: out of memory");
     return;
   }
-  if (r->more && op->calls < READ_MAX_CALLS) {
+  /* Fetch no more than the read can hand out: a listing takes at most
+   * `limit`, a summary what the store's window holds; the rest stays in the
+   * watcher for the next read. */
+  uint64_t want = op->a.detail != D_SUMMARY ? op->a.limit : STORE_WINDOW - WP_READ_LIMIT;
+  if (r->more && op->calls < READ_MAX_CALLS && store_frames_seen(op->outside) < want) {
     op->since = store_last_seq(op->outside);
     outside_fetch(op);
     return;

@@ -232,7 +232,9 @@ static void closed_diag(op_t *op, diag_code_t code) {
     r = NULL;
     goto done;
   }
-  if (!filter && op->action == A_STOP) session_set_read_pos(s, t.next);
+  /* A stop hands out what it lists; one that lists nothing (detail
+   * summary) leaves the rest to reads of the closed session. */
+  if (!filter && op->action == A_STOP && op->a.detail != D_SUMMARY) session_set_read_pos(s, t.next);
   if (op->a.detail != D_SUMMARY && t.taken < t.available)
     answer_put_cursor(r, 1, session_id(s), (int64_t)t.next);
   if (op->a.budgets) {

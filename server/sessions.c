@@ -27,6 +27,7 @@ struct session {
   int asked;           /* the begin call in flight covers this session */
   int close_requested; /* a close came while it was opening */
   uint64_t close_gen;  /* closing: the drain generation that ends it */
+  int close_extra;     /* generations added because the watcher still had more */
   int open_failed;
   wp_status_t open_status; /* why it failed to open */
   wp_status_t end;         /* closed: why the final drain did not get through */
@@ -75,6 +76,7 @@ struct sessions {
   int track_failed[WP_TRACK__COUNT]; /* could not be switched on while sessions are open */
   int track_dirty[WP_TRACK__COUNT];
   int settling; /* the last session closed: switching back before its closers are answered */
+  int reconcile_tries; /* status calls made to settle a doubtful switch with no session open */
   char *interaction_id, *linked_by;
 
   /* One control call at a time: start, stop, status/mark to begin, switches. */
@@ -90,6 +92,7 @@ struct sessions {
   int restart_reread;
   int drain_again;
   int pages;
+  int more_left; /* the generation ended at SESSIONS_MAX_PAGES with records still waiting */
   uint64_t gen_started, gen_done;
   wp_status_t drain_status; /* of the drain that ended last */
 
@@ -109,6 +112,22 @@ static void check_waiters(sessions_t *m);
 static void drain_start(sessions_t *m);
 
 static uint64_t now_ms(sessions_t *m) { return uv_now(m->loop); }
+
+static void on_timer(uv_timer_t *t);
+
+static int dirty(const sessions_t *m) {
+  int d = m->coll_dirty;
+  for (int t = 0; t < WP_TRACK__COUNT; t++) d |= m->track_dirty[t];
+  return d;
+}
+
+/* The timer drains while sessions are open and, with none open, settles a
+ * switch left in doubt by asking the watcher (bounded), so an app that comes
+ * back is put right even when nobody calls. */
+static void timer_ensure(sessions_t *m) {
+  if (!uv_is_active((uv_handle_t *)&m->timer))
+    uv_timer_start(&m->timer, on_timer, SESSIONS_DRAIN_MS, SESSIONS_DRAIN_MS);
+}
 
 /* ---- sessions ---------------------------------------------------------- */
 
@@ -280,12 +299,16 @@ static void ctl_reply(void *arg, const wp_status_t *st, const record_reply_t *r)
       log_debug("sessions: %s failed: %s", action == WP_START ? "start" : "begin", st->detail);
     break;
   case WP_STOP:
+    /* A stop that failed for any reason (even a watcher unregistered for a
+     * while) leaves the app's flag in doubt: checked on the next contact. */
     m->coll = COLL_OFF;
-    if (wp_failed(st) && wp_maybe_ran(st)) m->coll_dirty = 1;
+    if (wp_failed(st)) m->coll_dirty = 1;
     break;
   default:
     break;
   }
+  if (dirty(m)) timer_ensure(m);
+  if (r && action == WP_STATUS) sessions_note_reply(m, r);
   promote(m);
   pump(m);
   check_waiters(m);
@@ -310,9 +333,10 @@ static void switch_reply(void *arg, const wp_status_t *st, int value) {
     }
   } else { /* set back */
     m->track_on[t] = 0;
-    m->track_dirty[t] = wp_failed(st) && wp_maybe_ran(st);
+    m->track_dirty[t] = wp_failed(st);
   }
   if (wp_failed(st)) log_debug("sessions: profile switch %s: %s", wp_track_name(t), st->detail);
+  if (dirty(m)) timer_ensure(m);
   promote(m);
   pump(m);
   check_waiters(m);
@@ -410,11 +434,21 @@ static void drain_send(sessions_t *m, int64_t since) {
  * asked for meanwhile starts, and waiters are looked at. */
 static void drain_done(sessions_t *m) {
   m->gen_done = m->gen_started;
+  int again = 0;
   for (session_t *s = m->open, *next; s; s = next) {
     next = s->next;
-    if (s->state == SESSION_CLOSING && s->close_gen <= m->gen_done)
-      session_close_now(m, s, &m->drain_status);
+    if (s->state != SESSION_CLOSING || s->close_gen > m->gen_done) continue;
+    if (m->more_left && !wp_failed(&m->drain_status) && s->close_extra < SESSIONS_CLOSE_MORE) {
+      /* The watcher holds more of this session's frames: keep reading. */
+      s->close_extra++;
+      s->close_gen = m->gen_started + 1;
+      again = 1;
+      continue;
+    }
+    session_close_now(m, s, &m->drain_status);
   }
+  m->more_left = 0;
+  if (again) m->drain_again = 1;
   if (m->drain_again) {
     m->drain_again = 0;
     drain_start(m);
@@ -458,6 +492,7 @@ static void drain_reply(void *arg, const wp_status_t *st, const record_reply_t *
   m->restart_reread = 0;
   feed(m, r);
   if (r->nrecords) m->seq = r->records[r->nrecords - 1].seq;
+  m->more_left = r->more;
   if (r->more && ++m->pages < SESSIONS_MAX_PAGES) {
     drain_send(m, m->seq);
     if (m->drain) return;
@@ -485,7 +520,13 @@ static void drain_start(sessions_t *m) {
 static void on_timer(uv_timer_t *t) {
   sessions_t *m = container_of(t, sessions_t, timer);
   if (!m->open) {
-    uv_timer_stop(&m->timer);
+    if (!dirty(m) || m->reconcile_tries >= SESSIONS_RECONCILE_TRIES) {
+      m->reconcile_tries = 0;
+      uv_timer_stop(&m->timer);
+    } else if (!m->ctl && m->have_t) {
+      m->reconcile_tries++;
+      if (ctl_send(m, WP_STATUS, NULL, NULL) < 0) log_warn("sessions: out of memory");
+    }
     return;
   }
   if (!m->drain) drain_start(m);
@@ -757,6 +798,7 @@ void sessions_note_reply(sessions_t *m, const record_reply_t *r) {
     m->coll = r->collecting ? COLL_ON : COLL_OFF;
     m->coll_dirty = 0;
   }
+  if (!dirty(m)) m->reconcile_tries = 0;
   if (!m->open)
     for (int t = 0; t < WP_TRACK__COUNT; t++)
       if (m->track_dirty[t]) {
