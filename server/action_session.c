@@ -119,6 +119,16 @@ static void stopped(void *arg, session_t *s, const wp_status_t *st) {
 void action_stop(op_t *op) {
   session_t *s = sessions_current(op->ctx->sessions);
   if (!s) {
+    /* A stop whose close is over but whose answer is still being written
+     * (the empty-read decision takes a moment) overlaps this one: the
+     * session it closed is the answer to both. */
+    for (op_t *o = op->ctx->ops; o; o = o->next)
+      if (o != op && o->action == A_STOP && o->s && o->call) {
+        session_ref(o->s);
+        op->s = o->s;
+        action_answer_closed(op, session_end_status(o->s));
+        return;
+      }
     op_fail_text(op, "stop: no session is active; call action=start first");
     return;
   }

@@ -7,6 +7,7 @@
 static const char usage_text[] =
     "Usage: telescope-mcp [OPTIONS]\n"
     "       telescope-mcp [OPTIONS] --sim [SIM OPTIONS]\n"
+    "       telescope-mcp check [CHECK OPTIONS]   (measure once for CI; check --help)\n"
     "\n"
     "An MCP server on stdio that gives AI coding agents sight of a Flutter app's\n"
     "frame performance through one tool, telescope_frames. Start it from an MCP\n"
@@ -21,7 +22,7 @@ static const char usage_text[] =
     "  --call-timeout-ms N        give up on a VM-service call after N ms (default 3000)\n"
     "  --allow-remote             accept a VM service on a non-loopback host\n"
     "  --max-line-bytes N         longest accepted JSON-RPC line (default 4194304)\n"
-    "  --chart-dir DIR            where chart \"svg\" (stop/capture) writes its SVG files,\n"
+    "  --chart-dir DIR            where chart \"svg\"/\"trace\" (stop/capture) writes its files,\n"
     "                             created if missing (default: the working directory)\n"
     "  --log-level LEVEL          error|warn|info|debug|trace on stderr (default warn)\n"
     "  --sim [SIM OPTIONS]        start telescope-sim (a simulated Flutter app) as a child\n"
