@@ -154,17 +154,23 @@ void op_app_point(tool_ctx_t *ctx, const char *uri) {
 
 /* ---- answers ----------------------------------------------------------- */
 
+/* Every text an answer carries passes the redactor: it may quote a URI. */
+static void format_clean(char *clean, size_t n, const char *fmt, va_list ap) {
+  char buf[512];
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  log_redact(buf, clean, n);
+}
+
 void op_warn(op_t *op, const char *fmt, ...) {
   if (op->nwarnings == OP_MAX_WARNINGS) {
     op->warnings_dropped++;
     return;
   }
-  char buf[512], clean[600];
+  char clean[600];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(buf, sizeof buf, fmt, ap);
+  format_clean(clean, sizeof clean, fmt, ap);
   va_end(ap);
-  log_redact(buf, clean, sizeof clean);
   char *w = strdup(clean);
   if (w) op->warnings[op->nwarnings++] = w;
 }
@@ -219,12 +225,11 @@ void op_finish(op_t *op, json_t *res, int is_error, json_t *extra) {
 }
 
 void op_fail_text(op_t *op, const char *fmt, ...) {
-  char buf[512], clean[600];
+  char clean[600];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(buf, sizeof buf, fmt, ap);
+  format_clean(clean, sizeof clean, fmt, ap);
   va_end(ap);
-  log_redact(buf, clean, sizeof clean);
   if (op->call) tool_call_finish_text_error(op->call, clean);
   op->call = NULL;
   op_free(op);

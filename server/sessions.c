@@ -674,8 +674,7 @@ static void check_waiters(sessions_t *m) {
       }
     }
     if (opened) {
-      if (!uv_is_active((uv_handle_t *)&m->timer))
-        uv_timer_start(&m->timer, on_timer, SESSIONS_DRAIN_MS, SESSIONS_DRAIN_MS);
+      timer_ensure(m);
       pump(m);
       m->recheck = 1;
     }
@@ -723,8 +722,7 @@ sessions_wait_t *sessions_open(sessions_t *m, const session_options_t *opt, sess
       return NULL;
     }
     if (!opt->capture) m->current = s;
-    if (!uv_is_active((uv_handle_t *)&m->timer))
-      uv_timer_start(&m->timer, on_timer, SESSIONS_DRAIN_MS, SESSIONS_DRAIN_MS);
+    timer_ensure(m);
   }
   w->open_cb = cb;
   w->arg = arg;
