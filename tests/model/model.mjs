@@ -396,8 +396,16 @@ export class Runner {
     let order = s.parts.map((p, i) => i);
     // Concurrent plain reads take consecutive slices in the order the server
     // took them, which is not always the order they were sent or answered.
-    if (s.group?.startsWith('read+read'))
-      order.sort((i, j) => (answers[i].sc?.frames?.[0]?.seq ?? Infinity) - (answers[j].sc?.frames?.[0]?.seq ?? Infinity));
+    // A session cursor ("v2:<session>:<position>:<check>", base64url) says
+    // where in the session's stream a read ended: the order they took
+    // slices in, whatever the seqs (a restart starts them again at 1).
+    const endPos = (a) => {
+      const c = a.sc?.nextCursor;
+      const plain = c ? Buffer.from(c, 'base64url').toString('latin1') : '';
+      const m = /^v2:[^:]+:(\d+):/.exec(plain);
+      return m ? Number(m[1]) : (a.sc?.frames?.[0]?.seq ?? Infinity);
+    };
+    if (s.group?.startsWith('read+read')) order.sort((i, j) => endPos(answers[i]) - endPos(answers[j]));
     const out = [];
     for (const i of order) {
       const a = answers[i];
@@ -535,7 +543,7 @@ export class Runner {
     let pages = 0;
     const trail = [];
     while (more) {
-      if (++pages > 12) fail(2, `reading ${S.id} on after stop did not end after 12 pages`);
+      if (++pages > 64) fail(2, `reading ${S.id} on after stop did not end after 64 pages`);
       const args = { action: 'read', detail: 'frames', limit: 1000 };
       if (cursor && a.args.detail !== 'summary') args.cursor = cursor; else args.session = S.id;
       if (a.args.detail === 'summary' && pages > 1) { delete args.session; args.cursor = cursor; }
