@@ -204,6 +204,7 @@ static void session_close_now(sessions_t *m, session_t *s, const wp_status_t *st
   open_unlink(m, s);
   history_push(m, s);
   if (!m->open) {
+    log_debug("sessions: the last open session closed");
     m->settling = 1;
     m->run_known = 0; /* the next session starts the drain afresh */
   }
@@ -368,6 +369,12 @@ static int track_wanted(sessions_t *m, wp_track_t t) {
  * attribution on/off, then the begin position of opening sessions, then the
  * profile switches. Called after every event that may change what is due. */
 static void pump(sessions_t *m) {
+  /* A session opened (a capture) while the last close was still setting the
+   * app back: that switch-back is moot, and its closers must not wait on it. */
+  if (m->settling && m->open) {
+    m->settling = 0;
+    check_waiters(m);
+  }
   if (m->ctl || !m->have_t || m->freeing) return;
   int want = m->open != NULL;
   session_t *unbegun = NULL;
@@ -509,6 +516,7 @@ static void drain_start(sessions_t *m) {
   m->gen_started++;
   m->pages = 0;
   if (!m->run_known || !m->have_t) { /* nothing has begun: nothing to drain */
+    log_debug("sessions: drain with nothing begun (run_known %d, have_t %d)", m->run_known, m->have_t);
     wp_status_set(&m->drain_status, DIAG_NONE, 0, NULL);
     drain_done(m);
     return;
@@ -567,6 +575,7 @@ static void on_idle(uv_idle_t *h);
 
 static void make_ready(sessions_wait_t *w, const wp_status_t *st) {
   sessions_t *m = w->m;
+  log_debug("sessions: waiter %d of %s ready", (int)w->kind, w->s ? w->s->id : "-");
   wait_unlink(w);
   if (st)
     w->st = *st;
@@ -706,7 +715,13 @@ sessions_wait_t *sessions_open(sessions_t *m, const session_options_t *opt, sess
                                void *arg) {
   session_t *s = m->current;
   sessions_wait_t *w;
-  if (!opt->capture && s && (s->state == SESSION_CLOSING || s->close_requested)) {
+  log_debug("sessions: open (capture %d) with current %s state %d", opt->capture,
+            s ? s->id : "-", s ? (int)s->state : -1);
+  /* A start while the last session's close is still setting the app back
+   * waits for that, as it would for the close itself. */
+  if (!s && !opt->capture && m->settling && m->nhistory) s = m->history[m->nhistory - 1];
+  if (!opt->capture && s && (s->state == SESSION_CLOSING || s->state == SESSION_CLOSED ||
+                             s->close_requested)) {
     if (!(w = wait_new(m, W_OPEN_AFTER, s))) return NULL;
     w->opt = *opt;
     w->opt.interaction_id = dup_or_null(opt->interaction_id);
@@ -732,6 +747,7 @@ sessions_wait_t *sessions_open(sessions_t *m, const session_options_t *opt, sess
 }
 
 sessions_wait_t *sessions_close(sessions_t *m, session_t *s, sessions_cb cb, void *arg) {
+  log_debug("sessions: close %s (state %d, settling %d)", s->id, (int)s->state, m->settling);
   sessions_wait_t *w = wait_new(m, W_CLOSE, s);
   if (!w) return NULL;
   w->cb = cb;
@@ -806,6 +822,7 @@ void sessions_note_reply(sessions_t *m, const record_reply_t *r) {
 }
 
 void sessions_set_transport(sessions_t *m, const wp_transport_t *t) {
+  log_debug("sessions: transport set (%s open)", m->open ? "sessions" : "nothing");
   m->t = *t;
   m->have_t = 1;
   m->run_known = 0;

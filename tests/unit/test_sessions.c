@@ -406,6 +406,45 @@ START_TEST(cancelled_waiters_are_silent) {
 }
 END_TEST
 
+
+START_TEST(open_while_the_last_close_settles) {
+  /* Found by the model test: a start (or a capture) that arrives after the
+   * last session closed but while its switch-back is still in flight must
+   * neither leave the closer unanswered nor skip the wait. */
+  session_options_t o = {0};
+  o.track[WP_TRACK_WIDGETS] = 1;
+  session_t *s = open_one(&o);
+  F.delay_ms = 20;
+  got_t c = {0}, n = {0}, k = {0};
+  ck_assert_ptr_nonnull(sessions_close(M, s, on_done, &c));
+  RUN_UNTIL(session_state(s) == SESSION_CLOSED); /* the stop is in flight now */
+  ck_assert_ptr_null(sessions_current(M));
+  ck_assert_int_eq(c.calls, 0);
+  ck_assert_ptr_nonnull(sessions_open(M, &o, on_open, &n));
+  RUN_UNTIL(c.calls == 1 && n.calls == 1);
+  ck_assert_ptr_ne(n.s, s);
+  ck_assert_int_eq(n.joined, 0);
+  ck_assert_int_eq(session_state(n.s), SESSION_ACTIVE);
+  ck_assert(wm_collecting(F.wm));
+  ck_assert_int_eq(F.tracking[0], 1);
+  /* The same with a capture window opening during the switch-back. */
+  got_t c2 = {0};
+  ck_assert_ptr_nonnull(sessions_close(M, n.s, on_done, &c2));
+  RUN_UNTIL(session_state(n.s) == SESSION_CLOSED);
+  session_options_t w = {0};
+  w.capture = 1;
+  ck_assert_ptr_nonnull(sessions_open(M, &w, on_open, &k));
+  RUN_UNTIL(c2.calls == 1 && k.calls == 1);
+  ck_assert_int_eq(session_state(k.s), SESSION_ACTIVE);
+  ck_assert(wm_collecting(F.wm));
+  session_unref(c.s);
+  session_unref(c2.s);
+  session_unref(n.s);
+  session_unref(k.s);
+  session_unref(s);
+}
+END_TEST
+
 int main(void) {
   Suite *su = suite_create("sessions");
   TCase *tc = tcase_create("manager");
@@ -419,6 +458,7 @@ int main(void) {
   tcase_add_test(tc, late_stop_is_put_right_on_next_contact);
   tcase_add_test(tc, hot_restart_followed);
   tcase_add_test(tc, cancelled_waiters_are_silent);
+  tcase_add_test(tc, open_while_the_last_close_settles);
   suite_add_tcase(su, tc);
   SRunner *sr = srunner_create(su);
   srunner_run_all(sr, CK_NORMAL);
