@@ -1,5 +1,7 @@
 #include "diagnose.h"
 
+#include "json_put.h"
+
 #include <math.h>
 
 static diagnose_step_t final(diag_code_t code) {
@@ -50,24 +52,17 @@ diagnose_step_t diagnose_step(const diagnose_facts_t *f) {
   return next(DIAGNOSE_NEXT_PROBE, DIAGNOSE_PROBE_WAIT_MS);
 }
 
-/* json_object_set_new that remembers a failure: jansson's setters fail
- * silently, and a diagnosis with a member missing must not pass for a whole
- * one (test_alloc_fail). */
-static void put(json_t *o, int *bad, const char *key, json_t *value) {
-  if (json_object_set_new(o, key, value) != 0) *bad = 1;
-}
-
 static void set_liveness(json_t *ev, int *bad, const diagnose_facts_t *f) {
-  if (f->liveness_before_known) put(ev, bad, "livenessBefore", json_integer(f->liveness_before));
-  put(ev, bad, "livenessNow", json_integer(f->liveness_now));
-  if (f->elapsed_ms >= 0) put(ev, bad, "elapsedMs", json_integer(f->elapsed_ms));
+  if (f->liveness_before_known) json_put(ev, bad, "livenessBefore", json_integer(f->liveness_before));
+  json_put(ev, bad, "livenessNow", json_integer(f->liveness_now));
+  if (f->elapsed_ms >= 0) json_put(ev, bad, "elapsedMs", json_integer(f->elapsed_ms));
   if (f->watch != DIAGNOSE_WATCH_NOT_DONE)
-    put(ev, bad, "watch", json_string(f->watch == DIAGNOSE_WATCH_MOVED ? "moved" : "still"));
+    json_put(ev, bad, "watch", json_string(f->watch == DIAGNOSE_WATCH_MOVED ? "moved" : "still"));
 }
 
 static void set_engine(json_t *ev, int *bad, const diagnose_facts_t *f) {
-  put(ev, bad, "lifecycle", f->lifecycle ? json_string(f->lifecycle) : json_null());
-  if (f->frames_enabled >= 0) put(ev, bad, "framesEnabled", json_boolean(f->frames_enabled));
+  json_put(ev, bad, "lifecycle", f->lifecycle ? json_string(f->lifecycle) : json_null());
+  if (f->frames_enabled >= 0) json_put(ev, bad, "framesEnabled", json_boolean(f->frames_enabled));
 }
 
 json_t *diagnose_to_json(diag_code_t code, const diagnose_facts_t *f) {
@@ -81,37 +76,37 @@ json_t *diagnose_to_json(diag_code_t code, const diagnose_facts_t *f) {
     case DIAG_WATCHER_MISSING:
       break;
     case DIAG_ISOLATE_PAUSED:
-      if (f->pause_kind) put(ev, &bad, "pauseKind", json_string(f->pause_kind));
+      if (f->pause_kind) json_put(ev, &bad, "pauseKind", json_string(f->pause_kind));
       break;
     case DIAG_UNRESPONSIVE:
-      if (f->elapsed_ms >= 0) put(ev, &bad, "elapsedMs", json_integer(f->elapsed_ms));
+      if (f->elapsed_ms >= 0) json_put(ev, &bad, "elapsedMs", json_integer(f->elapsed_ms));
       break;
     case DIAG_APP_RESTARTED:
-      put(ev, &bad, "newFrames", json_integer(f->new_frames));
-      if (f->frames_lost > 0) put(ev, &bad, "framesLost", json_integer(f->frames_lost));
+      json_put(ev, &bad, "newFrames", json_integer(f->new_frames));
+      if (f->frames_lost > 0) json_put(ev, &bad, "framesLost", json_integer(f->frames_lost));
       break;
     case DIAG_FRAMES_LOST:
-      put(ev, &bad, "framesLost", json_integer(f->frames_lost));
-      put(ev, &bad, "newFrames", json_integer(f->new_frames));
+      json_put(ev, &bad, "framesLost", json_integer(f->frames_lost));
+      json_put(ev, &bad, "newFrames", json_integer(f->new_frames));
       break;
     case DIAG_ATTRIBUTION_OFF:
-      put(ev, &bad, "newFrames", json_integer(f->new_frames));
-      put(ev, &bad, "sessionActive", json_false());
+      json_put(ev, &bad, "newFrames", json_integer(f->new_frames));
+      json_put(ev, &bad, "sessionActive", json_false());
       break;
     case DIAG_FRAMES_PENDING:
       set_liveness(ev, &bad, f);
-      put(ev, &bad, "reread", json_boolean(f->reread_done));
+      json_put(ev, &bad, "reread", json_boolean(f->reread_done));
       break;
     case DIAG_APP_IDLE:
     case DIAG_ENGINE_STALLED:
       set_liveness(ev, &bad, f);
-      put(ev, &bad, "probe",
+      json_put(ev, &bad, "probe",
           json_string(f->probe == DIAGNOSE_PROBE_MOVED       ? "moved"
                       : f->probe == DIAGNOSE_PROBE_NOT_MOVED ? "not_moved"
                                                              : "not_done"));
       if (f->probe != DIAGNOSE_PROBE_NOT_DONE)
-        put(ev, &bad, "livenessAfterProbe", json_integer(f->liveness_after_probe));
-      put(ev, &bad, "probeWaitMs", json_integer(DIAGNOSE_PROBE_WAIT_MS));
+        json_put(ev, &bad, "livenessAfterProbe", json_integer(f->liveness_after_probe));
+      json_put(ev, &bad, "probeWaitMs", json_integer(DIAGNOSE_PROBE_WAIT_MS));
       set_engine(ev, &bad, f);
       break;
     default:
@@ -130,10 +125,10 @@ json_t *diagnose_liveness_to_json(int64_t counter, int before_known, int64_t bef
   json_t *o = json_pack("{s:I}", "counter", (json_int_t)(counter < 0 ? 0 : counter));
   int bad = 0;
   if (!o || !before_known || counter < before) return o;
-  put(o, &bad, "delta", json_integer(counter - before));
-  if (elapsed_ms >= 0) put(o, &bad, "elapsedMs", json_integer(elapsed_ms));
+  json_put(o, &bad, "delta", json_integer(counter - before));
+  if (elapsed_ms >= 0) json_put(o, &bad, "elapsedMs", json_integer(elapsed_ms));
   if (elapsed_ms > 0)
-    put(o, &bad, "framesPerSecond",
+    json_put(o, &bad, "framesPerSecond",
         json_real(round((double)(counter - before) * 10000.0 / (double)elapsed_ms) / 10.0));
   if (bad) {
     json_decref(o);

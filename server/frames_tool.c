@@ -1,4 +1,6 @@
 #include "frames_tool.h"
+
+#include "json_put.h"
 #include "frames_tool_doc.h"
 
 #include <stdlib.h>
@@ -18,27 +20,21 @@ json_t *frames_tool_input_schema_new(void) {
   return json_loads(schema_telescope_frames_input, 0, NULL);
 }
 
-/* json_object_set_new that remembers a failure: a definition with a member
- * missing is returned as NULL instead (test_alloc_fail). */
-static void put(json_t *o, int *bad, const char *key, json_t *value) {
-  if (json_object_set_new(o, key, value) != 0) *bad = 1;
-}
-
 json_t *frames_tool_definition(const char *v) {
   int bad = 0;
   json_t *d = json_object();
-  put(d, &bad, "name", json_string(FRAMES_TOOL_NAME));
+  json_put(d, &bad, "name", json_string(FRAMES_TOOL_NAME));
   /* title and outputSchema arrived with 2025-06-18, annotations with 2025-03-26. */
   if (mcp_version_at_least(v, "2025-06-18"))
-    put(d, &bad, "title", json_string("Flutter frame performance"));
-  put(d, &bad, "description", json_string(frames_tool_description));
-  put(d, &bad, "inputSchema", json_loads(schema_telescope_frames_input, 0, NULL));
+    json_put(d, &bad, "title", json_string("Flutter frame performance"));
+  json_put(d, &bad, "description", json_string(frames_tool_description));
+  json_put(d, &bad, "inputSchema", json_loads(schema_telescope_frames_input, 0, NULL));
   if (mcp_version_at_least(v, "2025-06-18"))
-    put(d, &bad, "outputSchema", json_loads(schema_telescope_frames_output, 0, NULL));
+    json_put(d, &bad, "outputSchema", json_loads(schema_telescope_frames_output, 0, NULL));
   if (mcp_version_at_least(v, "2025-03-26"))
     /* start/stop switch attribution in the app, so not read-only; nothing is
      * lost by repeating a call, but a second start is not a no-op. */
-    put(d, &bad, "annotations",
+    json_put(d, &bad, "annotations",
         json_pack("{s:s, s:b, s:b, s:b, s:b}", "title", "Flutter frame performance", "readOnlyHint",
                   0, "destructiveHint", 0, "idempotentHint", 0, "openWorldHint", 0));
   if (bad) {

@@ -1,5 +1,7 @@
 #include "jsonrpc.h"
 
+#include "json_put.h"
+
 #include <stdio.h>
 #include <string.h>
 
@@ -73,12 +75,6 @@ void jsonrpc_classify(json_t *msg, jsonrpc_msg_t *out) {
   out->params = params;
 }
 
-/* json_object_set_new that remembers a failure (it consumes value either
- * way): a message with a member missing is returned as NULL instead. */
-static void put(json_t *o, int *bad, const char *key, json_t *value) {
-  if (json_object_set_new(o, key, value) != 0) *bad = 1;
-}
-
 static json_t *complete(json_t *o, int bad) {
   if (!bad) return o;
   json_decref(o);
@@ -88,30 +84,30 @@ static json_t *complete(json_t *o, int bad) {
 json_t *jsonrpc_result_new(const json_t *id, json_t *result) {
   int bad = 0;
   json_t *r = json_object();
-  put(r, &bad, "jsonrpc", json_string("2.0"));
-  if (id) put(r, &bad, "id", json_deep_copy(id));
-  put(r, &bad, "result", result ? result : json_object());
+  json_put(r, &bad, "jsonrpc", json_string("2.0"));
+  if (id) json_put(r, &bad, "id", json_deep_copy(id));
+  json_put(r, &bad, "result", result ? result : json_object());
   return complete(r, bad);
 }
 
 json_t *jsonrpc_error_new(const json_t *id, int code, const char *message, json_t *data) {
   int bad = 0;
   json_t *e = json_object();
-  put(e, &bad, "code", json_integer(code));
-  put(e, &bad, "message", json_string(message ? message : rpc_error_message(code)));
-  if (data) put(e, &bad, "data", data);
+  json_put(e, &bad, "code", json_integer(code));
+  json_put(e, &bad, "message", json_string(message ? message : rpc_error_message(code)));
+  if (data) json_put(e, &bad, "data", data);
   json_t *r = json_object();
-  put(r, &bad, "jsonrpc", json_string("2.0"));
-  if (id && jsonrpc_id_valid(id)) put(r, &bad, "id", json_deep_copy(id));
-  put(r, &bad, "error", e);
+  json_put(r, &bad, "jsonrpc", json_string("2.0"));
+  if (id && jsonrpc_id_valid(id)) json_put(r, &bad, "id", json_deep_copy(id));
+  json_put(r, &bad, "error", e);
   return complete(r, bad);
 }
 
 json_t *jsonrpc_notification_new(const char *method, json_t *params) {
   int bad = 0;
   json_t *n = json_object();
-  put(n, &bad, "jsonrpc", json_string("2.0"));
-  put(n, &bad, "method", json_string(method));
-  if (params) put(n, &bad, "params", params);
+  json_put(n, &bad, "jsonrpc", json_string("2.0"));
+  json_put(n, &bad, "method", json_string(method));
+  if (params) json_put(n, &bad, "params", params);
   return complete(n, bad);
 }

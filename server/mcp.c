@@ -1,5 +1,7 @@
 #include "mcp.h"
 
+#include "json_put.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -106,12 +108,6 @@ static char *dump_compact(const json_t *j, size_t flags) {
 
 #define OOM_MESSAGE "Internal error: out of memory"
 
-/* json_object_set_new / json_array_append_new that remember a failure:
- * jansson's setters fail silently, and a response with a member missing must
- * not go out as a whole one (test_alloc_fail). */
-static void put(json_t *o, int *bad, const char *key, json_t *value) {
-  if (json_object_set_new(o, key, value) != 0) *bad = 1;
-}
 static void push(json_t *a, int *bad, json_t *value) {
   if (json_array_append_new(a, value) != 0) *bad = 1;
 }
@@ -187,7 +183,7 @@ static void send_error(mcp_session_t *s, batch_t *b, const json_t *id, int code,
  * internal error answers instead. */
 static void send_result(mcp_session_t *s, batch_t *b, const json_t *id, const char *version,
                         json_t *result, int bad) {
-  if (result && is_modern(version)) put(result, &bad, "resultType", json_string("complete"));
+  if (result && is_modern(version)) json_put(result, &bad, "resultType", json_string("complete"));
   if (!result || bad) {
     json_decref(result);
     send_msg(s, b, NULL, id);
@@ -289,12 +285,12 @@ void tool_call_progress(tool_call_t *c, double progress, double total, const cha
   c->last_progress = progress;
   int bad = 0;
   json_t *p = json_object();
-  put(p, &bad, "progressToken", json_deep_copy(c->progress_token));
-  put(p, &bad, "progress", json_real(progress));
-  if (total > 0) put(p, &bad, "total", json_real(total));
+  json_put(p, &bad, "progressToken", json_deep_copy(c->progress_token));
+  json_put(p, &bad, "progress", json_real(progress));
+  if (total > 0) json_put(p, &bad, "total", json_real(total));
   /* `message` arrived with 2025-03-26. */
   if (message && mcp_version_at_least(c->version, "2025-03-26"))
-    put(p, &bad, "message", json_string(message));
+    json_put(p, &bad, "message", json_string(message));
   if (bad) { /* a notification that lost a member is not sent */
     json_decref(p);
     return;
@@ -338,12 +334,12 @@ static json_t *text_block(const char *text) {
   size_t len = strlen(text);
   int bad = 0;
   json_t *b = json_object();
-  put(b, &bad, "type", json_string("text"));
+  json_put(b, &bad, "type", json_string("text"));
   if (len <= TEXT_CAP) {
     json_t *t = json_string(text);
     /* Never send a block without text: invalid UTF-8 would be our bug. */
     if (!t && !utf8_valid(text)) t = json_string("(text was not valid UTF-8)");
-    put(b, &bad, "text", t);
+    json_put(b, &bad, "text", t);
   } else {
     size_t keep = TEXT_CAP - sizeof mark + 1;
     while (keep > 0 && ((unsigned char)text[keep] & 0xC0) == 0x80) keep--;
@@ -352,7 +348,7 @@ static json_t *text_block(const char *text) {
       memcpy(cut, text, keep);
       memcpy(cut + keep, mark, sizeof mark);
     }
-    put(b, &bad, "text", cut ? json_string(cut) : NULL);
+    json_put(b, &bad, "text", cut ? json_string(cut) : NULL);
     free(cut);
   }
   if (bad) {
@@ -394,12 +390,12 @@ void tool_call_finish(tool_call_t *c, json_t *structured, int is_error, json_t *
   if (json_is_array(extra_content) && json_array_extend(content, extra_content) != 0) bad = 1;
   json_decref(extra_content);
   json_t *result = json_object();
-  put(result, &bad, "content", content);
+  json_put(result, &bad, "content", content);
   if (with_structured)
-    put(result, &bad, "structuredContent", structured);
+    json_put(result, &bad, "structuredContent", structured);
   else
     json_decref(structured);
-  if (is_error) put(result, &bad, "isError", json_true());
+  if (is_error) json_put(result, &bad, "isError", json_true());
   call_answer(c, result, bad);
 }
 
@@ -412,8 +408,8 @@ void tool_call_finish_text_error(tool_call_t *c, const char *text) {
   json_t *content = json_array();
   push(content, &bad, text_block(text));
   json_t *result = json_object();
-  put(result, &bad, "content", content);
-  put(result, &bad, "isError", json_true());
+  json_put(result, &bad, "content", content);
+  json_put(result, &bad, "isError", json_true());
   call_answer(c, result, bad);
 }
 
@@ -442,10 +438,10 @@ static void do_initialize(req_t *r) {
   r->s->negotiated = v ? v : MCP_LATEST_LEGACY_VERSION;
   int bad = 0;
   json_t *res = json_object();
-  put(res, &bad, "protocolVersion", json_string(r->s->negotiated));
-  put(res, &bad, "capabilities", json_pack("{s:{s:b}}", "tools", "listChanged", 0));
-  put(res, &bad, "serverInfo", server_info());
-  if (r->s->instructions) put(res, &bad, "instructions", json_string(r->s->instructions));
+  json_put(res, &bad, "protocolVersion", json_string(r->s->negotiated));
+  json_put(res, &bad, "capabilities", json_pack("{s:{s:b}}", "tools", "listChanged", 0));
+  json_put(res, &bad, "serverInfo", server_info());
+  if (r->s->instructions) json_put(res, &bad, "instructions", json_string(r->s->instructions));
   send_result(r->s, r->batch, r->id, r->s->negotiated, res, bad);
 }
 
@@ -455,12 +451,12 @@ static void do_discover(req_t *r) {
   push(versions, &bad, json_string(MCP_MODERN_VERSION));
   for (size_t i = 0; i < N_LEGACY; i++) push(versions, &bad, json_string(legacy_versions[i]));
   json_t *res = json_object();
-  put(res, &bad, "supportedVersions", versions);
-  put(res, &bad, "capabilities", json_pack("{s:{}}", "tools"));
-  put(res, &bad, "_meta", json_pack("{s:o}", META_SERVER_INFO, server_info()));
-  if (r->s->instructions) put(res, &bad, "instructions", json_string(r->s->instructions));
-  put(res, &bad, "ttlMs", json_integer(LIST_TTL_MS));
-  put(res, &bad, "cacheScope", json_string("public"));
+  json_put(res, &bad, "supportedVersions", versions);
+  json_put(res, &bad, "capabilities", json_pack("{s:{}}", "tools"));
+  json_put(res, &bad, "_meta", json_pack("{s:o}", META_SERVER_INFO, server_info()));
+  if (r->s->instructions) json_put(res, &bad, "instructions", json_string(r->s->instructions));
+  json_put(res, &bad, "ttlMs", json_integer(LIST_TTL_MS));
+  json_put(res, &bad, "cacheScope", json_string("public"));
   /* server/discover is a 2026-07-28 method: its result always has resultType. */
   send_result(r->s, r->batch, r->id, MCP_MODERN_VERSION, res, bad);
 }
@@ -481,10 +477,10 @@ static void do_tools_list(req_t *r) {
   for (size_t i = 0; i < r->s->n_tools; i++)
     push(tools, &bad, r->s->tools[i].definition(r->version));
   json_t *res = json_object();
-  put(res, &bad, "tools", tools);
+  json_put(res, &bad, "tools", tools);
   if (is_modern(r->version)) {
-    put(res, &bad, "ttlMs", json_integer(LIST_TTL_MS));
-    put(res, &bad, "cacheScope", json_string("public"));
+    json_put(res, &bad, "ttlMs", json_integer(LIST_TTL_MS));
+    json_put(res, &bad, "cacheScope", json_string("public"));
   }
   send_result(r->s, r->batch, r->id, r->version, res, bad);
 }

@@ -1,5 +1,7 @@
 #include "record.h"
 
+#include "json_put.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -275,29 +277,22 @@ fail:
   return -1;
 }
 
-/* json_object_set_new that remembers a failure: jansson's setters fail
- * silently, and a record with a member missing must not pass for a whole one
- * (test_alloc_fail). */
-static void put(json_t *o, int *bad, const char *key, json_t *value) {
-  if (json_object_set_new(o, key, value) != 0) *bad = 1;
-}
-
 json_t *record_frame_to_json(const frame_t *f, int with_blocks) {
   int bad = 0;
   json_t *o = json_object();
   if (!o) return NULL;
-  put(o, &bad, "seq", json_integer(f->seq));
-  put(o, &bad, "frameNumber", json_integer(f->frame_number));
-  put(o, &bad, "atUs", json_integer(f->at_us));
-  put(o, &bad, "vsyncStartUs", json_integer(f->vsync_start_us));
-  put(o, &bad, "buildUs", json_integer(f->build_us));
-  put(o, &bad, "rasterUs", json_integer(f->raster_us));
-  put(o, &bad, "vsyncOverheadUs", json_integer(f->vsync_overhead_us));
-  put(o, &bad, "totalSpanUs", json_integer(f->total_span_us));
+  json_put(o, &bad, "seq", json_integer(f->seq));
+  json_put(o, &bad, "frameNumber", json_integer(f->frame_number));
+  json_put(o, &bad, "atUs", json_integer(f->at_us));
+  json_put(o, &bad, "vsyncStartUs", json_integer(f->vsync_start_us));
+  json_put(o, &bad, "buildUs", json_integer(f->build_us));
+  json_put(o, &bad, "rasterUs", json_integer(f->raster_us));
+  json_put(o, &bad, "vsyncOverheadUs", json_integer(f->vsync_overhead_us));
+  json_put(o, &bad, "totalSpanUs", json_integer(f->total_span_us));
   if (f->layer_cache_count >= 0)
-    put(o, &bad, "layerCacheCount", json_integer(f->layer_cache_count));
+    json_put(o, &bad, "layerCacheCount", json_integer(f->layer_cache_count));
   if (f->picture_cache_count >= 0)
-    put(o, &bad, "pictureCacheCount", json_integer(f->picture_cache_count));
+    json_put(o, &bad, "pictureCacheCount", json_integer(f->picture_cache_count));
   if (with_blocks) {
     json_t *bs = json_object();
     for (size_t i = 0; bs && i < f->nblocks; i++) {
@@ -306,16 +301,16 @@ json_t *record_frame_to_json(const frame_t *f, int with_blocks) {
         bad = 1;
         break;
       }
-      put(b, &bad, "micros", json_integer(f->blocks[i].micros));
-      put(b, &bad, "selfMicros", json_integer(f->blocks[i].self_micros));
-      put(b, &bad, "count", json_integer(f->blocks[i].count));
-      put(bs, &bad, f->blocks[i].name, b);
+      json_put(b, &bad, "micros", json_integer(f->blocks[i].micros));
+      json_put(b, &bad, "selfMicros", json_integer(f->blocks[i].self_micros));
+      json_put(b, &bad, "count", json_integer(f->blocks[i].count));
+      json_put(bs, &bad, f->blocks[i].name, b);
     }
-    put(o, &bad, "blocks", bs);
+    json_put(o, &bad, "blocks", bs);
   }
   if (f->interaction_id) {
-    put(o, &bad, "interactionId", json_string(f->interaction_id));
-    put(o, &bad, "linkedBy", json_string(f->linked_by));
+    json_put(o, &bad, "interactionId", json_string(f->interaction_id));
+    json_put(o, &bad, "linkedBy", json_string(f->linked_by));
   }
   if (bad) {
     json_decref(o);

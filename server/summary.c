@@ -1,5 +1,7 @@
 #include "summary.h"
 
+#include "json_put.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -509,12 +511,7 @@ static int cmp_inter_ptr(const void *a, const void *b) {
   return x < y ? -1 : x > y; /* first seen first */
 }
 
-/* json_object_set_new / json_array_append_new that remember a failure:
- * jansson's setters fail silently, and a summary with a member missing must
- * not pass for a whole one (test_alloc_fail). */
-static void put(json_t *o, int *bad, const char *key, json_t *value) {
-  if (json_object_set_new(o, key, value) != 0) *bad = 1;
-}
+/* json_put for arrays (json_put.h). */
 static void push(json_t *a, int *bad, json_t *value) {
   if (json_array_append_new(a, value) != 0) *bad = 1;
 }
@@ -523,7 +520,7 @@ static void push(json_t *a, int *bad, json_t *value) {
  * failure. */
 static void set_metric(json_t *o, int *bad, const char *key, const metric_t *m) {
   if (m->n == 0) return;
-  put(o, bad, key, metric_to_json(m));
+  json_put(o, bad, key, metric_to_json(m));
 }
 
 json_t *summary_to_json(const summary_t *s, size_t top_blocks, size_t worst_frames,
@@ -531,15 +528,15 @@ json_t *summary_to_json(const summary_t *s, size_t top_blocks, size_t worst_fram
   int bad = 0;
   json_t *o = json_object();
   if (!o) return NULL;
-  put(o, &bad, "frames", json_integer((json_int_t)s->frames));
-  put(o, &bad, "budgetUs", json_integer(s->budget_us));
-  put(o, &bad, "exact", json_boolean(summary_exact(s)));
+  json_put(o, &bad, "frames", json_integer((json_int_t)s->frames));
+  json_put(o, &bad, "budgetUs", json_integer(s->budget_us));
+  json_put(o, &bad, "exact", json_boolean(summary_exact(s)));
   double ratio = s->frames ? round((double)s->jank / (double)s->frames * 10000.0) / 10000.0 : 0;
-  put(o, &bad, "jank",
+  json_put(o, &bad, "jank",
       json_pack("{s:I,s:f,s:I,s:I,s:I,s:s}", "frames", (json_int_t)s->jank, "ratio", ratio,
                 "frozen", (json_int_t)s->frozen, "buildMissed", (json_int_t)s->build_missed,
                 "rasterMissed", (json_int_t)s->raster_missed, "boundBy", summary_bound_by(s)));
-  put(o, &bad, "findings", summary_findings(s, SUMMARY_FINDINGS));
+  json_put(o, &bad, "findings", summary_findings(s, SUMMARY_FINDINGS));
   set_metric(o, &bad, "buildUs", &s->build);
   set_metric(o, &bad, "rasterUs", &s->raster);
   set_metric(o, &bad, "totalSpanUs", &s->span);
@@ -554,7 +551,7 @@ json_t *summary_to_json(const summary_t *s, size_t top_blocks, size_t worst_fram
          json_pack("{s:s,s:I,s:I,s:I,s:I}", "name", order[i]->name, "selfMicros",
                    (json_int_t)order[i]->self_micros, "micros", (json_int_t)order[i]->micros,
                    "count", (json_int_t)order[i]->count, "frames", (json_int_t)order[i]->frames));
-  put(o, &bad, "topBlocks", tb);
+  json_put(o, &bad, "topBlocks", tb);
 
   json_t *wf = json_array();
   for (size_t i = 0; wf && i < s->nworst && i < worst_frames; i++) {
@@ -567,16 +564,16 @@ json_t *summary_to_json(const summary_t *s, size_t top_blocks, size_t worst_fram
       bad = 1;
       break;
     }
-    if (w->interaction_id) put(j, &bad, "interactionId", json_string(w->interaction_id));
+    if (w->interaction_id) json_put(j, &bad, "interactionId", json_string(w->interaction_id));
     json_t *bl = json_array();
     for (size_t k = 0; bl && k < w->ntop; k++)
       push(bl, &bad,
            json_pack("{s:s,s:I}", "name", w->top[k].name, "selfMicros",
                      (json_int_t)w->top[k].self_micros));
-    put(j, &bad, "topBlocks", bl);
+    json_put(j, &bad, "topBlocks", bl);
     push(wf, &bad, j);
   }
-  put(o, &bad, "worstFrames", wf);
+  json_put(o, &bad, "worstFrames", wf);
 
   if (s->with_interactions) {
     const inter_t *io[SUMMARY_MAX_INTERACTIONS + 1];
@@ -591,16 +588,16 @@ json_t *summary_to_json(const summary_t *s, size_t top_blocks, size_t worst_fram
         bad = 1;
         break;
       }
-      if (io[i]->linked_by) put(j, &bad, "linkedBy", json_string(io[i]->linked_by));
+      if (io[i]->linked_by) json_put(j, &bad, "linkedBy", json_string(io[i]->linked_by));
       set_metric(j, &bad, "buildUs", &c->build);
       set_metric(j, &bad, "rasterUs", &c->raster);
       set_metric(j, &bad, "totalSpanUs", &c->span);
       push(ia, &bad, j);
     }
-    put(o, &bad, "interactions", ia);
+    json_put(o, &bad, "interactions", ia);
   }
   char *spark = summary_sparkline(s);
-  put(o, &bad, "sparkline", spark ? json_string(spark) : NULL);
+  json_put(o, &bad, "sparkline", spark ? json_string(spark) : NULL);
   free(spark);
   if (bad) {
     json_decref(o);
