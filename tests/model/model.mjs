@@ -62,6 +62,22 @@ const FAULTS = [
   [1, 'ext-delay 100'], [1, 'ext-delay 300'], [2, 'ext-delay 0'], [1, 'watcher off'], [2, 'kill'],
 ];
 
+// Sequence 0 of every run: the continuation paths the coverage checks at the
+// end ask for, made certain rather than left to the seed (a drain of more
+// than one page at 6 000 fps, a read cut by its limit, one cut by size).
+export function coverageSteps() {
+  return [
+    one({ action: 'start' }),
+    { op: 'sim', cmd: 'fps 6000' },
+    { op: 'soak', ms: 700 }, // settles the change (healthy() wants it old)
+    { op: 'soak', ms: 600 }, // measured: more watcher calls than drain ticks
+    one({ action: 'read', detail: 'frames', limit: 5 }),
+    one({ action: 'read', detail: 'blocks', limit: 1000 }, { cursor: true }),
+    one({ action: 'stop', detail: 'frames', limit: 1000 }),
+    { op: 'sim', cmd: 'fps 60' },
+  ];
+}
+
 // A step list for one sequence. It is fixed by the seed alone, whatever the
 // server answers, so it can be printed and replayed.
 export function generate(seed, nSteps) {

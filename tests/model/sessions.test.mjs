@@ -14,7 +14,7 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { assertNoTokenLeak } from '../integration/harness.mjs';
 import { envInt, sequenceSeed } from './lib.mjs';
-import { Runner, Violation, generate, describeStep } from './model.mjs';
+import { Runner, Violation, coverageSteps, generate, describeStep } from './model.mjs';
 
 const SEED = envInt('MODEL_SEED', Math.floor(Math.random() * 2 ** 31));
 const SEQUENCES = envInt('MODEL_SEQUENCES', 200);
@@ -40,7 +40,7 @@ test(`model: ${SEQUENCES} random sequences of ${STEPS} steps (seed=${SEED})`, { 
       console.log(`model: the ${BUDGET_S} s budget is spent after ${i - FIRST} of ${SEQUENCES} sequences`);
       break;
     }
-    const steps = generate(sequenceSeed(SEED, i), STEPS);
+    const steps = i === 0 ? coverageSteps() : generate(sequenceSeed(SEED, i), STEPS);
     const log = [];
     runner.resetModel();
     runner.killed = false;
