@@ -27,7 +27,7 @@ struct session {
   int asked;           /* the begin call in flight covers this session */
   int close_requested; /* a close came while it was opening */
   uint64_t close_gen;  /* closing: the drain generation that ends it */
-  int close_extra;     /* generations added because the watcher still had more */
+  uint64_t close_ms;   /* when the close began: it follows `more` for SESSIONS_CLOSE_MORE_MS */
   int open_failed;
   wp_status_t open_status; /* why it failed to open */
   wp_status_t end;         /* closed: why the final drain did not get through */
@@ -268,6 +268,7 @@ static void promote(sessions_t *m) {
     s->state = SESSION_ACTIVE;
     if (s->close_requested) {
       s->state = SESSION_CLOSING;
+      s->close_ms = now_ms(m);
       s->close_gen = m->gen_started + 1;
       closing = 1;
     }
@@ -445,9 +446,10 @@ static void drain_done(sessions_t *m) {
   for (session_t *s = m->open, *next; s; s = next) {
     next = s->next;
     if (s->state != SESSION_CLOSING || s->close_gen > m->gen_done) continue;
-    if (m->more_left && !wp_failed(&m->drain_status) && s->close_extra < SESSIONS_CLOSE_MORE) {
-      /* The watcher holds more of this session's frames: keep reading. */
-      s->close_extra++;
+    if (m->more_left && !wp_failed(&m->drain_status) &&
+        now_ms(m) < s->close_ms + SESSIONS_CLOSE_MORE_MS) {
+      /* The watcher holds more of this session's frames: keep reading, for
+       * a while (an app that outruns the drain would keep a stop waiting). */
       s->close_gen = m->gen_started + 1;
       again = 1;
       continue;
@@ -756,6 +758,7 @@ sessions_wait_t *sessions_close(sessions_t *m, session_t *s, sessions_cb cb, voi
     s->close_requested = 1;
   } else if (s->state == SESSION_ACTIVE) {
     s->state = SESSION_CLOSING;
+    s->close_ms = now_ms(m);
     s->close_gen = m->gen_started + 1;
     drain_start(m);
   }

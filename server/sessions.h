@@ -25,7 +25,7 @@
 #define SESSIONS_DRAIN_MS 200 /* background drain interval (DESIGN: at most 250) */
 #define SESSIONS_HISTORY 16   /* closed sessions kept readable by id */
 #define SESSIONS_MAX_PAGES 8  /* read pages per drain generation: bounds how long a read waits */
-#define SESSIONS_CLOSE_MORE 8 /* extra generations a close drains while the watcher says `more` */
+#define SESSIONS_CLOSE_MORE_MS 2000 /* how long a close keeps reading while the watcher says `more` */
 #define SESSIONS_RECONCILE_TRIES 150 /* status calls (one per drain tick) to settle a doubtful switch */
 
 typedef struct sessions sessions_t;
