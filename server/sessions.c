@@ -887,7 +887,9 @@ const char *const *session_warnings(const session_t *s) { return (const char *co
 static const char *const state_name[] = {"opening", "active", "closing", "stopped"};
 
 json_t *session_to_json(const session_t *s, uint64_t now) {
-  uint64_t end = s->state == SESSION_CLOSED ? s->stopped_ms : now;
+  /* A session's window ends when its close was asked for; the final drain
+   * that follows (longer behind a slow app) is not part of the window. */
+  uint64_t end = s->close_ms ? s->close_ms : s->state == SESSION_CLOSED ? s->stopped_ms : now;
   uint64_t dur = end > s->started_ms ? end - s->started_ms : 0;
   json_t *o = json_pack("{s:s, s:s, s:I, s:I, s:I, s:I}", "id", s->id, "state",
                         state_name[s->state], "durationMs", (json_int_t)dur, "framesSeen",
