@@ -20,16 +20,17 @@ typedef enum {
   ARG_SESSION = 1 << 9,
   ARG_BUDGETS = 1 << 10,
   ARG_COMPARE = 1 << 11,
+  ARG_TIMELINE = 1 << 12,
 } arg_t;
 
 static const unsigned uses[A__COUNT] = {
     [A_STATUS] = 0,
-    [A_START] = ARG_INTERACTION | ARG_LINKED_BY | ARG_BUDGET | ARG_TRACK,
+    [A_START] = ARG_INTERACTION | ARG_LINKED_BY | ARG_BUDGET | ARG_TRACK | ARG_TIMELINE,
     [A_MARK] = ARG_INTERACTION | ARG_LINKED_BY,
     [A_READ] = ARG_INTERACTION | ARG_CURSOR | ARG_LIMIT | ARG_DETAIL | ARG_WAIT | ARG_BUDGET | ARG_SESSION,
     [A_STOP] = ARG_INTERACTION | ARG_LIMIT | ARG_DETAIL | ARG_BUDGETS,
     [A_CAPTURE] = ARG_INTERACTION | ARG_LINKED_BY | ARG_LIMIT | ARG_DETAIL | ARG_DURATION |
-                  ARG_BUDGET | ARG_TRACK | ARG_BUDGETS,
+                  ARG_BUDGET | ARG_TRACK | ARG_BUDGETS | ARG_TIMELINE,
     [A_COMPARE] = ARG_COMPARE,
 };
 
@@ -83,6 +84,7 @@ int action_check_args(op_t *op) {
       {ARG_DURATION, a->duration_ms >= 0, "durationMs"},
       {ARG_BUDGET, a->budget_ms > 0, "budgetMs"},
       {ARG_TRACK, a->any_track, "trackWidgets/trackLayouts/trackPaints"},
+      {ARG_TIMELINE, a->has_timeline, "timeline"},
       {ARG_SESSION, a->session != NULL, "session"},
       {ARG_BUDGETS, a->budgets != NULL, "budgets"},
       {ARG_COMPARE, a->baseline != NULL, "baseline"},

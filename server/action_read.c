@@ -193,7 +193,8 @@ static void outside_look(op_t *op) {
   uint64_t avail = store_range_count(st, from, end, filtered(op) ? op->a.interaction_id : NULL);
   int blocks = 0;
   for (uint64_t p = from; p < end && !blocks; p++) blocks = store_at(st, p)->nblocks > 0;
-  answer_fill_facts(op, (int64_t)avail, blocks, 0);
+  /* Frame events never carry blocks: a session would not add them. */
+  answer_fill_facts(op, (int64_t)avail, blocks || op->frame_events, 0);
   op->facts.frames_lost = (int64_t)store_frames_lost(st);
   if (avail || op->restarted || op->facts.frames_lost) {
     outside_answer(op, diagnose_step(&op->facts).code);

@@ -59,7 +59,8 @@ static void refreshed(void *arg, const vm_result_t *res) {
   int paused = json_is_true(json_object_get(res->result, "paused"));
   /* "unknown" (DWDS WebSocket mode lists no extensions until the page is
    * asked) is settled by asking the watcher itself. */
-  if (paused || (w && strcmp(w, "missing") == 0)) {
+  /* A Flutter app without the watcher still answers, from its frame events. */
+  if (paused || (w && strcmp(w, "missing") == 0 && !fe_in_use(op->app->fe))) {
     op_fail_diag(op, paused ? DIAG_ISOLATE_PAUSED : DIAG_WATCHER_MISSING, NULL);
     return;
   }

@@ -97,6 +97,12 @@ static void findings(sb_t *b, const json_t *sum) {
       sb_printf(b, "cause %zu: no names (%s not on): %s\n", i + 1, name, str(f, "hint"));
       continue;
     }
+    if (!strcmp(kind, "watcher")) {
+      sb_printf(b, "cause %zu: build over budget in %lld/%lld janky frames (no watcher to name "
+                   "what)\n",
+                i + 1, (long long)num(f, "jankFrames"), (long long)num(f, "ofJankFrames"));
+      continue;
+    }
     sb_printf(b,
               "cause %zu: %s (%s%s) in %lld/%lld janky frames: %.1f ms per janky frame vs %.1f "
               "ms otherwise\n",

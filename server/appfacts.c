@@ -23,6 +23,7 @@ static json_t *watcher_json(const record_reply_t *r) {
                         "droppedAttributions", (json_int_t)r->dropped_attributions);
   if (!w) return NULL;
   int bad = 0;
+  if (r->frame_events) bad |= json_object_set_new(w, "source", json_string("frameEvents"));
   if (r->lifecycle) bad |= json_object_set_new(w, "lifecycle", json_string(r->lifecycle));
   if (r->build_mode) bad |= json_object_set_new(w, "buildMode", json_string(r->build_mode));
   if (r->drain_error) bad |= json_object_set_new(w, "drainError", json_string(r->drain_error));

@@ -4,10 +4,32 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "causes.h"
 #include "cursor.h"
 #include "summary.h"
 
 #define POLL_MS 50 /* watch and probe: how often to look at the counter */
+
+/* What the timeline and the frame source add to the summary of the frames
+ * at positions [from, to) (docs/tool.md "Findings"). */
+static int put_causes(op_t *op, json_t *js, store_t *st, uint64_t from, uint64_t to,
+                      const char *iid, int64_t budget_us) {
+  causes_input_t in = {op->frame_events || (op->s && session_frame_events(op->s)), NULL, 0, 0};
+  if (op->s) in.events = session_timeline(op->s, &in.nevents);
+  if (!in.frame_events && !in.nevents) return 0;
+  if (from < store_first_kept(st)) from = store_first_kept(st);
+  if (to > store_frames_seen(st)) to = store_frames_seen(st);
+  size_t n = 0, cap = to > from ? (size_t)(to - from) : 0;
+  const frame_t **frames = cap ? malloc(cap * sizeof *frames) : NULL;
+  if (cap && !frames) return -1;
+  for (uint64_t p = from; p < to; p++) {
+    const frame_t *f = store_at(st, p);
+    if (f && (!iid || (f->interaction_id && !strcmp(f->interaction_id, iid)))) frames[n++] = f;
+  }
+  int rc = causes_apply(js, frames, n, budget_us, &in);
+  free(frames);
+  return rc;
+}
 
 int answer_put_frames(op_t *op, json_t *r, store_t *st, uint64_t from, int filter, int whole,
                       int64_t budget_us, answer_take_t *out) {
@@ -34,6 +56,10 @@ int answer_put_frames(op_t *op, json_t *r, store_t *st, uint64_t from, int filte
   if (!sum) sum = empty = summary_new(budget_us, 0); /* an interaction with no frames */
   json_t *js = sum ? summary_to_json_bounded(sum, SUMMARY_MAX_BYTES) : NULL;
   summary_free(empty);
+  if (js && st && put_causes(op, js, st, whole ? 0 : from, whole ? UINT64_MAX : t.next, iid, budget_us) < 0) {
+    json_decref(js);
+    js = NULL;
+  }
   if (!js || json_object_set_new(r, "summary", js)) goto oom;
   if (list) {
     if (json_object_set_new(r, "frames", t.frames)) {

@@ -99,6 +99,11 @@ static void on_app_event(void *arg, vm_app_event_t ev) {
   if (ev == VM_APP_EV_RESTARTED && ar == ctx->app) sessions_kick(ctx->sessions);
 }
 
+static void on_app_extension(void *arg, const char *isolate_id, const char *kind, json_t *data) {
+  appref_t *ar = arg;
+  fe_add(ar->fe, isolate_id, kind, data, vm_app_isolate_id(ar->app));
+}
+
 /* The one connection, to uri (NULL: the command line's URI file). NULL
  * with err set when the URI is refused, or out of memory. */
 static appref_t *appref_new(tool_ctx_t *ctx, const char *uri, diag_code_t *code, char *err,
@@ -106,25 +111,31 @@ static appref_t *appref_new(tool_ctx_t *ctx, const char *uri, diag_code_t *code,
   appref_t *ar = calloc(1, sizeof *ar);
   if (!ar) goto oom;
   ar->ctx = ctx;
-  vm_app_options_t o = {NULL, ctx->cfg->vm_service_uri_file, (int)ctx->cfg->call_timeout_ms,
-                        ctx->cfg->allow_remote, on_app_event, ar};
+  vm_app_options_t o = {NULL,         ctx->cfg->vm_service_uri_file, (int)ctx->cfg->call_timeout_ms,
+                        ctx->cfg->allow_remote, on_app_event, ar, on_app_extension};
   if (!(ar->app = vm_app_new(ctx->loop, &o))) goto oom;
+  if (!(ar->fe = fe_new(ctx->loop, ar->app))) {
+    vm_app_close(ar->app, free, ar);
+    goto oom_freed;
+  }
   if (uri) {
     vm_uri_t u;
     int rc = vm_app_set_uri(ar->app, uri, err, errlen);
     if (rc != 0) {
       *code = (diag_code_t)rc;
+      fe_free(ar->fe);
       vm_app_close(ar->app, free, ar);
       return NULL;
     }
     vm_uri_parse(uri, ctx->cfg->allow_remote, &u, NULL, 0);
     snprintf(ar->uri, sizeof ar->uri, "%s", u.ws);
   }
-  ar->t = wp_transport_vm(ar->app);
+  ar->t = fe_transport(ar->fe);
   return ar;
 
 oom:
   free(ar);
+oom_freed:
   *code = DIAG_NOT_CONNECTED;
   snprintf(err, errlen, "out of memory");
   return NULL;
@@ -203,8 +214,10 @@ void frames_tool_close(frames_tool_t *t, void (*done)(void *arg), void *arg) {
   t->ctx.sessions = NULL;
   t->close_done = done;
   t->close_arg = arg;
-  if (t->ctx.app)
+  if (t->ctx.app) {
+    fe_free(t->ctx.app->fe);
     vm_app_close(t->ctx.app->app, app_closed, t);
+  }
   else
     app_closed(t);
 }

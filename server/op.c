@@ -91,6 +91,10 @@ static void parse_args(op_args_t *a, json_t *args) {
   a->wait_ms = (v = json_object_get(args, "waitMs")) ? (int)json_integer_value(v) : -1;
   a->duration_ms = (v = json_object_get(args, "durationMs")) ? (int)json_integer_value(v) : -1;
   a->budget_ms = (v = json_object_get(args, "budgetMs")) ? json_number_value(v) : 0;
+  if ((v = json_object_get(args, "timeline"))) {
+    a->has_timeline = 1;
+    a->no_timeline = json_is_false(v);
+  }
   static const char *const track_keys[WP_TRACK__COUNT] = {"trackWidgets", "trackLayouts",
                                                           "trackPaints"};
   for (int t = 0; t < WP_TRACK__COUNT; t++) {
@@ -180,6 +184,8 @@ json_t *op_result(op_t *op) {
   if (!r || op->action == A_COMPARE) return r;
   json_t *conn = op->app ? vm_app_connection_json(op->app->app)
                          : json_pack("{s:s}", "state", "not_connected");
+  if (conn && op->app && fe_in_use(op->app->fe))
+    json_object_set_new(conn, "frameSource", json_string(FE_SOURCE));
   if (json_object_set_new(r, "connection", conn)) {
     json_decref(r);
     return NULL;
@@ -193,6 +199,10 @@ static int put_warnings(op_t *op, json_t *r) {
     const char *const *w = session_warnings(op->s);
     for (; *w; w++) op_warn(op, "%s", *w);
   }
+  /* Once per answer that shows frames or the app's state, never on mark. */
+  if ((op->frame_events || (op->s && session_frame_events(op->s))) && op->action != A_MARK &&
+      !(op->action == A_READ && op->s))
+    op_warn(op, "%s", FE_NOTE);
   if (!op->nwarnings) return 0;
   json_t *a = json_array();
   for (size_t i = 0; a && i < op->nwarnings; i++) json_array_append_new(a, json_string(op->warnings[i]));
@@ -286,7 +296,8 @@ void op_fail_status(op_t *op, const wp_status_t *st) {
 void op_note_reply(tool_ctx_t *ctx, const appref_t *app, const record_reply_t *r) {
   if (app != ctx->app) return; /* a candidate's facts are not the app in use's */
   appfacts_note(&ctx->facts, uv_now(ctx->loop), r);
-  if (r->watcher_version) vm_app_set_watcher_version(app->app, r->watcher_version);
+  /* The stand-in's version is not a watcher's: connection.frameSource says it. */
+  vm_app_set_watcher_version(app->app, r->frame_events ? NULL : r->watcher_version);
   sessions_note_reply(ctx->sessions, r);
 }
 
@@ -295,6 +306,7 @@ static void op_wp_reply(void *arg, const wp_status_t *st, const record_reply_t *
   op_t *op = arg;
   op->wpc = NULL;
   if (r) op_note_reply(op->ctx, op->app, r);
+  if (r && r->frame_events) op->frame_events = 1;
   op->after_wp(op, st, r);
 }
 

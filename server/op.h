@@ -17,6 +17,7 @@
 #include "appfacts.h"
 #include "config.h"
 #include "diagnose.h"
+#include "frame_events.h"
 #include "sessions.h"
 #include "tool.h"
 #include "vm_isolate.h"
@@ -33,7 +34,8 @@ typedef enum { D_SUMMARY = 0, D_FRAMES, D_BLOCKS } detail_t;
  * could not reach its app (one lws context per process; two leaked one). */
 typedef struct appref {
   vm_app_t *app;
-  wp_transport_t t;
+  fe_t *fe;         /* its frames from Flutter.Frame events (no watcher) */
+  wp_transport_t t; /* the watcher, or the frame events standing in */
   char uri[2048]; /* normalised ws URI in use ("" while it comes from the URI file) */
   void *ctx;      /* the tool_ctx_t it belongs to (events) */
 } appref_t;
@@ -63,6 +65,8 @@ typedef struct {
   int track[WP_TRACK__COUNT];
   int any_track;
   int chart; /* 0 none, 1 svg, 2 trace */
+  int no_timeline; /* timeline: false */
+  int has_timeline;
   json_t *budgets; /* stop/capture; a reference */
   char *baseline, *candidate;
 } op_args_t;
@@ -107,6 +111,7 @@ struct op {
   int calls;
   int resolved;
   int restarted;
+  int frame_events; /* a reply came from Flutter.Frame events: say what the watcher adds */
   wp_reply_cb after_wp; /* op_wp: the action's own reply handler */
   void (*after_diag)(op_t *op, diag_code_t code); /* the empty-read decision ended */
 };

@@ -64,6 +64,7 @@ typedef struct {
   char *drain_error;                /* owned; NULL: draining works (or not said) */
   int timings_missing;              /* frames drawn but no FrameTiming came (0: not said) */
   int collection_auto_off;          /* collection went off as nobody read (0: not said) */
+  int frame_events; /* answered from Flutter.Frame events, no watcher (source "frameEvents") */
   int has_records;  /* the reply carried "records" (read replies) */
   frame_t *records; /* owned, seq strictly increasing */
   size_t nrecords;

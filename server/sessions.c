@@ -21,6 +21,7 @@ struct session {
   int track[WP_TRACK__COUNT];
   double refresh_rate;    /* the app's, when the session began (Hz; 0 unknown) */
   const char *build_mode; /* static "debug"/"profile"/"release"; NULL unknown */
+  int frame_events;       /* it began on Flutter.Frame events (no watcher): no blocks */
   store_t *store; /* set once the session has begun (its first position is known) */
   uint64_t read_pos;
   uint64_t started_ms, stopped_ms;
@@ -33,6 +34,12 @@ struct session {
   wp_status_t end;         /* closed: why the final drain did not get through */
   char *warnings[MAX_WARNINGS + 1];
   size_t nwarnings;
+  /* The VM timeline while it was open (issue 15). */
+  int timeline;        /* asked for it */
+  int tl_on;           /* the VM recorded GC and Embedder for it at some point */
+  int tl_dropped;      /* events it should have were lost (ring overwrite, cap) */
+  vmtl_event_t *tl_ev; /* kept events, SESSIONS_TL_MAX_EVENTS at most */
+  size_t tl_n, tl_cap;
   session_t *next; /* in the manager's open list */
 };
 
@@ -54,6 +61,13 @@ struct sessions_wait {
 };
 
 typedef enum { COLL_OFF = 0, COLL_ON } coll_t;
+
+/* The VM timeline's recorded streams, as our calls left them. UNKNOWN: not
+ * read since the last session; READ: read, ours not added yet; ON: GC and
+ * Embedder recorded (set by us when tl_set); NONE: not available (web, an
+ * old VM, no answer) until no session is open. */
+typedef enum { TL_UNKNOWN = 0, TL_READ, TL_ON, TL_NONE } tl_t;
+typedef enum { TLC_FLAGS = 0, TLC_SET, TLC_MICROS, TLC_RESTORE } tlc_t;
 
 struct sessions {
   uv_loop_t *loop;
@@ -78,6 +92,16 @@ struct sessions {
   int settling; /* the last session closed: switching back before its closers are answered */
   int reconcile_tries; /* status calls made to settle a doubtful switch with no session open */
   char *interaction_id, *linked_by;
+
+  /* The VM timeline (one owner: these fields, driven by pump and the drain). */
+  tl_t tl;
+  json_t *tl_prev;   /* recordedStreams before our set (owned); restored exactly */
+  int tl_set;        /* we changed them: set them back when no session wants them */
+  void *tl_ctl;      /* the timeline control call in flight (a transport handle) */
+  tlc_t tl_ctl_kind;
+  void *tl_pull;     /* the pull in flight, part of a drain generation */
+  vmtl_parser_t *tl_parser;
+  int64_t tl_origin; /* the next pull starts here (timeline µs); -1: not known */
 
   /* One control call at a time: start, stop, status/mark to begin, switches. */
   wp_call_t *ctl;
@@ -137,6 +161,7 @@ void session_ref(session_t *s) { s->refs++; }
 
 void session_unref(session_t *s) {
   if (!s || --s->refs > 0) return;
+  free(s->tl_ev);
   free(s->interaction_id);
   free(s->linked_by);
   for (size_t i = 0; i < s->nwarnings; i++) free(s->warnings[i]);
@@ -156,6 +181,7 @@ static session_t *session_new(sessions_t *m, const session_options_t *opt) {
   s->refs = 1;
   snprintf(s->id, sizeof s->id, "s%u", ++m->next_id);
   s->capture = opt->capture;
+  s->timeline = !opt->no_timeline;
   s->budget_ms = opt->budget_ms;
   memcpy(s->track, opt->track, sizeof s->track);
   if (opt->interaction_id) {
@@ -227,6 +253,7 @@ static void session_begin(sessions_t *m, session_t *s, const record_reply_t *r) 
   s->asked = 0;
   s->refresh_rate = r->refresh_rate;
   s->build_mode = r->build_mode;
+  s->frame_events = r->frame_events;
   s->budget_us = summary_budget_us(s->budget_ms, r->refresh_rate);
   s->store = store_new(s->budget_us);
   if (!s->store || store_add_reply(s->store, r, NULL) < 0) {
@@ -360,6 +387,158 @@ static int switch_send(sessions_t *m, wp_track_t t, sw_mode_t mode) {
   return m->ctl ? 0 : -1;
 }
 
+/* ---- the VM timeline -------------------------------------------------- */
+
+static const char *const tl_streams[] = {"GC", "Embedder"};
+
+static int tl_wanted(const sessions_t *m) {
+  for (session_t *s = m->open; s; s = s->next)
+    if (s->timeline) return 1;
+  return 0;
+}
+
+static int has_stream(const json_t *arr, const char *name) {
+  size_t i;
+  json_t *v;
+  json_array_foreach(arr, i, v) if (json_is_string(v) && !strcmp(json_string_value(v), name)) return 1;
+  return 0;
+}
+
+/* The timeline is not to be had while these sessions are open: they say so. */
+static void tl_none(sessions_t *m, const char *why) {
+  char w[200];
+  m->tl = TL_NONE;
+  snprintf(w, sizeof w, "timeline: %s; no gc or shader findings", why);
+  for (session_t *s = m->open; s; s = s->next)
+    if (s->timeline) session_warn(s, w);
+  log_debug("sessions: %s", w);
+}
+
+static void tl_forget(sessions_t *m) {
+  m->tl = TL_UNKNOWN;
+  m->tl_origin = -1;
+  json_decref(m->tl_prev);
+  m->tl_prev = NULL;
+  vmtl_parser_free(m->tl_parser);
+  m->tl_parser = NULL;
+}
+
+static void tl_ctl_reply(void *arg, const vm_result_t *res) {
+  sessions_t *m = arg;
+  m->tl_ctl = NULL;
+  int ok = res->diag == DIAG_NONE && res->rpc_code == 0 && res->result;
+  char why[160];
+  snprintf(why, sizeof why, "%s", res->diag != DIAG_NONE || res->rpc_code ? res->detail : "no result");
+  switch (m->tl_ctl_kind) {
+  case TLC_FLAGS: {
+    const json_t *avail = ok ? json_object_get(res->result, "availableStreams") : NULL;
+    const json_t *rec = ok ? json_object_get(res->result, "recordedStreams") : NULL;
+    if (!json_is_array(rec)) {
+      tl_none(m, ok ? "the VM sent no recordedStreams" : why);
+      break;
+    }
+    int all = 1;
+    for (size_t i = 0; i < 2; i++) {
+      if (json_is_array(avail) && !has_stream(avail, tl_streams[i])) {
+        snprintf(why, sizeof why, "the VM does not offer the %s stream", tl_streams[i]);
+        tl_none(m, why);
+        goto done;
+      }
+      all &= has_stream(rec, tl_streams[i]);
+    }
+    json_decref(m->tl_prev);
+    m->tl_prev = json_deep_copy(rec);
+    m->tl = all ? TL_ON : TL_READ; /* already recorded (DevTools): nothing to set or restore */
+    break;
+  }
+  case TLC_SET:
+    if (ok) {
+      m->tl = TL_ON;
+      m->tl_set = 1;
+    } else {
+      if (wp_maybe_ran(&(wp_status_t){res->diag, res->rpc_code, ""})) m->tl_set = 1; /* may have run: restore anyway */
+      tl_none(m, why);
+    }
+    break;
+  case TLC_MICROS: {
+    const json_t *ts = ok ? json_object_get(res->result, "timestamp") : NULL;
+    if (!json_is_integer(ts)) {
+      tl_none(m, ok ? "the VM sent no timestamp" : why);
+      break;
+    }
+    m->tl_origin = json_integer_value(ts);
+    if (!m->tl_parser && !(m->tl_parser = vmtl_parser_new())) tl_none(m, "out of memory");
+    for (session_t *s = m->open; s; s = s->next)
+      if (s->timeline && m->tl == TL_ON) s->tl_on = 1;
+    break;
+  }
+  case TLC_RESTORE:
+    /* Set back, or tried: a VM that did not answer keeps ours (said in the log). */
+    if (!ok) log_warn("sessions: the VM's timeline streams could not be set back: %s", why);
+    m->tl_set = 0;
+    tl_forget(m);
+    break;
+  }
+done:
+  pump(m);
+  check_waiters(m);
+}
+
+static int tl_send(sessions_t *m, tlc_t kind, const char *method, json_t *params) {
+  m->tl_ctl_kind = kind;
+  m->tl_ctl = m->t.call_vm(m->t.arg, method, params, tl_ctl_reply, m);
+  return m->tl_ctl ? 0 : -1;
+}
+
+/* The timeline's next control step, if one is due: 1 when a call went out. */
+static int tl_step(sessions_t *m, int want) {
+  if (!m->t.call_vm) return 0;
+  int tl_want = want && tl_wanted(m);
+  if (!tl_want) {
+    if (m->tl_set && !m->tl_pull) {
+      json_t *p = json_pack("{s:O}", "recordedStreams", m->tl_prev ? m->tl_prev : json_array());
+      return tl_send(m, TLC_RESTORE, "setVMTimelineFlags", p) == 0;
+    }
+    if (!m->tl_set && m->tl != TL_UNKNOWN && !m->tl_pull) tl_forget(m);
+    return 0;
+  }
+  if (m->tl == TL_UNKNOWN) return tl_send(m, TLC_FLAGS, "getVMTimelineFlags", NULL) == 0;
+  if (m->tl == TL_READ) {
+    json_t *streams = json_deep_copy(m->tl_prev);
+    for (size_t i = 0; streams && i < 2; i++)
+      if (!has_stream(streams, tl_streams[i])) json_array_append_new(streams, json_string(tl_streams[i]));
+    return tl_send(m, TLC_SET, "setVMTimelineFlags", json_pack("{s:o}", "recordedStreams", streams)) == 0;
+  }
+  if (m->tl == TL_ON && m->tl_origin < 0) return tl_send(m, TLC_MICROS, "getVMTimelineMicros", NULL) == 0;
+  if (m->tl == TL_ON) /* a session that opened later */
+    for (session_t *s = m->open; s; s = s->next)
+      if (s->timeline) s->tl_on = 1;
+  return 0;
+}
+
+static void tl_sink(void *arg, const vmtl_event_t *ev) {
+  sessions_t *m = arg;
+  for (session_t *s = m->open; s; s = s->next) {
+    if (!s->timeline || !s->tl_on || !s->store || s->state == SESSION_CLOSED) continue;
+    if (s->tl_n == SESSIONS_TL_MAX_EVENTS) {
+      s->tl_dropped = 1;
+      continue;
+    }
+    if (s->tl_n == s->tl_cap) {
+      size_t cap = s->tl_cap ? s->tl_cap * 2 : 256;
+      if (cap > SESSIONS_TL_MAX_EVENTS) cap = SESSIONS_TL_MAX_EVENTS;
+      vmtl_event_t *p = realloc(s->tl_ev, cap * sizeof *p);
+      if (!p) {
+        s->tl_dropped = 1;
+        continue;
+      }
+      s->tl_ev = p;
+      s->tl_cap = cap;
+    }
+    s->tl_ev[s->tl_n++] = *ev;
+  }
+}
+
 static int track_wanted(sessions_t *m, wp_track_t t) {
   for (session_t *s = m->open; s; s = s->next)
     if (s->track[t]) return 1;
@@ -376,7 +555,7 @@ static void pump(sessions_t *m) {
     m->settling = 0;
     check_waiters(m);
   }
-  if (m->ctl || !m->have_t || m->freeing) return;
+  if (m->ctl || m->tl_ctl || !m->have_t || m->freeing) return;
   int want = m->open != NULL;
   session_t *unbegun = NULL;
   for (session_t *s = m->open; s; s = s->next)
@@ -416,6 +595,8 @@ static void pump(sessions_t *m) {
       goto oom;
     }
   }
+  if (tl_step(m, want)) return;
+  if (!want && (m->tl_ctl || m->tl_pull)) return; /* settling waits for the timeline too */
   if (!want) {
     m->settling = 0;
     for (int t = 0; t < WP_TRACK__COUNT; t++) m->track_failed[t] = 0;
@@ -438,9 +619,50 @@ static void drain_send(sessions_t *m, int64_t since) {
   }
 }
 
+static void drain_finish(sessions_t *m);
+
+/* A pull's reply: its events go to the sessions recording the timeline.
+ * Whatever happened, the generation then ends: the timeline only explains,
+ * it never holds a stop. */
+static void tl_pull_reply(void *arg, const vm_result_t *res) {
+  sessions_t *m = arg;
+  m->tl_pull = NULL;
+  if (res->diag != DIAG_NONE || res->rpc_code || !res->result) {
+    log_debug("sessions: timeline pull failed: %s", res->detail);
+  } else if (m->tl_parser) {
+    vmtl_pull_stats_t st;
+    char err[128];
+    int64_t asked = m->tl_origin;
+    if (vmtl_parse(m->tl_parser, res->result, tl_sink, m, &st, err, sizeof err) < 0) {
+      log_debug("sessions: timeline: %s", err);
+    } else {
+      /* The recorder's oldest event is later than where we asked from: its
+       * ring overwrote events before we read them (docs/flutter-apis.md). */
+      if (st.origin_us > asked && st.trace_events)
+        for (session_t *s = m->open; s; s = s->next)
+          if (s->tl_on) s->tl_dropped = 1;
+      if (st.newest_ts_us - SESSIONS_TL_OVERLAP_US > m->tl_origin)
+        m->tl_origin = st.newest_ts_us - SESSIONS_TL_OVERLAP_US;
+    }
+  }
+  drain_finish(m);
+}
+
+/* The frames of a generation are in: pull the timeline that goes with
+ * them (the VM recorded it meanwhile), then end the generation. */
+static void drain_done(sessions_t *m) {
+  if (m->tl == TL_ON && m->tl_parser && m->tl_origin >= 0 && tl_wanted(m) && m->t.call_vm &&
+      !m->freeing) {
+    json_t *p = json_pack("{s:I, s:I}", "timeOriginMicros", (json_int_t)m->tl_origin,
+                          "timeExtentMicros", (json_int_t)(INT64_C(1) << 40));
+    if ((m->tl_pull = m->t.call_vm(m->t.arg, "getVMTimeline", p, tl_pull_reply, m))) return;
+  }
+  drain_finish(m);
+}
+
 /* A drain generation ended: closing sessions it covers are closed, a drain
  * asked for meanwhile starts, and waiters are looked at. */
-static void drain_done(sessions_t *m) {
+static void drain_finish(sessions_t *m) {
   m->gen_done = m->gen_started;
   int again = 0;
   for (session_t *s = m->open, *next; s; s = next) {
@@ -511,7 +733,7 @@ static void drain_reply(void *arg, const wp_status_t *st, const record_reply_t *
 }
 
 static void drain_start(sessions_t *m) {
-  if (m->drain) {
+  if (m->drain || m->tl_pull) { /* a generation (its pull included) is under way */
     m->drain_again = 1;
     return;
   }
@@ -539,7 +761,7 @@ static void on_timer(uv_timer_t *t) {
     }
     return;
   }
-  if (!m->drain) drain_start(m);
+  if (!m->drain && !m->tl_pull) drain_start(m);
   pump(m);
 }
 
@@ -797,6 +1019,7 @@ session_t *sessions_stopped(sessions_t *m, size_t k) {
 
 double session_refresh_rate(const session_t *s) { return s->refresh_rate; }
 const char *session_build_mode(const session_t *s) { return s->build_mode; }
+int session_frame_events(const session_t *s) { return s->frame_events; }
 
 void sessions_note_interaction(sessions_t *m, const char *interaction_id, const char *linked_by) {
   free(m->interaction_id);
@@ -843,6 +1066,7 @@ sessions_t *sessions_new(uv_loop_t *loop, sessions_reply_cb on_reply, void *repl
   m->on_reply = on_reply;
   m->reply_arg = reply_arg;
   for (int t = 0; t < WP_TRACK__COUNT; t++) m->track_prev[t] = -1;
+  m->tl_origin = -1;
   uv_timer_init(loop, &m->timer);
   uv_idle_init(loop, &m->idle);
   m->timer.data = m->idle.data = m;
@@ -856,6 +1080,10 @@ void sessions_free(sessions_t *m) {
   wp_cancel(m->ctl);
   wp_cancel(m->drain);
   m->ctl = m->drain = NULL;
+  if (m->tl_ctl) m->t.cancel(m->tl_ctl);
+  if (m->tl_pull) m->t.cancel(m->tl_pull);
+  m->tl_ctl = m->tl_pull = NULL;
+  tl_forget(m);
   while (m->waits) sessions_wait_cancel(m->waits);
   while (m->ready) sessions_wait_cancel(m->ready);
   while (m->open) {
@@ -883,6 +1111,10 @@ void session_set_read_pos(session_t *s, uint64_t pos) { s->read_pos = pos; }
 const wp_status_t *session_end_status(const session_t *s) { return &s->end; }
 const int *session_track(const session_t *s) { return s->track; }
 const char *const *session_warnings(const session_t *s) { return (const char *const *)s->warnings; }
+const vmtl_event_t *session_timeline(const session_t *s, size_t *n) {
+  *n = s->tl_n;
+  return s->tl_ev;
+}
 
 static const char *const state_name[] = {"opening", "active", "closing", "stopped"};
 
@@ -899,6 +1131,9 @@ json_t *session_to_json(const session_t *s, uint64_t now) {
   if (!o) return NULL;
   int bad = 0;
   if (s->capture) bad |= json_object_set_new(o, "capture", json_true());
+  if (s->timeline)
+    bad |= json_object_set_new(o, "timeline", json_string(s->tl_on ? "on" : "off"));
+  if (s->tl_dropped) bad |= json_object_set_new(o, "timelineDropped", json_true());
   if (s->interaction_id) {
     bad |= json_object_set_new(o, "interactionId", json_string(s->interaction_id));
     bad |= json_object_set_new(o, "linkedBy", json_string(s->linked_by));

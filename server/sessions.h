@@ -20,6 +20,7 @@
 #include <uv.h>
 
 #include "store.h"
+#include "vmtl.h"
 #include "wproto.h"
 
 #define SESSIONS_DRAIN_MS 200 /* background drain interval (DESIGN: at most 250) */
@@ -27,6 +28,8 @@
 #define SESSIONS_MAX_PAGES 8  /* read pages per drain generation: bounds how long a read waits */
 #define SESSIONS_CLOSE_MORE_MS 2000 /* how long a close keeps reading while the watcher says `more` */
 #define SESSIONS_RECONCILE_TRIES 150 /* status calls (one per drain tick) to settle a doubtful switch */
+#define SESSIONS_TL_MAX_EVENTS 20000  /* timeline events kept per session (then timelineDropped) */
+#define SESSIONS_TL_OVERLAP_US 500000 /* pulls reach back this far: events are recorded when they end */
 
 typedef struct sessions sessions_t;
 typedef struct session session_t;
@@ -40,6 +43,7 @@ typedef struct {
   double budget_ms;           /* <= 0: from the app's refresh rate */
   int track[WP_TRACK__COUNT]; /* switch these profile* extensions on while it is open */
   int capture;                /* a capture's private window (never the current session) */
+  int no_timeline;            /* do not record GC/Embedder on the VM timeline for it */
 } session_options_t;
 
 /* s: a new reference for the callee, or NULL when there is none (then st
@@ -114,6 +118,11 @@ const wp_status_t *session_end_status(const session_t *s);
 json_t *session_to_json(const session_t *s, uint64_t now);
 double session_refresh_rate(const session_t *s);     /* Hz when it began; 0 unknown */
 const char *session_build_mode(const session_t *s);  /* NULL unknown */
+/* The VM-timeline events kept for it (GC, shader, long raster work), in
+ * the order they were read; borrowed. */
+const vmtl_event_t *session_timeline(const session_t *s, size_t *n);
+/* 1 when it measured Flutter.Frame events (no watcher in the app): no blocks. */
+int session_frame_events(const session_t *s);
 /* The tracking switches it asked for. */
 const int *session_track(const session_t *s);
 /* Short notes about the session for the answer's `warnings` (a switch that

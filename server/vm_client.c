@@ -32,6 +32,14 @@ static const char *const allowed_methods[] = {
     "ext.flutter.profileWidgetBuilds",
     "ext.flutter.profileRenderObjectLayouts",
     "ext.flutter.profileRenderObjectPaints",
+    /* Without the watcher: the probe asks Flutter's own frame request. */
+    "ext.ui.window.scheduleFrame",
+    /* The VM timeline, read-only but for the recorded streams, which a
+     * session sets and restores exactly; never clearVMTimeline (shared). */
+    "getVMTimelineFlags",
+    "setVMTimelineFlags",
+    "getVMTimeline",
+    "getVMTimelineMicros",
 };
 
 int vm_client_method_allowed(const char *method) {

@@ -16,8 +16,11 @@
 #define DART_EXTENSION_ERROR (-32000)
 /* A flutter run --machine log names the port after a few events. */
 #define URI_FILE_MAX 65536
+/* Registered by every Flutter binding in debug and profile (flutter
+ * packages/flutter/lib/src/services/binding.dart, docs/flutter-apis.md). */
+#define FLUTTER_FRAME_EXTENSION "ext.ui.window.scheduleFrame"
 
-typedef enum { CALL_EXT, CALL_REFRESH } call_kind_t;
+typedef enum { CALL_EXT, CALL_REFRESH, CALL_VM } call_kind_t;
 typedef enum { SYNC_NONE, SYNC_RUNNING, SYNC_READY } sync_state_t;
 typedef enum { WATCHER_UNKNOWN, WATCHER_PRESENT, WATCHER_MISSING_ } watcher_state_t;
 typedef enum { RUNTIME_UNKNOWN, RUNTIME_NATIVE, RUNTIME_WEB } runtime_t;
@@ -56,6 +59,7 @@ struct vm_app {
   int timeout_ms, allow_remote;
   void (*on_event)(void *arg, vm_app_event_t ev);
   void *event_arg;
+  void (*on_extension)(void *arg, const char *isolate_id, const char *kind, json_t *data);
 
   /* The URI: set explicitly (wins) or read from uri_file before each connect. */
   int uri_set;    /* vm_app_set_uri accepted one, or opt.uri parsed */
@@ -66,6 +70,7 @@ struct vm_app {
   int connected, rejected, closing;
   int streams;      /* Isolate and Debug requested on this connection */
   int streams_live; /* ... and how many of the two the server accepted */
+  int flutter;      /* the isolate registered Flutter's extensions */
   sync_state_t sync;
   int sync_again;
   vm_request_t *sync_getvm, *sync_version;
@@ -377,6 +382,8 @@ static void sync_pick(vm_app_t *app) {
     snprintf(app->isolate_name, sizeof app->isolate_name, "%s",
              str_or(json_string_value(json_object_get(pick, "name"))));
     set_pause(app, json_string_value(json_object_get(json_object_get(pick, "pauseEvent"), "kind")));
+    app->flutter = lists_extension(pick, FLUTTER_FRAME_EXTENSION) ||
+                   lists_extension(pick, "ext.flutter.reassemble");
   } else {
     app->isolate_id[0] = app->isolate_name[0] = '\0';
     set_pause(app, NULL);
@@ -487,6 +494,11 @@ static void start_sync(vm_app_t *app) {
                    on_stream_listen, app);
     vm_client_call(app->client, "streamListen", json_pack("{s:s}", "streamId", "Debug"), 0,
                    on_stream_listen, app);
+    /* Flutter.Frame events: frames of an app without the watcher. Not
+     * counted as live: status answers from the other two. */
+    if (app->on_extension)
+      vm_client_call(app->client, "streamListen", json_pack("{s:s}", "streamId", "Extension"), 0,
+                     NULL, NULL);
   }
   if (!app->vm_version[0] && !app->sync_version)
     app->sync_version = vm_client_call(app->client, "getVersion", NULL, 0, on_sync_version, app);
@@ -570,9 +582,28 @@ static void on_ext_reply(void *arg, const vm_client_reply_t *r) {
   call_finish(call, DIAG_NONE, 0, "ok", r->result);
 }
 
+/* A VM method's reply: the VM (or DDS, DWDS) answered, or it did not. */
+static void on_vm_reply(void *arg, const vm_client_reply_t *r) {
+  vm_call_t *call = arg;
+  call->req = NULL;
+  if (r->diag != DIAG_NONE)
+    call_finish(call, r->diag, 0, r->detail, NULL);
+  else if (r->error || !r->result)
+    call_finish(call, DIAG_NONE, r->rpc_code ? r->rpc_code : RPC_INTERNAL_ERROR, r->detail, NULL);
+  else
+    call_finish(call, DIAG_NONE, 0, "ok", r->result);
+}
+
 static void send_call(vm_call_t *call) {
   vm_app_t *app = call->app;
   call->waiting = 0;
+  if (call->kind == CALL_VM) { /* the VM itself answers: no isolate, no pause */
+    uint64_t now = uv_now(app->loop);
+    int left = call->deadline > now ? (int)(call->deadline - now) : 1;
+    call->req = vm_client_call(app->client, call->method, json_incref(call->params), left,
+                               on_vm_reply, call);
+    return;
+  }
   if (call->kind == CALL_REFRESH) {
     json_t *conn = vm_app_connection_json(app);
     call_finish(call, DIAG_NONE, 0, "ok", conn);
@@ -688,6 +719,38 @@ vm_call_t *vm_app_call_extension(vm_app_t *app, const char *method, json_t *para
   return call;
 }
 
+vm_call_t *vm_app_call_vm(vm_app_t *app, const char *method, json_t *params, vm_reply_cb cb,
+                          void *arg) {
+  vm_call_t *call = call_new(app, CALL_VM, method ? method : "(null)", cb, arg);
+  if (!call) {
+    json_decref(params);
+    return NULL;
+  }
+  call->params = params ? params : json_object();
+  if (app->closing)
+    call_fail_soon(call, DIAG_NOT_CONNECTED, 0, "telescope is shutting down");
+  else if (!method || strncmp(method, "ext.", 4) == 0 || !vm_client_method_allowed(method)) {
+    snprintf(call->detail, sizeof call->detail,
+             "%.60s is not a VM method telescope may call; nothing was sent", call->method);
+    call_fail_soon(call, DIAG_NOT_CONNECTED, 0, call->detail);
+  } else if (!call->params)
+    call_fail_soon(call, DIAG_NOT_CONNECTED, 0, "out of memory");
+  else
+    call_submit(call);
+  return call;
+}
+
+const char *vm_app_isolate_id(const vm_app_t *app) { return app->isolate_id; }
+
+int vm_app_watcher_missing(const vm_app_t *app) {
+  return app->connected && app->sync == SYNC_READY && app->isolate_id[0] &&
+         app->watcher == WATCHER_MISSING_;
+}
+
+int vm_app_is_flutter(const vm_app_t *app) { return app->flutter; }
+
+int vm_app_is_web(const vm_app_t *app) { return app->runtime == RUNTIME_WEB; }
+
 vm_call_t *vm_app_refresh(vm_app_t *app, vm_reply_cb cb, void *arg) {
   vm_call_t *call = call_new(app, CALL_REFRESH, "refresh", cb, arg);
   if (!call) return NULL;
@@ -737,9 +800,16 @@ static void on_client_event(void *arg, const char *stream, json_t *event) {
     }
     return;
   }
+  if (strcmp(stream, "Extension") == 0) {
+    const char *ek = json_string_value(json_object_get(event, "extensionKind"));
+    if (iso && ek && app->on_extension && !app->closing)
+      app->on_extension(app->event_arg, iso, ek, json_object_get(event, "extensionData"));
+    return;
+  }
   if (strcmp(stream, "Isolate") != 0) return;
   if (strcmp(kind, "ServiceExtensionAdded") == 0) {
     const char *ext = json_string_value(json_object_get(event, "extensionRPC"));
+    if (ext && bound && strcmp(ext, FLUTTER_FRAME_EXTENSION) == 0) app->flutter = 1;
     if (!ext || strcmp(ext, VM_APP_WATCHER_EXTENSION) != 0) return;
     if (bound) {
       int was = app->watcher == WATCHER_PRESENT;
@@ -817,6 +887,7 @@ vm_app_t *vm_app_new(uv_loop_t *loop, const vm_app_options_t *opt) {
   app->allow_remote = opt->allow_remote;
   app->on_event = opt->on_event;
   app->event_arg = opt->event_arg;
+  app->on_extension = opt->on_extension;
   if (opt->uri_file && !(app->uri_file = strdup(opt->uri_file))) goto fail_file;
   vm_client_options_t co = {client_get_uri, on_client_event, on_client_state,
                             app,            app->timeout_ms, app->allow_remote};

@@ -63,6 +63,9 @@ typedef struct {
   int allow_remote;     /* accept non-loopback hosts */
   void (*on_event)(void *arg, vm_app_event_t ev);
   void *event_arg;
+  /* Every event of the Extension stream (Flutter.Frame among them), from any
+   * isolate; data borrowed for the call. May be NULL. */
+  void (*on_extension)(void *arg, const char *isolate_id, const char *kind, json_t *data);
 } vm_app_options_t;
 
 /* Never fails except out of memory (NULL). A bad opt->uri is reported by the
@@ -89,6 +92,23 @@ void vm_app_forget_uri(vm_app_t *app);
  * handle is invalid once cb has returned. */
 vm_call_t *vm_app_call_extension(vm_app_t *app, const char *method, json_t *params, vm_reply_cb cb,
                                  void *arg);
+
+/* Calls an allowlisted VM method (not an extension: no isolateId, params as
+ * given, stolen). Same cb rules as vm_app_call_extension; a JSON-RPC error
+ * is diag DIAG_NONE with its rpc_code. */
+vm_call_t *vm_app_call_vm(vm_app_t *app, const char *method, json_t *params, vm_reply_cb cb,
+                          void *arg);
+
+/* The isolate calls go to ("" while none is known). Borrowed. */
+const char *vm_app_isolate_id(const vm_app_t *app);
+/* 1 when connected, the isolate known and known not to serve the watcher
+ * (a fresh look, or an answer that said so): frame events must stand in. */
+int vm_app_watcher_missing(const vm_app_t *app);
+/* 1 when the isolate is a Flutter app's (it registered Flutter's own
+ * extensions, so it posts Flutter.Frame events in debug and profile). */
+int vm_app_is_flutter(const vm_app_t *app);
+/* 1 on web (DWDS): no VM timeline there. */
+int vm_app_is_web(const vm_app_t *app);
 
 /* The connection object (as vm_app_connection_json) for `status`. While the
  * connection is up and the isolate known, it answers from the state the

@@ -15,7 +15,7 @@ static const char *const track_name[WP_TRACK__COUNT] = {"widgets", "layouts", "p
 
 struct wp_call {
   const wp_transport_t *t;
-  vm_call_t *vmc;
+  void *vmc;
   int is_read;
   wp_reply_cb reply_cb;
   wp_switch_cb switch_cb;
@@ -152,14 +152,4 @@ void wp_cancel(wp_call_t *c) {
   if (!c) return;
   if (c->vmc) c->t->cancel(c->vmc);
   free(c);
-}
-
-static vm_call_t *vm_transport_call(void *arg, const char *method, json_t *params, vm_reply_cb cb,
-                                    void *cb_arg) {
-  return vm_app_call_extension(arg, method, params, cb, cb_arg);
-}
-
-wp_transport_t wp_transport_vm(vm_app_t *app) {
-  wp_transport_t t = {vm_transport_call, vm_call_cancel, app};
-  return t;
 }

@@ -42,10 +42,13 @@ typedef struct {
 typedef enum { WP_TRACK_WIDGETS = 0, WP_TRACK_LAYOUTS, WP_TRACK_PAINTS, WP_TRACK__COUNT } wp_track_t;
 
 /* The transport: vm_app_call_extension's contract (params stolen, cb once
- * from the loop unless cancelled). */
+ * from the loop unless cancelled; the handle is the transport's own).
+ * call_vm does the same for a VM method (the timeline); NULL when the
+ * transport has none. */
 typedef struct {
-  vm_call_t *(*call)(void *arg, const char *method, json_t *params, vm_reply_cb cb, void *cb_arg);
-  void (*cancel)(vm_call_t *call);
+  void *(*call)(void *arg, const char *method, json_t *params, vm_reply_cb cb, void *cb_arg);
+  void (*cancel)(void *handle);
+  void *(*call_vm)(void *arg, const char *method, json_t *params, vm_reply_cb cb, void *cb_arg);
   void *arg;
 } wp_transport_t;
 
@@ -56,8 +59,6 @@ typedef void (*wp_reply_cb)(void *arg, const wp_status_t *st, const record_reply
 /* value: the switch's state after the call (1/0), -1 when the reply did not say. */
 typedef void (*wp_switch_cb)(void *arg, const wp_status_t *st, int value);
 
-/* The transport over a vm_app. */
-wp_transport_t wp_transport_vm(vm_app_t *app);
 
 /* Sends one watcher request. Returns NULL only when out of memory (cb is then
  * never called). A read reply without "records" is INVALID_REPLY. */

@@ -76,7 +76,7 @@ static void call_fire(uv_timer_t *t) {
   uv_close((uv_handle_t *)&c->timer, call_closed);
 }
 
-static vm_call_t *fake_call(void *arg, const char *method, json_t *params, vm_reply_cb cb,
+static void *fake_call(void *arg, const char *method, json_t *params, vm_reply_cb cb,
                             void *cb_arg) {
   (void)arg;
   struct vm_call *c = calloc(1, sizeof *c);
@@ -100,7 +100,8 @@ static vm_call_t *fake_call(void *arg, const char *method, json_t *params, vm_re
   return c;
 }
 
-static void fake_cancel(vm_call_t *c) {
+static void fake_cancel(void *handle) {
+  struct vm_call *c = handle;
   uv_timer_stop(&c->timer);
   F.inflight--;
   uv_close((uv_handle_t *)&c->timer, call_closed);
@@ -165,7 +166,7 @@ static void setup(void) {
   F.now_us = 1000000;
   F.delay_ms = 1;
   M = sessions_new(&F.loop, on_reply, NULL);
-  wp_transport_t t = {fake_call, fake_cancel, NULL};
+  wp_transport_t t = {fake_call, fake_cancel, NULL, NULL};
   sessions_set_transport(M, &t);
   replies = 0;
 }

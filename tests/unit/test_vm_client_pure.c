@@ -15,7 +15,12 @@ START_TEST(allowlist_is_exact) {
                              "ext.telescope.frames",
                              "ext.flutter.profileWidgetBuilds",
                              "ext.flutter.profileRenderObjectLayouts",
-                             "ext.flutter.profileRenderObjectPaints"};
+                             "ext.flutter.profileRenderObjectPaints",
+                             "ext.ui.window.scheduleFrame",
+                             "getVMTimelineFlags",
+                             "setVMTimelineFlags",
+                             "getVMTimeline",
+                             "getVMTimelineMicros"};
   for (size_t i = 0; i < sizeof ok / sizeof *ok; i++) ck_assert(vm_client_method_allowed(ok[i]));
   static const char *no[] = {"evaluate",
                              "invoke",
@@ -27,7 +32,10 @@ START_TEST(allowlist_is_exact) {
                              "getVersio",
                              "",
                              "_flutter.runInView",
-                             "ext.telescope"};
+                             "ext.telescope",
+                             "clearVMTimeline",
+                             "getPerfettoVMTimeline",
+                             "ext.ui.window.reinitializeShader"};
   for (size_t i = 0; i < sizeof no / sizeof *no; i++) ck_assert(!vm_client_method_allowed(no[i]));
   ck_assert(!vm_client_method_allowed(NULL));
 }
