@@ -1134,6 +1134,8 @@ json_t *session_to_json(const session_t *s, uint64_t now) {
   if (s->timeline)
     bad |= json_object_set_new(o, "timeline", json_string(s->tl_on ? "on" : "off"));
   if (s->tl_dropped) bad |= json_object_set_new(o, "timelineDropped", json_true());
+  if (s->store && store_number_gaps(s->store))
+    bad |= json_object_set_new(o, "frameNumberGaps", json_integer((json_int_t)store_number_gaps(s->store)));
   if (s->interaction_id) {
     bad |= json_object_set_new(o, "interactionId", json_string(s->interaction_id));
     bad |= json_object_set_new(o, "linkedBy", json_string(s->linked_by));

@@ -11,6 +11,9 @@ struct store {
   int64_t last_seen;                  /* last seq taken of run_id */
   int last_known;                     /* last_seen is meaningful for loss counting */
   uint64_t seen, lost, restarts;
+  uint64_t number_gaps;   /* frame numbers skipped between frames with adjacent seqs */
+  int64_t last_number;    /* frameNumber of the last frame taken of run_id (-1: none) */
+  int64_t last_taken;     /* ... and its seq */
   int restart_pending;
   int tracking[3]; /* the profile switches while it was fed (-1 unknown): judges findings */
   frame_t *recent; /* ring of cap slots (grown up to STORE_WINDOW): oldest at head */
@@ -91,6 +94,7 @@ int store_add_reply(store_t *st, const record_reply_t *r, store_add_result_t *re
     }
     snprintf(st->run_id, sizeof st->run_id, "%s", r->run_id);
     st->last_seen = 0;
+    st->last_number = -1;
   }
   if (st->last_known && r->last_seq >= r->first_seq && r->first_seq > st->last_seen + 1) {
     res->lost = (uint64_t)(r->first_seq - st->last_seen - 1);
@@ -104,6 +108,12 @@ int store_add_reply(store_t *st, const record_reply_t *r, store_add_result_t *re
       continue;
     }
     if (summary_add_frame(st->summary, f) < 0 || keep_recent(st, f) < 0) return -1;
+    /* Adjacent seqs with a jump in frameNumber: frames the engine numbered
+     * but never reported (begun and not drawn, or an event lost). */
+    if (st->last_number >= 0 && f->seq == st->last_taken + 1 && f->frame_number > st->last_number + 1)
+      st->number_gaps += (uint64_t)(f->frame_number - st->last_number - 1);
+    st->last_number = f->frame_number;
+    st->last_taken = f->seq;
     summary_clock_add_frame(&st->clock, f->at_us, f->vsync_start_us,
                             f->vsync_overhead_us + f->build_us + f->raster_us);
     st->last_seen = f->seq;
@@ -126,6 +136,8 @@ uint64_t store_frames_seen(const store_t *st) {
 uint64_t store_frames_lost(const store_t *st) {
   return st->lost;
 }
+uint64_t store_number_gaps(const store_t *st) { return st->number_gaps; }
+
 uint64_t store_restarts(const store_t *st) {
   return st->restarts;
 }

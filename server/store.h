@@ -46,6 +46,8 @@ void store_set_tracking(store_t *st, int widgets, int layouts, int paints);
 uint64_t store_frames_seen(const store_t *st);
 uint64_t store_frames_lost(const store_t *st);
 uint64_t store_restarts(const store_t *st);
+/* Frame numbers skipped between frames that followed each other (seq + 1). */
+uint64_t store_number_gaps(const store_t *st);
 /* 1 once after a restart was observed (then 0 until the next one), so
  * app_restarted is reported once. */
 int store_take_restarted(store_t *st);

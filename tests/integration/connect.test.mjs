@@ -80,17 +80,24 @@ test('no URI known at all is not_connected', async () => {
   assert.equal(rd.sc.diagnosis.code, 'not_connected');
 });
 
-test('watcher missing, then registered later', async () => {
+test('no watcher: frames from Flutter.Frame events; a watcher registered later takes over', async () => {
   const s = await sim(['--no-watcher']);
   const m = await mcp(['--vm-service-uri-file', s.uriFile]);
-  let r = await m.call({ action: 'read' });
-  assert.equal(r.isError, true);
-  assert.equal(r.sc.diagnosis.code, 'watcher_missing');
+  let r = await until(async () => {
+    const x = await m.call({ action: 'read' });
+    return x.sc.summary?.frames > 0 && x;
+  }, { what: 'frames from events' });
+  assert.equal(r.isError, false, r.text);
   assert.equal(r.sc.connection.watcher, 'missing');
+  assert.equal(r.sc.connection.frameSource, 'frameEvents');
+  assert.equal(r.sc.connection.watcherVersion, undefined, 'the stand-in is not a watcher version');
+  assert.ok(r.sc.warnings.some((w) => /no telescope watcher/.test(w) && /kReleaseMode/.test(w)), r.text);
   await s.cmd('watcher on');
   await until(async () => (await status(m)).sc.connection.watcher === 'present', { what: 'watcher picked up' });
   r = await m.call({ action: 'read' });
   assert.equal(r.isError, false, r.text);
+  assert.equal(r.sc.connection.frameSource, undefined);
+  assert.ok(!(r.sc.warnings ?? []).some((w) => /no telescope watcher/.test(w)), r.text);
 });
 
 test('a paused isolate answers isolate_paused at once; resume heals', async () => {
@@ -188,7 +195,9 @@ test('only allowlisted VM-service methods were ever sent', async () => {
   await m.call({ action: 'capture', durationMs: 300, trackWidgets: true });
   const allowed = new Set(['getVersion', 'getVM', 'getIsolate', 'streamListen', 'streamCancel',
     '_flutter.listViews', 'ext.telescope.frames', 'ext.flutter.profileWidgetBuilds',
-    'ext.flutter.profileRenderObjectLayouts', 'ext.flutter.profileRenderObjectPaints']);
+    'ext.flutter.profileRenderObjectLayouts', 'ext.flutter.profileRenderObjectPaints',
+    'ext.ui.window.scheduleFrame', 'getVMTimelineFlags', 'setVMTimelineFlags', 'getVMTimeline',
+    'getVMTimelineMicros']); // never clearVMTimeline: DevTools shares that buffer
   const methods = await s.methods();
   assert.ok(methods.length > 0);
   for (const meth of methods) assert.ok(allowed.has(typeof meth === 'string' ? meth : meth.method), `sent ${JSON.stringify(meth)}`);

@@ -20,7 +20,9 @@ const connected = (lean) => until(async () => scOf(await lean.call({ action: 'st
 // DESIGN §10: the only methods the server may call.
 const ALLOWED = new Set(['getVersion', 'getVM', 'getIsolate', 'streamListen', 'streamCancel',
   '_flutter.listViews', 'ext.telescope.frames', 'ext.flutter.profileWidgetBuilds',
-  'ext.flutter.profileRenderObjectLayouts', 'ext.flutter.profileRenderObjectPaints']);
+  'ext.flutter.profileRenderObjectLayouts', 'ext.flutter.profileRenderObjectPaints',
+    'ext.ui.window.scheduleFrame', 'getVMTimelineFlags', 'setVMTimelineFlags', 'getVMTimeline',
+    'getVMTimelineMicros']); // never clearVMTimeline: DevTools shares that buffer
 
 test('a full session sends only allowlisted VM-service methods', async () => {
   const { s, m } = await pair(['--fps', '60']);

@@ -51,6 +51,43 @@ static store_add_result_t feed(store_t *st, const char *run, int64_t first, int6
   return res;
 }
 
+/* Frames with adjacent seqs whose numbers jump: the engine numbered frames
+ * that never came (counted in number gaps); a jump across lost seqs is loss,
+ * counted there and not twice. */
+static void feed_numbers(store_t *st, const int64_t *seq, const int64_t *num, size_t n, int64_t first) {
+  json_t *recs = json_array();
+  for (size_t i = 0; i < n; i++)
+    json_array_append_new(recs, json_pack("{s:I,s:I,s:I,s:I,s:i,s:i,s:i,s:i,s:{}}", "seq",
+                                          (json_int_t)seq[i], "frameNumber", (json_int_t)num[i],
+                                          "atUs", (json_int_t)(seq[i] * 16667 + 9000), "vsyncStartUs",
+                                          (json_int_t)(seq[i] * 16667), "buildUs", 1000, "rasterUs",
+                                          1000, "vsyncOverheadUs", 10, "totalSpanUs", 3000, "blocks"));
+  json_t *j = json_pack("{s:i,s:s,s:s,s:i,s:i,s:b,s:n,s:b,s:f,s:n,s:I,s:I,s:i,s:i,s:o}", "protocol", 1,
+                        "watcherVersion", "x", "runId", "R", "livenessCounter", 1, "nowUs", 0,
+                        "collecting", 1, "lifecycle", "framesEnabled", 1, "refreshRate", 60.0,
+                        "interaction", "firstSeq", (json_int_t)first, "lastSeq",
+                        (json_int_t)seq[n - 1], "pending", 0, "droppedAttributions", 0, "records", recs);
+  record_reply_t r;
+  char err[RECORD_ERR_LEN];
+  ck_assert_msg(record_reply_parse(&r, j, err, sizeof err) == 0, "%s", err);
+  json_decref(j);
+  ck_assert_int_eq(store_add_reply(st, &r, NULL), 0);
+  record_reply_close(&r);
+}
+
+START_TEST(frame_number_gaps_counted_apart_from_loss) {
+  store_t *st = store_new(16667);
+  int64_t seq1[] = {1, 2, 3, 4}, num1[] = {10, 11, 14, 15};
+  feed_numbers(st, seq1, num1, 4, 1);
+  ck_assert_uint_eq(store_number_gaps(st), 2); /* 12 and 13 */
+  int64_t seq2[] = {7, 8}, num2[] = {30, 31}; /* 5 and 6 lost in between */
+  feed_numbers(st, seq2, num2, 2, 7);
+  ck_assert_uint_eq(store_frames_lost(st), 2);
+  ck_assert_uint_eq(store_number_gaps(st), 2);
+  store_free(st);
+}
+END_TEST
+
 START_TEST(duplicates_dropped) {
   store_t *st = store_new(16667);
   store_add_result_t r = feed(st, "A", 1, 5, 1, 5);
@@ -321,6 +358,7 @@ int main(void) {
   TCase *tc = tcase_create("store");
   tcase_set_timeout(tc, 60);
   tcase_add_test(tc, duplicates_dropped);
+  tcase_add_test(tc, frame_number_gaps_counted_apart_from_loss);
   tcase_add_test(tc, loss_counted_exactly);
   tcase_add_test(tc, empty_first_read_fixes_start);
   tcase_add_test(tc, restart_counted_once);
