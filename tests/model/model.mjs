@@ -56,10 +56,18 @@ function startArgs(r) {
 const captureArgs = (r) => ({ action: 'capture', durationMs: r.pick([150, 250, 400]) });
 const one = (args, extra = {}) => ({ op: 'call', parts: [{ args, ...extra }] });
 
+// MODEL_SIM_ARGS: extra telescope-sim arguments for every app of the run.
+// With --no-watcher the frames come from Flutter.Frame events (issue 15): the
+// same invariants hold, and the watcher faults are left out (turning the
+// watcher on would change the source, which is a restart, not a fault).
+export const SIM_ARGS = (process.env.MODEL_SIM_ARGS ?? '').split(/\s+/).filter(Boolean);
+const NO_WATCHER = SIM_ARGS.includes('--no-watcher');
+
 const FAULTS = [
   [3, 'restart'], [2, 'pause'], [3, 'scenario idle'], [1, 'scenario stalled'], [5, 'scenario steady'],
   [1, 'scenario janky'], [1, 'fps 30'], [2, 'fps 60'], [1, 'fps 120'], [3, 'fps 4000'], [2, 'fps 6000'],
-  [1, 'ext-delay 100'], [1, 'ext-delay 300'], [2, 'ext-delay 0'], [1, 'watcher off'], [2, 'kill'],
+  [1, 'ext-delay 100'], [1, 'ext-delay 300'], [2, 'ext-delay 0'], [NO_WATCHER ? 0 : 1, 'watcher off'],
+  [2, 'kill'],
 ];
 
 // Sequence 0 of every run: the continuation paths the coverage checks at the
@@ -352,7 +360,7 @@ export class Runner {
     let out = '';
     if (s.whileDead) out = await this.callStep({ op: 'call', parts: [{ args: s.whileDead }] });
     this.kills++;
-    await this.pair.startSim(['--seed', String(this.seed + this.kills)]);
+    await this.pair.startSim(['--seed', String(this.seed + this.kills), ...this.simArgs]);
     this.app = { up: true, paused: false, scenario: 'steady', fps: 60, watcher: true, extDelay: 0,
       changedAt: Date.now(), disruptedAt: Date.now(), reconnected: false };
     // The server re-reads the URI file when it reconnects (its --help).

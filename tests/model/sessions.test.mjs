@@ -14,7 +14,7 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { assertNoTokenLeak } from '../integration/harness.mjs';
 import { envInt, sequenceSeed } from './lib.mjs';
-import { Runner, Violation, coverageSteps, generate, describeStep } from './model.mjs';
+import { Runner, Violation, coverageSteps, generate, describeStep, SIM_ARGS } from './model.mjs';
 
 const SEED = envInt('MODEL_SEED', Math.floor(Math.random() * 2 ** 31));
 const SEQUENCES = envInt('MODEL_SEQUENCES', 200);
@@ -33,7 +33,7 @@ test(`model: ${SEQUENCES} random sequences of ${STEPS} steps (seed=${SEED})`, { 
   const counters = {};
   const failures = [];
   const t0 = Date.now();
-  const runner = new Runner({ seed: SEED, counters });
+  const runner = new Runner({ seed: SEED, counters, simArgs: SIM_ARGS });
   await runner.startPair();
   for (let i = FIRST; i < FIRST + SEQUENCES && failures.length < MAX_FAILURES; i++) {
     if (BUDGET_S && Date.now() - t0 > BUDGET_S * 1000) {
