@@ -161,7 +161,8 @@ static void seen_prune(vmtl_parser_t *p) {
 
 /* 1 when the key was seen within the lookback (a repeat); else records it. */
 static int seen_check(vmtl_parser_t *p, uint64_t key, int64_t ts) {
-  if (p->newest >= 0 && ts < p->newest - VMTL_LOOKBACK_US) return 0; /* too old to be kept */
+  /* Older than the lookback of an earlier pull: read then, or never ours. */
+  if (p->newest >= 0 && ts < p->newest - VMTL_LOOKBACK_US) return 1;
   size_t j = (size_t)key & (SEEN_SLOTS - 1);
   while (p->seen[j].key) {
     if (p->seen[j].key == key) return 1;

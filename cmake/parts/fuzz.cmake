@@ -13,7 +13,7 @@
 #    target for 60 s or 1e6 runs; tests/fuzz/run.sh does the same with a
 #    chosen duration and prints the stats.
 set(FUZZ_DIR ${CMAKE_SOURCE_DIR}/tests/fuzz)
-set(FUZZ_TARGETS mcp_line validate record vm_uri)
+set(FUZZ_TARGETS mcp_line validate record vm_uri vmtl)
 
 foreach(t ${FUZZ_TARGETS})
   set(inputs ${FUZZ_DIR}/corpus/${t})

@@ -5,7 +5,7 @@
 #
 #   sh tests/fuzz/run.sh BUILD_DIR SECONDS [TARGET...]
 #
-# TARGET is mcp_line, validate, record or vm_uri (default: all four, one after
+# TARGET is mcp_line, validate, record, vm_uri or vmtl (default: all five, one after
 # the other). New interesting inputs go to BUILD_DIR/fuzz-work/<target>/ (the
 # committed seeds in tests/fuzz/corpus/ are only read); a crash leaves its
 # input as BUILD_DIR/fuzz-work/<target>-crash-* and makes the script exit 1 —
@@ -22,13 +22,13 @@ if [ "${1:-}" = "--ctest" ]; then
   fi
 fi
 if [ $# -lt 2 ]; then
-  echo "usage: $0 BUILD_DIR SECONDS [mcp_line|validate|record|vm_uri ...]" >&2
+  echo "usage: $0 BUILD_DIR SECONDS [mcp_line|validate|record|vm_uri|vmtl ...]" >&2
   exit 2
 fi
 build=$(cd "$1" 2>/dev/null && pwd) || { echo "run.sh: no build directory $1" >&2; exit 2; }
 seconds=$2
 shift 2
-targets=${*:-mcp_line validate record vm_uri}
+targets=${*:-mcp_line validate record vm_uri vmtl}
 here=$(cd "$(dirname "$0")" && pwd)
 
 status=0

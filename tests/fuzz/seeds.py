@@ -249,3 +249,41 @@ def to_v2(r):
 for name in ["read_reply", "frames_detail", "session_gap_restart", "jank_mix", "bad_blocks"]:
     with open(os.path.join(HERE, "corpus", "record", name), encoding="utf-8") as f:
         write("record", name + "_v2", dumps(to_v2(json.load(f))))
+
+
+# ---- vmtl: getVMTimeline replies ---------------------------------------------
+# In the VM's form (runtime/vm/timeline.cc): thread_name metadata, X events
+# with dur, the engine's B/E pairs, shader work tagged devtoolsTag "shaders".
+
+def meta(tid, name):
+    return {"name": "thread_name", "ph": "M", "pid": 1, "tid": tid, "args": {"name": name}}
+
+
+def tl(events, origin=1000, extent=100000):
+    return {"type": "Timeline", "traceEvents": events, "timeOriginMicros": origin,
+            "timeExtentMicros": extent}
+
+
+def frame_events(t0, gc=False, shader=False):
+    ev = [{"name": "Animator::BeginFrame", "cat": "Embedder", "ph": "B", "pid": 1, "tid": 2, "ts": t0, "args": {}},
+          {"name": "Animator::BeginFrame", "cat": "Embedder", "ph": "E", "pid": 1, "tid": 2, "ts": t0 + 6000, "args": {}},
+          {"name": "Rasterizer::DoDraw", "cat": "Embedder", "ph": "B", "pid": 1, "tid": 3, "ts": t0 + 6500, "args": {}}]
+    if gc:
+        ev.append({"name": "CollectNewGeneration", "cat": "GC", "ph": "X", "pid": 1, "tid": 2,
+                   "ts": t0 + 1000, "dur": 4000, "args": {"isolateGroupId": "isolateGroups/1"}})
+    if shader:
+        ev += [{"name": "SkSL compile", "cat": "Embedder", "ph": "B", "pid": 1, "tid": 3, "ts": t0 + 7000,
+                "args": {"devtoolsTag": "shaders"}},
+               {"name": "SkSL compile", "cat": "Embedder", "ph": "E", "pid": 1, "tid": 3, "ts": t0 + 12000, "args": {}}]
+    ev.append({"name": "Rasterizer::DoDraw", "cat": "Embedder", "ph": "E", "pid": 1, "tid": 3, "ts": t0 + 14000, "args": {}})
+    return ev
+
+
+names = [meta(2, "io.flutter.1.ui (2)"), meta(3, "io.flutter.1.raster (3)"), meta(4, "DartWorker (4)")]
+one = names + [e for i in range(4) for e in frame_events(10000 + i * 16667, gc=i == 1, shader=i == 2)]
+write("vmtl", "frames_gc_shader", dumps(tl(one)))
+write("vmtl", "no_thread_names", dumps(tl([e for i in range(3) for e in frame_events(5000 + i * 16667, gc=True)])))
+a = names + frame_events(10000, shader=True)[:4]
+b = frame_events(10000, shader=True)[2:] + frame_events(26667, gc=True)
+write("vmtl", "two_pulls_overlapping", dumps([tl(a), tl(b), tl(b)]))
+write("vmtl", "not_timeline", dumps({"type": "Success"}))

@@ -62,6 +62,11 @@ const one = (args, extra = {}) => ({ op: 'call', parts: [{ args, ...extra }] });
 // watcher on would change the source, which is a restart, not a fault).
 export const SIM_ARGS = (process.env.MODEL_SIM_ARGS ?? '').split(/\s+/).filter(Boolean);
 const NO_WATCHER = SIM_ARGS.includes('--no-watcher');
+// Where a frame lies in the app's stream, and where the sim's stream stood:
+// the watcher's seq, or, on frame events, the frame number (the server's
+// seq for those counts what it received, which the sim cannot know).
+const at = (f) => (NO_WATCHER ? f.frameNumber : f.seq);
+const stood = (st) => (NO_WATCHER ? st.lastFrameEvent : st.lastSeq);
 
 const FAULTS = [
   [3, 'restart'], [2, 'pause'], [3, 'scenario idle'], [1, 'scenario stalled'], [5, 'scenario steady'],
@@ -245,8 +250,8 @@ export class Runner {
     for (const f of frames) {
       if (S.last === null) {
         if (!S.firstDone && S.stable && !S.gap && !S.allow) {
-          if (!(f.seq >= S.before.lastSeq + 1 && f.seq <= S.after.lastSeq + 1))
-            fail(2, `${S.id}'s first frame is seq ${f.seq}, but the sim's lastSeq was ${S.before.lastSeq} just before start and ${S.after.lastSeq} just after (${where})`);
+          if (!(at(f) >= stood(S.before) + 1 && at(f) <= stood(S.after) + 1))
+            fail(2, `${S.id}'s first frame is ${at(f)}, but the sim stood at ${stood(S.before)} just before start and ${stood(S.after)} just after (${where})`);
           this.count('firstFrameChecks');
         }
       } else if (f.seq === S.last + 1) {
@@ -266,7 +271,7 @@ export class Runner {
       S.firstDone = true;
     }
     if (taken > frames.length) { S.gap = true; S.tail = null; }
-    else if (frames.length) S.tail = frames[frames.length - 1].seq;
+    else if (frames.length) S.tail = at(frames[frames.length - 1]);
     if (taken > 0) S.firstDone = true;
     S.taken += taken + undelivered;
     this.count('framesDelivered', taken);
@@ -593,8 +598,8 @@ export class Runner {
     const gone = GONE.includes(sc.diagnosis?.code);
     if (S.stable && !S.appLost && g.healthy && !gone && S.tail !== null && g.before && g.after &&
         g.before.runId === S.runId && g.after.runId === S.runId) {
-      if (!(S.tail >= g.before.lastSeq && S.tail <= g.after.lastSeq))
-        fail(2, `${S.id}'s last frame is seq ${S.tail}, but the sim's lastSeq was ${g.before.lastSeq} just before stop and ${g.after.lastSeq} just after`);
+      if (!(S.tail >= stood(g.before) && S.tail <= stood(g.after)))
+        fail(2, `${S.id}'s last frame is ${S.tail}, but the sim stood at ${stood(g.before)} just before stop and ${stood(g.after)} just after`);
       this.count('lastFrameChecks');
     }
     return `${trail.map((t) => `\n        then ${t}`).join('')} [balanced ${S.taken}]`;

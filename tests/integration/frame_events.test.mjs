@@ -1,0 +1,104 @@
+// Issue 15 through the official SDK client against telescope-sim: an app
+// without the watcher is measured from its Flutter.Frame events (exact
+// counts, percentiles, jank, idle vs stalled), and the VM timeline's GC
+// pauses and shader compilation come out as the first finding; the VM's
+// recorded streams are put back at stop and clearVMTimeline is never sent.
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startSim, startMcp, assertNoTokenLeak, sleep } from './harness.mjs';
+
+const cleanup = [];
+after(async () => { for (const c of cleanup.reverse()) await c(); assertNoTokenLeak(); });
+
+async function setup(simArgs) {
+  const s = await startSim(['--seed', '11', ...simArgs]);
+  cleanup.push(() => s.kill());
+  const m = await startMcp(['--vm-service-uri-file', s.uriFile]);
+  cleanup.push(() => m.close());
+  return { s, m };
+}
+
+const names = (methods) => methods.map((x) => (typeof x === 'string' ? x : x.method));
+
+test('no watcher: a capture counts every frame once, with percentiles and jank', async () => {
+  const { s, m } = await setup(['--no-watcher', '--scenario', 'janky']);
+  const st = await m.call({ action: 'status' });
+  assert.equal(st.isError, false, st.text);
+  assert.equal(st.sc.connection.frameSource, 'frameEvents');
+  assert.equal(st.sc.watcher.source, 'frameEvents');
+  const before = await s.stats();
+  const r = await m.call({ action: 'capture', durationMs: 1500, detail: 'frames', limit: 1000 });
+  const after = await s.stats();
+  assert.equal(r.isError, false, r.text);
+  const { session, summary, frames } = r.sc;
+  assert.ok(session.framesSeen >= 60, `a 1.5 s capture at 60 fps saw ${session.framesSeen} frames`);
+  assert.equal(frames.length, session.framesSeen, 'every frame of the window is listed');
+  assert.equal(summary.frames, session.framesSeen);
+  assert.equal(session.framesLost, 0);
+  // Each frame once, in order, none the sim did not draw.
+  for (let i = 1; i < frames.length; i++) {
+    assert.equal(frames[i].seq, frames[i - 1].seq + 1);
+    assert.equal(frames[i].frameNumber, frames[i - 1].frameNumber + 1, 'the sim numbers every frame it reports');
+  }
+  assert.ok(frames[0].frameNumber > before.lastFrameNumber - 30, 'no frame from long before the capture');
+  assert.ok(frames.at(-1).frameNumber <= after.lastFrameNumber);
+  for (const f of frames) assert.equal(f.blocks, undefined, 'frame events carry no blocks');
+  // The summary is the frames' own: jank and percentiles recomputed here.
+  const budget = summary.budgetUs;
+  const janky = frames.filter((f) => f.buildUs > budget || f.rasterUs > budget).length;
+  assert.equal(summary.jank.frames, janky);
+  assert.ok(janky > 0, 'the janky scenario janks');
+  const builds = frames.map((f) => f.buildUs).sort((a, b) => a - b);
+  assert.equal(summary.buildUs.max, builds.at(-1));
+  assert.equal(summary.findings[0].kind, 'watcher', JSON.stringify(summary.findings));
+  assert.ok(r.sc.warnings.some((w) => /no telescope watcher/.test(w)), r.text);
+  assert.ok(r.text.length < 2000, `${r.text.length} bytes of text`);
+});
+
+test('no watcher: idle and stalled are told apart with Flutter\'s own frame request', async () => {
+  for (const [scenario, code] of [['idle', 'app_idle'], ['stalled', 'engine_stalled']]) {
+    const { s, m } = await setup(['--no-watcher', '--scenario', scenario]);
+    await m.call({ action: 'status' });
+    await sleep(300);
+    const r = await m.call({ action: 'read' });
+    assert.equal(r.sc.diagnosis?.code, code, `${scenario}: ${r.text}`);
+    assert.ok(names(await s.methods()).includes('ext.ui.window.scheduleFrame'), 'the probe asked Flutter for a frame');
+  }
+});
+
+// The causes: GC pauses in build, shader compilation in raster, both with
+// and without the watcher.
+for (const watcher of [false, true]) {
+  for (const [scenario, kind, field] of [['gc', 'gc', 'gcUs'], ['shader', 'shader', 'shaderUs']]) {
+    test(`${scenario} jank comes out as the first finding (${watcher ? 'watcher' : 'no watcher'})`, async () => {
+      const { s, m } = await setup([...(watcher ? [] : ['--no-watcher']), '--scenario', scenario]);
+      const st0 = await s.stats();
+      await m.call({ action: 'status' });
+      const r = await m.call({ action: 'capture', durationMs: 2500, trackWidgets: true });
+      assert.equal(r.isError, false, r.text);
+      assert.equal(r.sc.session.timeline, 'on', r.text);
+      const f = r.sc.summary.findings[0];
+      assert.equal(f?.kind, kind, `first finding: ${JSON.stringify(r.sc.summary.findings)}`);
+      assert.ok(f.jankFrames > 0 && f.perJankFrameUs > f.perOtherFrameUs, JSON.stringify(f));
+      assert.ok(r.sc.summary.worstFrames.some((w) => w[field] > 0), JSON.stringify(r.sc.summary.worstFrames));
+      assert.match(r.text, new RegExp(`cause 1: [^\\n]*\\(${kind}`), r.text);
+      // The VM's timeline flags are as they were, and the shared buffer was
+      // never cleared.
+      const st1 = await s.stats();
+      assert.deepEqual(st1.recordedStreams, st0.recordedStreams);
+      const sent = names(await s.methods());
+      assert.equal(sent.filter((x) => x === 'setVMTimelineFlags').length, 2, 'set once, restored once');
+      assert.ok(sent.includes('getVMTimeline'));
+      assert.ok(!sent.includes('clearVMTimeline'));
+    });
+  }
+}
+
+test('timeline: false leaves the VM timeline alone', async () => {
+  const { s, m } = await setup(['--scenario', 'gc']);
+  const r = await m.call({ action: 'capture', durationMs: 600, timeline: false });
+  assert.equal(r.isError, false, r.text);
+  assert.equal(r.sc.session.timeline, undefined);
+  const sent = names(await s.methods());
+  assert.ok(!sent.some((x) => /Timeline/.test(x)), sent.join(' '));
+});
