@@ -102,6 +102,7 @@ struct sessions {
   void *tl_pull;     /* the pull in flight, part of a drain generation */
   vmtl_parser_t *tl_parser;
   int64_t tl_origin; /* the next pull starts here (timeline µs); -1: not known */
+  int64_t tl_newest; /* the newest event time any pull saw (-1: none yet) */
 
   /* One control call at a time: start, stop, status/mark to begin, switches. */
   wp_call_t *ctl;
@@ -416,7 +417,7 @@ static void tl_none(sessions_t *m, const char *why) {
 
 static void tl_forget(sessions_t *m) {
   m->tl = TL_UNKNOWN;
-  m->tl_origin = -1;
+  m->tl_origin = m->tl_newest = -1;
   json_decref(m->tl_prev);
   m->tl_prev = NULL;
   vmtl_parser_free(m->tl_parser);
@@ -632,15 +633,16 @@ static void tl_pull_reply(void *arg, const vm_result_t *res) {
   } else if (m->tl_parser) {
     vmtl_pull_stats_t st;
     char err[128];
-    int64_t asked = m->tl_origin;
     if (vmtl_parse(m->tl_parser, res->result, tl_sink, m, &st, err, sizeof err) < 0) {
       log_debug("sessions: timeline: %s", err);
     } else {
-      /* The recorder's oldest event is later than where we asked from: its
-       * ring overwrote events before we read them (docs/flutter-apis.md). */
-      if (st.origin_us > asked && st.trace_events)
+      /* The reply's timeOriginMicros is the oldest event the recorder still
+       * holds (docs/flutter-apis.md): later than the newest one an earlier
+       * pull saw, and its ring overwrote events before we read them. */
+      if (m->tl_newest >= 0 && st.origin_us > m->tl_newest)
         for (session_t *s = m->open; s; s = s->next)
           if (s->tl_on) s->tl_dropped = 1;
+      if (st.newest_ts_us > m->tl_newest) m->tl_newest = st.newest_ts_us;
       if (st.newest_ts_us - SESSIONS_TL_OVERLAP_US > m->tl_origin)
         m->tl_origin = st.newest_ts_us - SESSIONS_TL_OVERLAP_US;
     }
@@ -1066,7 +1068,7 @@ sessions_t *sessions_new(uv_loop_t *loop, sessions_reply_cb on_reply, void *repl
   m->on_reply = on_reply;
   m->reply_arg = reply_arg;
   for (int t = 0; t < WP_TRACK__COUNT; t++) m->track_prev[t] = -1;
-  m->tl_origin = -1;
+  m->tl_origin = m->tl_newest = -1;
   uv_timer_init(loop, &m->timer);
   uv_idle_init(loop, &m->idle);
   m->timer.data = m->idle.data = m;

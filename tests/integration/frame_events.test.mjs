@@ -71,12 +71,17 @@ test('no watcher: idle and stalled are told apart with Flutter\'s own frame requ
 for (const watcher of [false, true]) {
   for (const [scenario, kind, field] of [['gc', 'gc', 'gcUs'], ['shader', 'shader', 'shaderUs']]) {
     test(`${scenario} jank comes out as the first finding (${watcher ? 'watcher' : 'no watcher'})`, async () => {
-      const { s, m } = await setup([...(watcher ? [] : ['--no-watcher']), '--scenario', scenario]);
+      // With the watcher, the app records only Dart: the session adds GC and
+      // Embedder and puts Dart alone back. Without it, Flutter's default
+      // set already holds both: nothing is set or restored.
+      const { s, m } = await setup([...(watcher ? ['--timeline-streams', 'Dart'] : ['--no-watcher']),
+        '--scenario', scenario]);
       const st0 = await s.stats();
       await m.call({ action: 'status' });
       const r = await m.call({ action: 'capture', durationMs: 2500, trackWidgets: true });
       assert.equal(r.isError, false, r.text);
       assert.equal(r.sc.session.timeline, 'on', r.text);
+      assert.equal(r.sc.session.timelineDropped, undefined, 'every pull found the last one\'s events');
       const f = r.sc.summary.findings[0];
       assert.equal(f?.kind, kind, `first finding: ${JSON.stringify(r.sc.summary.findings)}`);
       assert.ok(f.jankFrames > 0 && f.perJankFrameUs > f.perOtherFrameUs, JSON.stringify(f));
@@ -87,12 +92,32 @@ for (const watcher of [false, true]) {
       const st1 = await s.stats();
       assert.deepEqual(st1.recordedStreams, st0.recordedStreams);
       const sent = names(await s.methods());
-      assert.equal(sent.filter((x) => x === 'setVMTimelineFlags').length, 2, 'set once, restored once');
+      assert.deepEqual(st1.recordedStreams, watcher ? ['Dart'] : ['Dart', 'Embedder', 'GC']);
+      assert.equal(sent.filter((x) => x === 'setVMTimelineFlags').length, watcher ? 2 : 0,
+        watcher ? 'set once, restored once' : 'nothing to set');
       assert.ok(sent.includes('getVMTimeline'));
       assert.ok(!sent.includes('clearVMTimeline'));
     });
   }
 }
+
+test('a VM ring that overwrites events between pulls is reported, not hidden', async () => {
+  // 40 events hold ~60 ms at 120 fps; the server pulls every 200 ms.
+  const { m } = await setup(['--fps', '120', '--timeline-ring', '40']);
+  const r = await m.call({ action: 'capture', durationMs: 1200 });
+  assert.equal(r.isError, false, r.text);
+  assert.equal(r.sc.session.timeline, 'on');
+  assert.equal(r.sc.session.timelineDropped, true, JSON.stringify(r.sc.session));
+});
+
+test('web (DWDS): no VM timeline, said once, frames still measured', async () => {
+  const { m } = await setup(['--mode', 'web']);
+  const r = await m.call({ action: 'capture', durationMs: 600 });
+  assert.equal(r.isError, false, r.text);
+  assert.equal(r.sc.session.timeline, 'off');
+  assert.ok(r.sc.warnings.some((w) => /^timeline: .*Not supported on web devices/.test(w)), r.text);
+  assert.ok(r.sc.session.framesSeen > 0);
+});
 
 test('timeline: false leaves the VM timeline alone', async () => {
   const { s, m } = await setup(['--scenario', 'gc']);

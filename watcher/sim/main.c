@@ -73,7 +73,9 @@ static const char usage_text[] =
     "  --fps N                frames per second while drawing (default 60; up to\n"
     "                         100000: above 1000 each 1 ms tick draws several)\n"
     "  --scenario S           steady|janky|idle|stalled|rare-slow|layout-bound|\n"
-    "                         raster-bound (default steady)\n"
+    "                         raster-bound|gc|shader (default steady); gc: GC\n"
+    "                         pauses inside some builds, shader: shader\n"
+    "                         compilation in the first frames of new content\n"
     "  --seed N               make tokens, ids and frame durations reproducible\n"
     "  --uri-file PATH        write the ws URI there (no newline), like\n"
     "                         flutter run --vmservice-out-file\n"
@@ -94,6 +96,10 @@ static const char usage_text[] =
     "                         tests use a non-loopback one to see it refused)\n"
     "  --exit-on-eof          stop when stdin reaches EOF (a parent process that\n"
     "                         holds the pipe ties the sim to its own lifetime)\n"
+    "  --timeline-ring N      VM timeline events kept (default 20000; the oldest\n"
+    "                         are overwritten, as the VM's ring recorder does)\n"
+    "  --timeline-streams L   streams recorded at start (default Dart,Embedder,GC,\n"
+    "                         as a Flutter app; \"\" for none)\n"
     "  --verbose              log connections and lws notices on stderr\n"
     "  --help, --version\n"
     "\n"
@@ -195,6 +201,8 @@ static int parse_args(int argc, char **argv, sim_config_t *cfg) {
     O_WORKERS,
     O_DDS_HOST,
     O_VERBOSE,
+    O_TL_RING,
+    O_TL_STREAMS,
     O_HELP,
     O_VERSION
   };
@@ -218,6 +226,8 @@ static int parse_args(int argc, char **argv, sim_config_t *cfg) {
                                        {"workers", required_argument, NULL, O_WORKERS},
                                        {"dds-host", required_argument, NULL, O_DDS_HOST},
                                        {"verbose", no_argument, NULL, O_VERBOSE},
+                                       {"timeline-ring", required_argument, NULL, O_TL_RING},
+                                       {"timeline-streams", required_argument, NULL, O_TL_STREAMS},
                                        {"help", no_argument, NULL, O_HELP},
                                        {"version", no_argument, NULL, O_VERSION},
                                        {NULL, 0, NULL, 0}};
@@ -262,7 +272,7 @@ static int parse_args(int argc, char **argv, sim_config_t *cfg) {
       case O_SCENARIO:
         if ((c = sim_scenario_parse(optarg)) < 0)
           return bad_usage("--scenario wants steady, janky, idle, stalled, rare-slow, "
-                           "layout-bound or raster-bound, got '%s'",
+                           "layout-bound, raster-bound, gc or shader, got '%s'",
                            optarg);
         cfg->scenario = (sim_scenario_t)c;
         break;
@@ -324,6 +334,19 @@ static int parse_args(int argc, char **argv, sim_config_t *cfg) {
           return bad_usage("--workers wants 0..4, got '%s'", optarg);
         cfg->workers = (int)v;
         break;
+      case O_TL_RING:
+        if (parse_long(optarg, 8, 10000000, &v))
+          return bad_usage("--timeline-ring wants 8..10000000, got '%s'", optarg);
+        cfg->timeline_ring = (size_t)v;
+        break;
+      case O_TL_STREAMS: {
+        sim_tl_t probe;
+        int bad = sim_tl_init(&probe, 8, optarg);
+        sim_tl_free(&probe);
+        if (bad) return bad_usage("--timeline-streams wants VM stream names (Dart,Embedder,GC...), got '%s'", optarg);
+        cfg->timeline_streams = optarg;
+        break;
+      }
       case O_VERBOSE:
         cfg->verbose = 1;
         break;
@@ -452,6 +475,12 @@ static json_t *stats_json(sim_t *s) {
       sim_scenario_name(s->gen.scenario), "paused", s->vm.paused, "watcher", s->vm.watcher,
       "heldCalls", (json_int_t)sim_vm_held_calls(s), "lastFrameNumber",
       (json_int_t)s->gen.frame_number, "fps", s->gen.fps);
+  if (j) {
+    json_object_set_new(j, "lastFrameEvent", json_integer((json_int_t)s->gen.last_posted_number));
+    json_object_set_new(j, "recordedStreams", sim_tl_recorded_json(&s->tl));
+    json_object_set_new(j, "timelineEvents", json_integer((json_int_t)s->tl.len));
+    json_object_set_new(j, "timelineOverwritten", json_integer((json_int_t)s->tl.overwritten));
+  }
   if (j && s->model) {
     json_object_set_new(j, "collecting", json_boolean(wm_collecting(s->model)));
     json_object_set_new(j, "firstSeq", json_integer((json_int_t)wm_first_seq(s->model)));
@@ -514,7 +543,7 @@ static int run_command(sim_t *s, char *line) {
     int sc = arg ? sim_scenario_parse(arg) : -1;
     if (sc < 0)
       return answer(
-          "error scenario wants steady|janky|idle|stalled|rare-slow|layout-bound|raster-bound");
+          "error scenario wants steady|janky|idle|stalled|rare-slow|layout-bound|raster-bound|gc|shader");
     sim_gen_set_scenario(s, (sim_scenario_t)sc);
     answer("ok scenario %s", arg);
   } else if (!strcmp(cmd, "fps")) {
@@ -753,6 +782,10 @@ int main(int argc, char **argv) {
     fprintf(stderr, "telescope-sim: cannot create the watcher model\n");
     return 1;
   }
+  if (sim_tl_init(&s->tl, s->cfg.timeline_ring, s->cfg.timeline_streams)) {
+    fprintf(stderr, "telescope-sim: cannot create the timeline\n");
+    return 1;
+  }
   if (sim_server_init(s)) goto fail_server;
   if (sim_vm_init(s)) goto fail_vm;
   if (sim_gen_init(s)) goto fail_gen;
@@ -787,6 +820,7 @@ int main(int argc, char **argv) {
   start_stdin(s);
 
   uv_run(s->loop, UV_RUN_DEFAULT);
+  sim_tl_free(&s->tl);
   rc = uv_loop_close(s->loop);
   if (rc) fprintf(stderr, "telescope-sim: loop closed with handles open: %s\n", uv_strerror(rc));
   wm_free(s->model);

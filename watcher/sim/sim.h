@@ -16,6 +16,7 @@
 #include <uv.h>
 
 #include "model.h"
+#include "sim_timeline.h"
 
 typedef enum { SIM_MODE_DDS = 0, SIM_MODE_VM, SIM_MODE_WEB } sim_mode_t;
 
@@ -28,6 +29,9 @@ typedef enum {
   SIM_SCENARIO_RARE_SLOW,    /* ProductCards 4 ms in every frame, SlowWidget 20 ms in 1 of 20 */
   SIM_SCENARIO_LAYOUT_BOUND, /* seeded: some frames' layout (RenderFlex) over budget */
   SIM_SCENARIO_RASTER_BOUND, /* seeded: some frames' raster over budget, build normal */
+  /* Each with a cause only the VM timeline shows (issue 15): */
+  SIM_SCENARIO_GC,     /* seeded: some frames' build holds a long GC pause on the UI thread */
+  SIM_SCENARIO_SHADER, /* new content every 1.5 s: its first frames compile shaders on raster */
   SIM_SCENARIO__COUNT
 } sim_scenario_t;
 
@@ -60,6 +64,8 @@ typedef struct {
   int workers;        /* native: worker isolates beside the main one */
   const char *dds_host; /* the host DDS advertises (NULL: the listen address) */
   int verbose;
+  size_t timeline_ring;         /* 0: SIM_TL_RING */
+  const char *timeline_streams; /* recorded at start (NULL: Flutter's default) */
 } sim_config_t;
 
 #define SIM_MAX_WORKERS 4
@@ -170,9 +176,12 @@ typedef struct sim {
     int first_reported;
     uint64_t frames_drawn, records_written, jank_injected, jank_frames;
     uint64_t timings_delivered;
+    int64_t last_posted_number; /* the newest frame a Flutter.Frame event was posted for */
+    uint64_t shader_from;       /* shader: the frame index new content last appeared at */
   } gen;
 
   wm_t *model;
+  sim_tl_t tl; /* the VM timeline */
   char run_id[40];
 } sim_t;
 

@@ -13,7 +13,8 @@
 #define MAX_EVENTS 128
 
 static const char *const scenario_names[SIM_SCENARIO__COUNT] = {
-    "steady", "janky", "idle", "stalled", "rare-slow", "layout-bound", "raster-bound"};
+    "steady", "janky", "idle", "stalled", "rare-slow", "layout-bound", "raster-bound", "gc",
+    "shader"};
 
 int sim_scenario_parse(const char *name) {
   int i;
@@ -45,6 +46,9 @@ typedef struct {
   int64_t card[6], flex_layout, para_layout[6], flex_paint, para_paint[6];
   int jank_roll;
   double slow_factor;
+  int64_t gc_pause;  /* gc: a GC pause inside BUILD (0: none) */
+  int64_t gc_at;     /* ... where it began (set by build_frame) */
+  int64_t shader;    /* shader: compilation inside the raster phase (0: none) */
 } draws_t;
 
 static int64_t uniform(uint64_t *r, int64_t lo, int64_t hi) {
@@ -55,6 +59,7 @@ static void draw_numbers(const sim_t *s, draws_t *d) {
   uint64_t r = s->cfg.seed ^ (s->gen.frame_index * 0xD1B54A32D192ED03ull);
   int i;
 
+  memset(d, 0, sizeof *d);
   sim_rand_next(&r);
   d->overhead = uniform(&r, 60, 400);
   d->build_self = uniform(&r, 200, 600);
@@ -125,7 +130,7 @@ static int64_t pad_blocks(evbuf_t *b, int want, int64_t t, int64_t end) {
 
 /* Builds one frame starting at vsync: fills b (finish order) and *timing;
  * returns the time the framework's work ended (FINALIZE TREE). */
-static int64_t build_frame(sim_t *s, const draws_t *d, int jank_us, int64_t vsync, evbuf_t *b,
+static int64_t build_frame(sim_t *s, draws_t *d, int jank_us, int64_t vsync, evbuf_t *b,
                            wm_timing_t *timing) {
   int widgets =
       s->vm.bool_ext[SIM_EXT_PROFILE_WIDGETS] || s->vm.bool_ext[SIM_EXT_PROFILE_USER_WIDGETS];
@@ -161,6 +166,12 @@ static int64_t build_frame(sim_t *s, const draws_t *d, int jank_us, int64_t vsyn
     push(b, "SlowWidget", c, c + jank_us);
     c += jank_us;
   }
+  if (d->gc_pause > 0) {
+    /* The UI thread stops for the collector: no block ends meanwhile, so
+     * only BUILD's self time grows (and the timeline shows why). */
+    d->gc_at = c + 40;
+    c += d->gc_pause + 80;
+  }
   c += d->build_self;
   push(b, "BUILD", t, c);
 
@@ -194,7 +205,7 @@ static int64_t build_frame(sim_t *s, const draws_t *d, int jank_us, int64_t vsyn
   timing->build_start_us = build_start;
   timing->build_finish_us = c;
   timing->raster_start_us = c + d->raster_gap;
-  timing->raster_finish_us = c + d->raster_gap + d->raster;
+  timing->raster_finish_us = c + d->raster_gap + d->raster + d->shader;
   timing->layer_cache_count = d->layer_cache;
   timing->picture_cache_count = d->picture_cache;
 
@@ -210,6 +221,7 @@ static int64_t build_frame(sim_t *s, const draws_t *d, int jank_us, int64_t vsyn
 }
 
 static void on_flush(uv_timer_t *t);
+static void record_timeline(sim_t *s, const draws_t *d, const wm_timing_t *t);
 
 static void push_timing(sim_t *s, const wm_timing_t *timing) {
   if (s->gen.n_pend == s->gen.cap_pend) {
@@ -260,6 +272,7 @@ void sim_gen_flush(sim_t *s) {
                     (json_int_t)(t->build_finish_us - t->build_start_us), "raster",
                     (json_int_t)(t->raster_finish_us - t->raster_start_us), "vsyncOverhead",
                     (json_int_t)(t->build_start_us - t->vsync_start_us)));
+      s->gen.last_posted_number = t->frame_number;
     }
     if (s->model && s->vm.watcher) {
       wm_timings(s->model, s->gen.pend, n);
@@ -313,11 +326,25 @@ static void draw_frame(sim_t *s, int64_t now) {
     /* Raster work (saveLayer, big images) no UI block accounts for. */
     d.raster = (int64_t)(budget * d.slow_factor);
     s->gen.jank_frames++;
+  } else if (s->gen.scenario == SIM_SCENARIO_GC && d.jank_roll < 125) {
+    /* A major collection in the middle of a build: 12-30 ms. */
+    d.gc_pause = 12000 + (int64_t)d.jank_roll * 144;
+    s->gen.jank_frames++;
+  } else if (s->gen.scenario == SIM_SCENARIO_GC && d.jank_roll % 7 == 0) {
+    d.gc_pause = 150 + d.jank_roll % 300; /* a scavenge: well within budget */
+  } else if (s->gen.scenario == SIM_SCENARIO_SHADER &&
+             s->gen.frame_index - s->gen.shader_from < 3) {
+    /* New content: its first frames compile the shaders they use. */
+    d.shader = 14000 + (int64_t)d.jank_roll * 12;
+    s->gen.jank_frames++;
   }
+  if (s->gen.scenario == SIM_SCENARIO_SHADER && s->gen.frame_index - s->gen.shader_from >= 90)
+    s->gen.shader_from = s->gen.frame_index + 1; /* new content next frame */
   if (jank_us) s->gen.jank_frames++;
   b.n = 0;
   s->gen.frame_number++;
   end = build_frame(s, &d, jank_us, now, &b, &timing);
+  record_timeline(s, &d, &timing);
   s->gen.frame_index++;
   s->gen.frames_drawn++;
   /* The UI thread is busy until the frame's work is done: vsyncs in the
@@ -331,6 +358,34 @@ static void draw_frame(sim_t *s, int64_t now) {
 }
 
 static void on_tick(uv_timer_t *t);
+
+/* The engine's and the VM's events for one frame, as they reach the VM
+ * timeline (engine shell/common/animator.cc, rasterizer.cc TRACE_EVENTs;
+ * runtime/vm/heap GC durations; shader compilation tagged "shaders"). */
+static void record_timeline(sim_t *s, const draws_t *d, const wm_timing_t *t) {
+  sim_tl_t *tl = &s->tl;
+  sim_tl_begin_end(tl, "Embedder", SIM_TID_UI, "Animator::BeginFrame", t->build_start_us,
+                   t->build_finish_us, 0);
+  if (d->gc_pause > 0)
+    sim_tl_complete(tl, "GC", SIM_TID_UI,
+                    d->gc_pause > 5000 ? "CollectOldGeneration" : "CollectNewGeneration", d->gc_at,
+                    d->gc_pause);
+  /* B(draw) B(compile) E(compile) E(draw): nested, in the order they end. */
+  sim_tl_event_t e;
+  memset(&e, 0, sizeof e);
+  snprintf(e.name, sizeof e.name, "Rasterizer::DoDraw");
+  e.cat = "Embedder";
+  e.ph = 'B';
+  e.tid = SIM_TID_RASTER;
+  e.ts = t->raster_start_us;
+  sim_tl_add(tl, &e);
+  if (d->shader > 0)
+    sim_tl_begin_end(tl, "Embedder", SIM_TID_RASTER, "GrGLProgramBuilder::finalize",
+                     t->raster_start_us + 100, t->raster_start_us + 100 + d->shader, 1);
+  e.ph = 'E';
+  e.ts = t->raster_finish_us;
+  sim_tl_add(tl, &e);
+}
 
 static void schedule_tick(sim_t *s) {
   double period = s->gen.fps > SIM_TICK_MAX_FPS ? 1.0 : 1000.0 / s->gen.fps;
@@ -359,6 +414,8 @@ static void on_tick(uv_timer_t *t) {
     case SIM_SCENARIO_RARE_SLOW:
     case SIM_SCENARIO_LAYOUT_BOUND:
     case SIM_SCENARIO_RASTER_BOUND:
+    case SIM_SCENARIO_GC:
+    case SIM_SCENARIO_SHADER:
       want = 1;
       break;
     case SIM_SCENARIO_IDLE:
@@ -397,6 +454,7 @@ static void on_tick(uv_timer_t *t) {
 
 void sim_gen_set_scenario(sim_t *s, sim_scenario_t scenario) {
   s->gen.scenario = scenario;
+  s->gen.shader_from = s->gen.frame_index; /* shader: the content is new now */
   if (s->model) {
     int stalled = scenario == SIM_SCENARIO_STALLED;
     wm_set_lifecycle(s->model, stalled ? "hidden" : "resumed");

@@ -1026,6 +1026,76 @@ static void do_pause(sim_t *s, sim_call_t *k) {
   if (which == 1) sim_vm_pause(s, NULL);
 }
 
+/* ---- the VM timeline (sim_timeline.c) ---------------------------------- */
+
+/* DWDS has no VM timeline: proxy_service.dart answers the timeline methods
+ * with _rpcNotSupportedFuture (-32601 "<method>: Not supported on web
+ * devices"), as it does streamCancel. DDS forwards them to the VM. */
+static int web_unsupported(sim_t *s, sim_call_t *k) {
+  if (wire(s, k->conn) != SIM_MODE_WEB) return 0;
+  char msg[128];
+  snprintf(msg, sizeof msg, "%s: Not supported on web devices", k->method);
+  send_error(s, k, RPC_METHOD_NOT_FOUND, msg, NULL);
+  return 1;
+}
+
+static void do_get_vm_timeline_flags(sim_t *s, sim_call_t *k) {
+  if (web_unsupported(s, k)) return;
+  send_result(k, sim_tl_flags_json(&s->tl));
+}
+
+static void do_set_vm_timeline_flags(sim_t *s, sim_call_t *k) {
+  if (web_unsupported(s, k)) return;
+  const json_t *streams = json_object_get(k->params, "recordedStreams");
+  const char *bad = NULL;
+  if (!json_is_array(streams)) {
+    send_invalid_params(s, k, "setVMTimelineFlags: expects the 'recordedStreams' parameter");
+    return;
+  }
+  if (sim_tl_set(&s->tl, streams, &bad) < 0) {
+    char d[160];
+    snprintf(d, sizeof d, "setVMTimelineFlags: invalid 'recordedStreams' parameter: %.100s", bad);
+    send_invalid_params(s, k, d);
+    return;
+  }
+  send_result(k, json_pack("{s:s}", "type", "Success"));
+  /* Listeners of the Timeline stream learn the new set. */
+  json_t *ev = json_pack("{s:s, s:s, s:I}", "type", "Event", "kind",
+                         "TimelineStreamSubscriptionsUpdate", "timestamp", (json_int_t)sim_wall_ms());
+  json_object_set_new(ev, "updatedStreams", sim_tl_recorded_json(&s->tl));
+  broadcast(s, "Timeline", ev);
+}
+
+static int int_param(const json_t *params, const char *key, int64_t *out) {
+  const json_t *v = json_object_get(params, key);
+  if (!v) return 0;
+  if (!json_is_integer(v) || json_integer_value(v) < 0) return -1;
+  *out = json_integer_value(v);
+  return 1;
+}
+
+static void do_get_vm_timeline(sim_t *s, sim_call_t *k) {
+  if (web_unsupported(s, k)) return;
+  int64_t origin = -1, extent = -1;
+  if (int_param(k->params, "timeOriginMicros", &origin) < 0 ||
+      int_param(k->params, "timeExtentMicros", &extent) < 0) {
+    send_invalid_params(s, k, "getVMTimeline: timeOriginMicros and timeExtentMicros are integers");
+    return;
+  }
+  send_result(k, sim_tl_timeline_json(&s->tl, origin, extent));
+}
+
+static void do_get_vm_timeline_micros(sim_t *s, sim_call_t *k) {
+  if (web_unsupported(s, k)) return;
+  send_result(k, json_pack("{s:s, s:I}", "type", "Timestamp", "timestamp", (json_int_t)sim_now_us()));
+}
+
+static void do_clear_vm_timeline(sim_t *s, sim_call_t *k) {
+  if (web_unsupported(s, k)) return;
+  sim_tl_clear(&s->tl);
+  send_result(k, json_pack("{s:s}", "type", "Success"));
+}
+
 #define SIM_METHODS(X)                                   \
   X("getVersion", do_get_version)                        \
   X("getSupportedProtocols", do_get_supported_protocols) \
@@ -1035,7 +1105,12 @@ static void do_pause(sim_t *s, sim_call_t *k) {
   X("streamCancel", do_stream_cancel)                    \
   X("_flutter.listViews", do_list_views)                 \
   X("resume", do_resume)                                 \
-  X("pause", do_pause)
+  X("pause", do_pause)                                   \
+  X("getVMTimelineFlags", do_get_vm_timeline_flags)      \
+  X("setVMTimelineFlags", do_set_vm_timeline_flags)      \
+  X("getVMTimeline", do_get_vm_timeline)                 \
+  X("getVMTimelineMicros", do_get_vm_timeline_micros)    \
+  X("clearVMTimeline", do_clear_vm_timeline)
 
 static const struct {
   const char *name;
