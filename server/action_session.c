@@ -218,6 +218,7 @@ void action_answer_closed(op_t *op, const wp_status_t *end) {
     /* Nothing was measured: say why, as an empty read would. */
     answer_fill_facts(op, 0, 0, 0);
     op->after_diag = closed_diag;
+    op->keep_on_fail = 1;
     answer_diagnose_empty(op);
     return;
   }

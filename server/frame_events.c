@@ -17,7 +17,7 @@ typedef struct {
   char *iid, *lb; /* the interaction when it arrived; both NULL or both set */
 } fe_frame_t;
 
-typedef enum { FC_FORWARD = 0, FC_LOCAL, FC_PROBE, FC_VM } fc_kind_t;
+typedef enum { FC_FORWARD = 0, FC_LOCAL, FC_PROBE, FC_VM, FC_SYNC } fc_kind_t;
 
 typedef struct fe_call {
   fe_t *fe;
@@ -333,6 +333,11 @@ static void on_idle(uv_idle_t *h) {
 static void on_forward_reply(void *arg, const vm_result_t *res) {
   fe_call_t *c = arg;
   c->fwd = NULL;
+  if (c->kind == FC_SYNC) {
+    /* Whatever the VM said, every event it wrote before it is in. */
+    make_local(c);
+    return;
+  }
   if (c->kind == FC_PROBE) {
     /* Flutter scheduled the frame; the probe's reply is the status the
      * caller then polls (the frame event raises the liveness counter). */
@@ -377,7 +382,12 @@ static void *t_call(void *arg, const char *method, json_t *params, vm_reply_cb c
       c->fwd = vm_app_call_extension(fe->app, SCHEDULE_FRAME, NULL, on_forward_reply, c);
       if (!c->fwd) goto oom;
     } else {
-      make_local(c);
+      /* The events travel on the socket ahead of any reply the VM writes
+       * after them: one round trip first, so the answer holds every frame
+       * the app posted before this call (a stop misses none in flight). */
+      c->kind = FC_SYNC;
+      c->fwd = vm_app_call_vm(fe->app, "getVersion", NULL, on_forward_reply, c);
+      if (!c->fwd) goto oom;
     }
     return c;
   }

@@ -121,10 +121,21 @@ static void decide(op_t *op);
 
 static void poll_timer(uv_timer_t *t);
 
+/* A watch or probe step failed (the app paused, went away): a read fails
+ * with that diagnosis; a closed session's answer keeps what it measured and
+ * carries it (issue 11: a stop never loses a session). */
+static void diag_fail(op_t *op, const wp_status_t *st) {
+  if (op->keep_on_fail) {
+    op->after_diag(op, st->diag == DIAG_NONE ? DIAG_WATCHER_ERROR : st->diag);
+    return;
+  }
+  op_fail_status(op, st);
+}
+
 static void poll_reply(void *arg, const wp_status_t *st, const record_reply_t *r) {
   op_t *op = arg;
   if (wp_failed(st)) {
-    op_fail_status(op, st);
+    diag_fail(op, st);
     return;
   }
   uint64_t now = uv_now(op->ctx->loop);
@@ -159,7 +170,7 @@ static void poll_timer(uv_timer_t *t) {
 static void probe_reply(void *arg, const wp_status_t *st, const record_reply_t *r) {
   op_t *op = arg;
   if (wp_failed(st)) {
-    op_fail_status(op, st);
+    diag_fail(op, st);
     return;
   }
   op->probe_base = r->liveness_counter;

@@ -112,6 +112,7 @@ struct op {
   int resolved;
   int restarted;
   int frame_events; /* a reply came from Flutter.Frame events: say what the watcher adds */
+  int keep_on_fail; /* the empty-read decision of a closed session: a failed step is its diagnosis */
   wp_reply_cb after_wp; /* op_wp: the action's own reply handler */
   void (*after_diag)(op_t *op, diag_code_t code); /* the empty-read decision ended */
 };

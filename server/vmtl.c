@@ -10,7 +10,8 @@
  * "ts"/"dur" in µs, "tid" an integer, "cat" the stream, "args" an object. */
 
 #define MAX_TS (INT64_C(1) << 53)
-#define SEEN_SLOTS 65536 /* recent event keys (power of two) */
+#define SEEN_MIN 4096       /* slots of the recent-keys table at first (power of two) */
+#define SEEN_MAX (1u << 18) /* ... at most: 4 MiB; past it repeats are counted, not remembered */
 
 typedef struct {
   char name[VMTL_NAME_MAX];
@@ -33,19 +34,21 @@ typedef struct {
 struct vmtl_parser {
   thread_t threads[VMTL_MAX_THREADS];
   size_t nthreads;
-  seen_t *seen;
-  size_t nseen;
-  int64_t newest;
+  seen_t *seen; /* open addressing, cap slots, at most half full */
+  size_t nseen, cap;
+  int64_t newest;  /* the newest ts of earlier pulls (-1: none) */
+  int64_t running; /* ... and of this one so far: the pruning horizon */
 };
 
 vmtl_parser_t *vmtl_parser_new(void) {
   vmtl_parser_t *p = calloc(1, sizeof *p);
   if (!p) return NULL;
-  if (!(p->seen = calloc(SEEN_SLOTS, sizeof *p->seen))) {
+  if (!(p->seen = calloc(SEEN_MIN, sizeof *p->seen))) {
     free(p);
     return NULL;
   }
-  p->newest = -1;
+  p->cap = SEEN_MIN;
+  p->newest = p->running = -1;
   return p;
 }
 
@@ -138,44 +141,48 @@ static uint64_t event_key(int64_t tid, char ph, int64_t ts, int64_t dur, const c
   return h ? h : 1;
 }
 
-/* Forgets keys older than the lookback (rebuilding the table), so it holds
- * only what an overlapping pull can repeat. */
-static void seen_prune(vmtl_parser_t *p) {
-  seen_t *old = p->seen;
-  seen_t *fresh = calloc(SEEN_SLOTS, sizeof *fresh);
-  if (!fresh) { /* keep what we have: repeats may pass, never crash */
-    return;
-  }
-  p->seen = fresh;
-  p->nseen = 0;
-  int64_t horizon = p->newest - VMTL_LOOKBACK_US;
-  for (size_t i = 0; i < SEEN_SLOTS; i++) {
-    if (!old[i].key || old[i].ts < horizon) continue;
-    size_t j = (size_t)old[i].key & (SEEN_SLOTS - 1);
-    while (fresh[j].key) j = (j + 1) & (SEEN_SLOTS - 1);
-    fresh[j] = old[i];
-    p->nseen++;
-  }
-  free(old);
+static void seen_put(seen_t *t, size_t cap, uint64_t key, int64_t ts) {
+  size_t j = (size_t)key & (cap - 1);
+  while (t[j].key) j = (j + 1) & (cap - 1);
+  t[j].key = key;
+  t[j].ts = ts;
 }
 
-/* 1 when the key was seen within the lookback (a repeat); else records it. */
+/* Rebuilds the table with the keys inside the lookback, in twice the slots
+ * when they still fill half of it: amortised O(1) per event, memory in
+ * proportion to the events of the lookback (an overlapping pull can repeat
+ * only those). Returns -1 when it could not make room. */
+static int seen_grow(vmtl_parser_t *p) {
+  int64_t horizon = p->running - VMTL_LOOKBACK_US;
+  size_t live = 0;
+  for (size_t i = 0; i < p->cap; i++) live += p->seen[i].key && p->seen[i].ts >= horizon;
+  size_t cap = p->cap;
+  while (live * 4 > cap) cap *= 2;
+  if (cap > SEEN_MAX) return -1;
+  seen_t *fresh = calloc(cap, sizeof *fresh);
+  if (!fresh) return -1;
+  for (size_t i = 0; i < p->cap; i++)
+    if (p->seen[i].key && p->seen[i].ts >= horizon)
+      seen_put(fresh, cap, p->seen[i].key, p->seen[i].ts);
+  free(p->seen);
+  p->seen = fresh;
+  p->cap = cap;
+  p->nseen = live;
+  return 0;
+}
+
+/* 1 when the event was seen within the lookback (a repeat); else records it. */
 static int seen_check(vmtl_parser_t *p, uint64_t key, int64_t ts) {
   /* Older than the lookback of an earlier pull: read then, or never ours. */
   if (p->newest >= 0 && ts < p->newest - VMTL_LOOKBACK_US) return 1;
-  size_t j = (size_t)key & (SEEN_SLOTS - 1);
+  if (ts > p->running) p->running = ts;
+  size_t j = (size_t)key & (p->cap - 1);
   while (p->seen[j].key) {
     if (p->seen[j].key == key) return 1;
-    j = (j + 1) & (SEEN_SLOTS - 1);
+    j = (j + 1) & (p->cap - 1);
   }
-  if (p->nseen >= SEEN_SLOTS / 2) {
-    seen_prune(p);
-    if (p->nseen >= SEEN_SLOTS / 2) return 0; /* all recent: count it, do not remember */
-    j = (size_t)key & (SEEN_SLOTS - 1);
-    while (p->seen[j].key) j = (j + 1) & (SEEN_SLOTS - 1);
-  }
-  p->seen[j].key = key;
-  p->seen[j].ts = ts;
+  if ((p->nseen + 1) * 2 > p->cap && seen_grow(p) < 0) return 0; /* counted, not remembered */
+  seen_put(p->seen, p->cap, key, ts);
   p->nseen++;
   return 0;
 }

@@ -5,7 +5,7 @@
 #include <stddef.h>
 #define VMTL_RASTER_MIN_US 1000
 #define VMTL_NAME_MAX 48          /* bytes kept of an event's name (NUL included), cut at a UTF-8 boundary */
-#define VMTL_LOOKBACK_US 2000000  /* pulls overlap by up to this much; repeats inside it are dropped */
+#define VMTL_LOOKBACK_US 1000000  /* pulls overlap by up to this much; repeats inside it are dropped */
 #define VMTL_MAX_OPEN 64          /* unmatched "B" events kept per thread */
 #define VMTL_MAX_THREADS 256
 

@@ -15,3 +15,10 @@ add_test(NAME model.regressions
          COMMAND node --test --test-reporter=spec ${CMAKE_CURRENT_SOURCE_DIR}/model/regressions.test.mjs)
 set_tests_properties(model.regressions PROPERTIES LABELS "model;integration" TIMEOUT 600
   ENVIRONMENT "${_model_env}")
+# The same model on an app without the watcher (issue 15): frames from its
+# Flutter.Frame events, every invariant unchanged, positions checked by frame
+# number. Bounded by time (90 s) whatever MODEL_SEQUENCES says.
+add_test(NAME model.frame_events
+         COMMAND node --test --test-reporter=spec ${CMAKE_CURRENT_SOURCE_DIR}/model/sessions.test.mjs)
+set_tests_properties(model.frame_events PROPERTIES LABELS "model;integration" TIMEOUT 600
+  ENVIRONMENT "${_model_env};MODEL_SIM_ARGS=--no-watcher;MODEL_BUDGET_S=90")

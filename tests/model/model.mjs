@@ -21,7 +21,7 @@
 //  7 every structuredContent validates against the output schema;
 //  8 when no session is open any more, attribution and the profile switches
 //    are back off in the app (contract: "the switches are restored when none
-//    is").
+//    is"), and the VM's recorded timeline streams are as they were (issue 15).
 import { Pair, call, brief, rng, sleep, until, SLACK } from './lib.mjs';
 
 export class Violation extends Error {
@@ -60,7 +60,11 @@ const one = (args, extra = {}) => ({ op: 'call', parts: [{ args, ...extra }] });
 // With --no-watcher the frames come from Flutter.Frame events (issue 15): the
 // same invariants hold, and the watcher faults are left out (turning the
 // watcher on would change the source, which is a restart, not a fault).
-export const SIM_ARGS = (process.env.MODEL_SIM_ARGS ?? '').split(/\s+/).filter(Boolean);
+// Every sim records only the Dart timeline stream at start, so each session
+// must add GC and Embedder and the last one put Dart alone back (invariant 8).
+export const SIM_ARGS = ['--timeline-streams', 'Dart',
+  ...(process.env.MODEL_SIM_ARGS ?? '').split(/\s+/).filter(Boolean)];
+const STREAMS_AT_START = JSON.stringify(['Dart']);
 const NO_WATCHER = SIM_ARGS.includes('--no-watcher');
 // Where a frame lies in the app's stream, and where the sim's stream stood:
 // the watcher's seq, or, on frame events, the frame number (the server's
@@ -655,10 +659,11 @@ export class Runner {
     try {
       await until(async () => {
         st = await this.pair.stats();
-        return st.collecting === false && !st.tracking?.widgets && !st.tracking?.layouts && !st.tracking?.paints;
+        return st.collecting === false && !st.tracking?.widgets && !st.tracking?.layouts && !st.tracking?.paints &&
+          JSON.stringify(st.recordedStreams) === STREAMS_AT_START;
       }, { timeoutMs: 3000 * SLACK, everyMs: 100, what: 'attribution off' });
     } catch {
-      fail(8, `no session is open, but the app still has collecting=${st?.collecting} tracking=${JSON.stringify(st?.tracking)}`);
+      fail(8, `no session is open, but the app still has collecting=${st?.collecting} tracking=${JSON.stringify(st?.tracking)} recordedStreams=${JSON.stringify(st?.recordedStreams)}`);
     }
     return out;
   }

@@ -256,3 +256,40 @@ test('truncated marks cut listings (issue 11, item 8)', async () => {
   assert.equal(small.sc.summary.frames, 5, 'summary.frames counts exactly the frames the read took');
   await m.call({ action: 'stop' });
 });
+
+// Issue 15, found by the model test on frame events: a stop while the app is
+// paused, with no frame measured, answered isError (the probe could not run)
+// and lost the session. It keeps the session and says the app is paused.
+test('no watcher: a stop while the app is paused keeps the session', async () => {
+  const { s, m } = await setup(['--no-watcher', '--scenario', 'idle']);
+  const st = await m.call({ action: 'start' });
+  assert.equal(st.isError, false, st.text);
+  await s.cmd('pause');
+  await until(async () => (await m.call({ action: 'status' })).sc.connection.paused === true, { what: 'pause seen' });
+  const stop = await m.call({ action: 'stop' });
+  assert.equal(stop.isError, false, stop.text);
+  assert.equal(stop.sc.session.id, st.sc.session.id);
+  assert.equal(stop.sc.session.state, 'stopped');
+  assert.equal(stop.sc.diagnosis?.code, 'isolate_paused', stop.text);
+});
+
+// Issue 15: a stop hands out every frame the app posted before it, though
+// Flutter.Frame events travel on the socket behind the call (the answer
+// waits one VM round trip for those in flight).
+test('no watcher: the frames posted before stop are all in it', async () => {
+  const { s, m } = await setup(['--no-watcher', '--fps', '4000']);
+  await m.call({ action: 'start' });
+  await sleep(400);
+  const before = (await s.stats()).lastFrameEvent;
+  const stop = await m.call({ action: 'stop', detail: 'frames', limit: 1000 });
+  assert.equal(stop.isError, false, stop.text);
+  let last = stop.sc.frames.at(-1)?.frameNumber ?? 0;
+  let cursor = stop.sc.nextCursor;
+  while (cursor) {
+    const r = await m.call({ action: 'read', cursor, detail: 'frames', limit: 1000 });
+    assert.equal(r.isError, false, r.text);
+    if (r.sc.frames?.length) last = r.sc.frames.at(-1).frameNumber;
+    cursor = r.sc.frames?.length ? r.sc.nextCursor : undefined;
+  }
+  assert.ok(last >= before, `the last frame ${last} predates the frames posted before stop (${before})`);
+});
