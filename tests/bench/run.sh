@@ -7,5 +7,7 @@ if [ ! -d "$here/node_modules" ] || [ "$here/package-lock.json" -nt "$here/node_
   (cd "$here" && npm ci --no-audit --no-fund --loglevel=error)
 fi
 node --experimental-websocket --no-warnings "$here/bench.mjs" "$build"
+# Issue 15: what reading the VM timeline costs the server.
+node --experimental-websocket --no-warnings "$here/timeline.mjs" "$build" > "$build/timeline.md"
 # Issue 13's "Measure it": answer sizes per action and the cause-first table.
 exec node --experimental-websocket --no-warnings "$here/answers.mjs" "$build" --out "$build/answers.md"
