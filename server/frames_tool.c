@@ -97,6 +97,7 @@ static void on_app_event(void *arg, vm_app_event_t ev) {
   tool_ctx_t *ctx = ar->ctx;
   /* A hot restart: the sessions drain at once, which re-enables attribution. */
   if (ev == VM_APP_EV_RESTARTED && ar == ctx->app) sessions_kick(ctx->sessions);
+  if (ev == VM_APP_EV_DISCONNECTED && ar == ctx->app) sessions_app_gone(ctx->sessions);
 }
 
 static void on_app_extension(void *arg, const char *isolate_id, const char *kind, json_t *data) {

@@ -97,6 +97,7 @@ struct sessions {
   tl_t tl;
   json_t *tl_prev;   /* recordedStreams before our set (owned); restored exactly */
   int tl_set;        /* we changed them: set them back when no session wants them */
+  int tl_gone;       /* the connection to that VM dropped since: nothing to set back */
   void *tl_ctl;      /* the timeline control call in flight (a transport handle) */
   tlc_t tl_ctl_kind;
   void *tl_pull;     /* the pull in flight, part of a drain generation */
@@ -417,6 +418,7 @@ static void tl_none(sessions_t *m, const char *why) {
 
 static void tl_forget(sessions_t *m) {
   m->tl = TL_UNKNOWN;
+  m->tl_gone = 0;
   m->tl_origin = m->tl_newest = -1;
   json_decref(m->tl_prev);
   m->tl_prev = NULL;
@@ -496,6 +498,12 @@ static int tl_step(sessions_t *m, int want) {
   if (!m->t.call_vm) return 0;
   int tl_want = want && tl_wanted(m);
   if (!tl_want) {
+    if (m->tl_set && m->tl_gone) {
+      /* The VM we changed is gone (the app exited or was replaced): there is
+       * nothing to set back, and another app must not get our old flags. */
+      log_info("sessions: the app went away; its timeline streams are not set back");
+      m->tl_set = 0;
+    }
     if (m->tl_set && !m->tl_pull) {
       json_t *p = json_pack("{s:O}", "recordedStreams", m->tl_prev ? m->tl_prev : json_array());
       return tl_send(m, TLC_RESTORE, "setVMTimelineFlags", p) == 0;
@@ -653,8 +661,9 @@ static void tl_pull_reply(void *arg, const vm_result_t *res) {
 /* The frames of a generation are in: pull the timeline that goes with
  * them (the VM recorded it meanwhile), then end the generation. */
 static void drain_done(sessions_t *m) {
+  /* A drain that could not reach the app will not reach its timeline. */
   if (m->tl == TL_ON && m->tl_parser && m->tl_origin >= 0 && tl_wanted(m) && m->t.call_vm &&
-      !m->freeing) {
+      !m->freeing && !wp_failed(&m->drain_status)) {
     json_t *p = json_pack("{s:I, s:I}", "timeOriginMicros", (json_int_t)m->tl_origin,
                           "timeExtentMicros", (json_int_t)(INT64_C(1) << 40));
     if ((m->tl_pull = m->t.call_vm(m->t.arg, "getVMTimeline", p, tl_pull_reply, m))) return;
@@ -1047,6 +1056,15 @@ void sessions_note_reply(sessions_t *m, const record_reply_t *r) {
         if (switch_send(m, t, SW_BACK) == 0) return;
       }
   pump(m);
+}
+
+void sessions_app_gone(sessions_t *m) {
+  if (m->tl != TL_UNKNOWN || m->tl_set) {
+    m->tl_gone = 1;
+    if (m->tl == TL_ON || m->tl == TL_READ) m->tl = TL_NONE; /* no more pulls from it */
+  }
+  pump(m);
+  check_waiters(m);
 }
 
 void sessions_set_transport(sessions_t *m, const wp_transport_t *t) {

@@ -86,6 +86,10 @@ sessions_wait_t *sessions_drain(sessions_t *m, session_t *s, sessions_cb cb, voi
 /* The caller gave up (its call was cancelled): cb will not be called. */
 void sessions_wait_cancel(sessions_wait_t *w);
 
+/* The connection to the app dropped (it exited, or another app took the
+ * URI): timeline flags set on that VM are not set back on whatever comes
+ * next. */
+void sessions_app_gone(sessions_t *m);
 /* A hot restart was seen on the VM service: drain at once. */
 void sessions_kick(sessions_t *m);
 /* The current (`start`ed) session, opening, active or closing; NULL when none.

@@ -364,19 +364,29 @@ static void on_tick(uv_timer_t *t);
  * runtime/vm/heap GC durations; shader compilation tagged "shaders"). */
 static void record_timeline(sim_t *s, const draws_t *d, const wm_timing_t *t) {
   sim_tl_t *tl = &s->tl;
-  sim_tl_begin_end(tl, "Embedder", SIM_TID_UI, "Animator::BeginFrame", t->build_start_us,
-                   t->build_finish_us, 0);
-  if (d->gc_pause > 0)
-    sim_tl_complete(tl, "GC", SIM_TID_UI,
-                    d->gc_pause > 5000 ? "CollectOldGeneration" : "CollectNewGeneration", d->gc_at,
-                    d->gc_pause);
-  /* B(draw) B(compile) E(compile) E(draw): nested, in the order they end. */
   sim_tl_event_t e;
+  /* Each thread's events in time order, nested scopes inside their parent:
+   * B(frame) [B(GC) E(GC)] E(frame) on the UI thread, B(draw) [B(compile)
+   * E(compile)] E(draw) on the raster thread. Current VMs record a
+   * collection as a begin/end scope on the mutator thread (runtime/vm/
+   * timeline.h TimelineBeginEndScope). */
   memset(&e, 0, sizeof e);
-  snprintf(e.name, sizeof e.name, "Rasterizer::DoDraw");
   e.cat = "Embedder";
+  e.tid = SIM_TID_UI;
+  snprintf(e.name, sizeof e.name, "Animator::BeginFrame");
   e.ph = 'B';
+  e.ts = t->build_start_us;
+  sim_tl_add(tl, &e);
+  if (d->gc_pause > 0)
+    sim_tl_begin_end(tl, "GC", SIM_TID_UI,
+                     d->gc_pause > 5000 ? "CollectOldGeneration" : "CollectNewGeneration", d->gc_at,
+                     d->gc_at + d->gc_pause, 0);
+  e.ph = 'E';
+  e.ts = t->build_finish_us;
+  sim_tl_add(tl, &e);
   e.tid = SIM_TID_RASTER;
+  snprintf(e.name, sizeof e.name, "Rasterizer::DoDraw");
+  e.ph = 'B';
   e.ts = t->raster_start_us;
   sim_tl_add(tl, &e);
   if (d->shader > 0)

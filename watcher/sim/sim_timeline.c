@@ -77,16 +77,11 @@ static void add(sim_tl_t *tl, const char *cat, int tid, const char *name, char p
 
 /* The engine's TRACE_EVENT macros record a begin and an end
  * (Dart_RecordTimelineEvent with Dart_Timeline_Event_Begin/End), which the
- * VM prints as "B" and "E"; the VM's own durations (GC) are "X". */
+ * VM prints as "B" and "E"; so do the VM's own GC scopes. */
 void sim_tl_begin_end(sim_tl_t *tl, const char *cat, int tid, const char *name, int64_t b, int64_t e,
                       int shader) {
   add(tl, cat, tid, name, 'B', b, 0, shader);
   add(tl, cat, tid, name, 'E', e, 0, 0);
-}
-
-void sim_tl_complete(sim_tl_t *tl, const char *cat, int tid, const char *name, int64_t ts,
-                     int64_t dur) {
-  add(tl, cat, tid, name, 'X', ts, dur, 0);
 }
 
 json_t *sim_tl_recorded_json(const sim_tl_t *tl) {

@@ -48,8 +48,6 @@ int sim_tl_recording(const sim_tl_t *tl, const char *stream);
 void sim_tl_add(sim_tl_t *tl, const sim_tl_event_t *ev);
 void sim_tl_begin_end(sim_tl_t *tl, const char *cat, int tid, const char *name, int64_t b, int64_t e,
                       int shader);
-void sim_tl_complete(sim_tl_t *tl, const char *cat, int tid, const char *name, int64_t ts,
-                     int64_t dur);
 
 /* The recorded streams as a JSON array (new reference). */
 json_t *sim_tl_recorded_json(const sim_tl_t *tl);
