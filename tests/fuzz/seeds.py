@@ -250,40 +250,106 @@ for name in ["read_reply", "frames_detail", "session_gap_restart", "jank_mix", "
     with open(os.path.join(HERE, "corpus", "record", name), encoding="utf-8") as f:
         write("record", name + "_v2", dumps(to_v2(json.load(f))))
 
-
-# ---- vmtl: getVMTimeline replies ---------------------------------------------
-# In the VM's form (runtime/vm/timeline.cc): thread_name metadata, X events
-# with dur, the engine's B/E pairs, shader work tagged devtoolsTag "shaders".
-
-def meta(tid, name):
-    return {"name": "thread_name", "ph": "M", "pid": 1, "tid": tid, "args": {"name": name}}
-
-
-def tl(events, origin=1000, extent=100000):
-    return {"type": "Timeline", "traceEvents": events, "timeOriginMicros": origin,
-            "timeExtentMicros": extent}
+# ---- vmtl: getVMTimeline replies -----------------------------------------------
+# Shaped like the VM's (dart-lang/sdk runtime/vm/timeline.cc): thread_name
+# metadata "<name> (<tid>)" first, then events block by block per thread,
+# integer ts/dur, cat = the stream. Its own random source, so the seeds above
+# stay as they are.
+trng = random.Random(20261215)
+PID = 4242
+UI_T, RASTER_T, IO_T, WORKER_T, PLATFORM_T = 22531, 23811, 24579, 67239, 22585
 
 
-def frame_events(t0, gc=False, shader=False):
-    ev = [{"name": "Animator::BeginFrame", "cat": "Embedder", "ph": "B", "pid": 1, "tid": 2, "ts": t0, "args": {}},
-          {"name": "Animator::BeginFrame", "cat": "Embedder", "ph": "E", "pid": 1, "tid": 2, "ts": t0 + 6000, "args": {}},
-          {"name": "Rasterizer::DoDraw", "cat": "Embedder", "ph": "B", "pid": 1, "tid": 3, "ts": t0 + 6500, "args": {}}]
-    if gc:
-        ev.append({"name": "CollectNewGeneration", "cat": "GC", "ph": "X", "pid": 1, "tid": 2,
-                   "ts": t0 + 1000, "dur": 4000, "args": {"isolateGroupId": "isolateGroups/1"}})
-    if shader:
-        ev += [{"name": "SkSL compile", "cat": "Embedder", "ph": "B", "pid": 1, "tid": 3, "ts": t0 + 7000,
-                "args": {"devtoolsTag": "shaders"}},
-               {"name": "SkSL compile", "cat": "Embedder", "ph": "E", "pid": 1, "tid": 3, "ts": t0 + 12000, "args": {}}]
-    ev.append({"name": "Rasterizer::DoDraw", "cat": "Embedder", "ph": "E", "pid": 1, "tid": 3, "ts": t0 + 14000, "args": {}})
-    return ev
+def tmeta(tid, name):
+    return {"name": "thread_name", "ph": "M", "pid": PID, "tid": tid,
+            "args": {"name": "%s (%d)" % (name, tid), "mode": "basic"}}
 
 
-names = [meta(2, "io.flutter.1.ui (2)"), meta(3, "io.flutter.1.raster (3)"), meta(4, "DartWorker (4)")]
-one = names + [e for i in range(4) for e in frame_events(10000 + i * 16667, gc=i == 1, shader=i == 2)]
-write("vmtl", "frames_gc_shader", dumps(tl(one)))
-write("vmtl", "no_thread_names", dumps(tl([e for i in range(3) for e in frame_events(5000 + i * 16667, gc=True)])))
-a = names + frame_events(10000, shader=True)[:4]
-b = frame_events(10000, shader=True)[2:] + frame_events(26667, gc=True)
-write("vmtl", "two_pulls_overlapping", dumps([tl(a), tl(b), tl(b)]))
-write("vmtl", "not_timeline", dumps({"type": "Success"}))
+def tev(ph, tid, cat, name, ts, args=None, dur=None):
+    e = {"name": name, "cat": cat, "tid": tid, "pid": PID, "ts": ts, "ph": ph,
+         "args": dict(args or {}, isolateGroupId="isolateGroups/1")}
+    if dur is not None:
+        e["dur"] = dur
+    return e
+
+
+def frames_trace(t0, n, ui=UI_T, gc_as_x=False, names=None):
+    """n frames from t0: UI blocks then raster blocks, a scavenge with a
+    nested phase in some builds, a shader compile in some rasters."""
+    ui_block, raster_block, worker_block = [], [], []
+    t = t0
+    for f in range(n):
+        build = trng.randint(3000, 14000)
+        ui_block.append(tev("B", ui, "Embedder", "Animator::BeginFrame", t,
+                            {"frame_number": str(f + 1)}))
+        if f % 3 == 1:
+            g0, g1 = t + 500, t + 500 + trng.randint(800, build - 700)  # inside the frame
+            if gc_as_x:
+                ui_block.append(tev("X", ui, "GC", "CollectNewGeneration", g0, dur=g1 - g0))
+            else:
+                ui_block += [tev("B", ui, "GC", "CollectNewGeneration", g0),
+                             tev("B", ui, "GC", "ProcessWeakHandles", g0 + 100),
+                             tev("E", ui, "GC", "ProcessWeakHandles", g0 + 300),
+                             tev("E", ui, "GC", "CollectNewGeneration", g1,
+                                 {"usedBefore": "1000", "usedAfter": "200"})]
+        ui_block.append(tev("X", ui, "Dart", "Layout", t + 200, dur=build // 3))
+        ui_block.append(tev("E", ui, "Embedder", "Animator::BeginFrame", t + build))
+        r0 = t + build + 100
+        raster = trng.randint(2000, 20000)
+        raster_block.append(tev("B", RASTER_T, "Embedder", "Rasterizer::DoDraw", r0,
+                                {"frame_number": str(f + 1)}))
+        if f % 4 == 2:
+            raster_block += [tev("B", RASTER_T, "Embedder", "GrGLProgramBuilder::finalize",
+                                 r0 + 200, {"devtoolsTag": "shaders"}),
+                             tev("E", RASTER_T, "Embedder", "GrGLProgramBuilder::finalize",
+                                 r0 + 200 + raster // 2)]
+        raster_block.append(tev("X", RASTER_T, "Embedder", "EntityPass::Render",
+                                r0 + raster // 2 + 300, dur=raster // 3))
+        raster_block.append(tev("E", RASTER_T, "Embedder", "Rasterizer::DoDraw", r0 + raster))
+        if f % 5 == 0:
+            worker_block.append(tev("X", WORKER_T, "GC", "ConcurrentMark", t, dur=9000))
+        t += 16667
+    metas = names if names is not None else [
+        tmeta(ui, "1.ui"), tmeta(RASTER_T, "1.raster"), tmeta(IO_T, "1.io"),
+        tmeta(WORKER_T, "DartWorker"), tmeta(77, "")]
+    return metas + raster_block + ui_block + worker_block, t
+
+
+def timeline(events, t0, t1):
+    return {"type": "Timeline", "traceEvents": events, "timeOriginMicros": t0,
+            "timeExtentMicros": t1 - t0}
+
+
+events, t_end = frames_trace(81000000, 8)
+write("vmtl", "frames_android", dumps(timeline(events, 81000000, t_end)))
+events, t_end = frames_trace(5000000, 6, gc_as_x=True,
+                             names=[tmeta(UI_T, "io.flutter.1.ui"), tmeta(RASTER_T, "io.flutter.1.gpu")])
+write("vmtl", "frames_older_vm", dumps(timeline(events, 5000000, t_end)))
+events, t_end = frames_trace(9000000, 5, ui=PLATFORM_T,
+                             names=[tmeta(PLATFORM_T, "1.platform"), tmeta(RASTER_T, "1.raster")])
+write("vmtl", "frames_merged_platform", dumps(timeline(events, 9000000, t_end)))
+events, t_end = frames_trace(7000000, 4, names=[])
+write("vmtl", "frames_no_names", dumps(timeline(events, 7000000, t_end)))
+
+# Overlapping pulls: each window starts 50 ms before the last one's end; a B
+# in one pull and its E in the next.
+events, t_end = frames_trace(20000000, 12)
+metas = [e for e in events if e["ph"] == "M"]
+body = sorted((e for e in events if e["ph"] != "M"), key=lambda e: e["ts"])
+pulls = []
+start = 20000000
+for cut in (20070000, 20140000, t_end + 20000):
+    part = [e for e in body if start - 50000 <= e["ts"] < cut]
+    pulls.append(timeline(metas + part, start - 50000, cut))
+    start = cut
+write("vmtl", "pulls_overlapping", dumps(pulls))
+write("vmtl", "pulls_same_twice", dumps([pulls[0], pulls[0]]))
+# Malformed and refused shapes.
+bad = [tmeta(UI_T, "1.ui"), 7, None, [], {"ph": "X"}, {"ph": 7, "tid": 1, "ts": 1},
+       tev("X", UI_T, "GC", "neg", -5, dur=3), tev("X", UI_T, "GC", "big", 2 ** 60, dur=3),
+       tev("X", UI_T, "GC", "nodur", 10), tev("E", UI_T, "GC", "orphan", 11),
+       dict(tev("X", UI_T, "GC", "real", 12.5, dur=1.25)), {"name": "thread_name", "ph": "M"},
+       tev("B", UI_T, "GC", "never-ends", 13)]
+write("vmtl", "malformed_mix", dumps(timeline(bad, 0, 20)))
+write("vmtl", "refused", dumps([{"type": "PerfettoTimeline", "trace": "AAAA"},
+                                {"type": "Timeline", "traceEvents": {}}, [], "Timeline"]))
