@@ -62,7 +62,10 @@ typedef enum {
      "The app outran the drain; the count is in session.framesLost.")       \
   XX(ATTRIBUTION_OFF, "attribution_off", 0,                                   \
      "Frames carry no per-block attribution outside a session.",              \
-     "`start` a session for per-block attribution.")
+     "`start` a session for per-block attribution.")                        \
+  XX(NO_FRAMES, "no_frames", 0,                                               \
+     "No new frames, and this build offers no way to request one: idle and suspended rendering cannot be told apart.", \
+     "Drive the app while measuring; the telescope watcher (or a debug build) lets telescope request a frame to tell them apart.")
 
 typedef enum {
   DIAG_NONE = 0,

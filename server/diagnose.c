@@ -35,6 +35,8 @@ diagnose_step_t diagnose_step(const diagnose_facts_t *f) {
       return final(DIAG_APP_IDLE);
     case DIAGNOSE_PROBE_NOT_MOVED:
       return final(DIAG_ENGINE_STALLED);
+    case DIAGNOSE_PROBE_UNAVAILABLE:
+      return final(DIAG_NO_FRAMES);
     case DIAGNOSE_PROBE_NOT_DONE:
       break;
   }
@@ -99,11 +101,13 @@ json_t *diagnose_to_json(diag_code_t code, const diagnose_facts_t *f) {
       break;
     case DIAG_APP_IDLE:
     case DIAG_ENGINE_STALLED:
+    case DIAG_NO_FRAMES:
       set_liveness(ev, &bad, f);
       json_put(ev, &bad, "probe",
-          json_string(f->probe == DIAGNOSE_PROBE_MOVED       ? "moved"
-                      : f->probe == DIAGNOSE_PROBE_NOT_MOVED ? "not_moved"
-                                                             : "not_done"));
+          json_string(f->probe == DIAGNOSE_PROBE_MOVED         ? "moved"
+                      : f->probe == DIAGNOSE_PROBE_NOT_MOVED   ? "not_moved"
+                      : f->probe == DIAGNOSE_PROBE_UNAVAILABLE ? "unavailable"
+                                                               : "not_done"));
       if (f->probe != DIAGNOSE_PROBE_NOT_DONE)
         json_put(ev, &bad, "livenessAfterProbe", json_integer(f->liveness_after_probe));
       json_put(ev, &bad, "probeWaitMs", json_integer(DIAGNOSE_PROBE_WAIT_MS));

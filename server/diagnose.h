@@ -24,6 +24,7 @@ typedef enum {
   DIAGNOSE_PROBE_NOT_DONE = 0,
   DIAGNOSE_PROBE_MOVED,     /* the counter advanced after the probe frame was requested */
   DIAGNOSE_PROBE_NOT_MOVED, /* it did not within DIAGNOSE_PROBE_WAIT_MS */
+  DIAGNOSE_PROBE_UNAVAILABLE, /* nothing can request a frame (a profile build without the watcher) */
 } diagnose_probe_t;
 
 typedef struct {

@@ -169,6 +169,13 @@ static void poll_timer(uv_timer_t *t) {
 
 static void probe_reply(void *arg, const wp_status_t *st, const record_reply_t *r) {
   op_t *op = arg;
+  if (op->frame_events && st->rpc_code == RPC_METHOD_NOT_FOUND) {
+    /* Without the watcher the probe is Flutter's ext.ui.window.scheduleFrame,
+     * which only debug builds register (docs/flutter-apis.md). */
+    op->facts.probe = DIAGNOSE_PROBE_UNAVAILABLE;
+    decide(op);
+    return;
+  }
   if (wp_failed(st)) {
     diag_fail(op, st);
     return;

@@ -16,9 +16,7 @@
 #define DART_EXTENSION_ERROR (-32000)
 /* A flutter run --machine log names the port after a few events. */
 #define URI_FILE_MAX 65536
-/* Registered by every Flutter binding in debug and profile (flutter
- * packages/flutter/lib/src/services/binding.dart, docs/flutter-apis.md). */
-#define FLUTTER_FRAME_EXTENSION "ext.ui.window.scheduleFrame"
+
 
 typedef enum { CALL_EXT, CALL_REFRESH, CALL_VM } call_kind_t;
 typedef enum { SYNC_NONE, SYNC_RUNNING, SYNC_READY } sync_state_t;
@@ -118,6 +116,19 @@ static int lists_extension(json_t *isolate, const char *ext) {
   json_t *v;
   json_array_foreach(json_object_get(isolate, "extensionRPCs"), i, v) {
     if (json_is_string(v) && strcmp(json_string_value(v), ext) == 0) return 1;
+  }
+  return 0;
+}
+
+/* A Flutter isolate registers the framework's and dart:ui's extensions in
+ * debug and profile (ext.flutter.*, ext.ui.window.*; only some of them in
+ * debug only): a plain Dart isolate registers none. */
+static int lists_flutter(json_t *isolate) {
+  size_t i;
+  json_t *v;
+  json_array_foreach(json_object_get(isolate, "extensionRPCs"), i, v) {
+    const char *e = json_string_value(v);
+    if (e && (!strncmp(e, "ext.flutter.", 12) || !strncmp(e, "ext.ui.", 7))) return 1;
   }
   return 0;
 }
@@ -382,10 +393,10 @@ static void sync_pick(vm_app_t *app) {
     snprintf(app->isolate_name, sizeof app->isolate_name, "%s",
              str_or(json_string_value(json_object_get(pick, "name"))));
     set_pause(app, json_string_value(json_object_get(json_object_get(pick, "pauseEvent"), "kind")));
-    app->flutter = lists_extension(pick, FLUTTER_FRAME_EXTENSION) ||
-                   lists_extension(pick, "ext.flutter.reassemble");
+    app->flutter = lists_flutter(pick);
   } else {
     app->isolate_id[0] = app->isolate_name[0] = '\0';
+    app->flutter = 0;
     set_pause(app, NULL);
   }
   sync_cancel_requests(app);
@@ -809,7 +820,8 @@ static void on_client_event(void *arg, const char *stream, json_t *event) {
   if (strcmp(stream, "Isolate") != 0) return;
   if (strcmp(kind, "ServiceExtensionAdded") == 0) {
     const char *ext = json_string_value(json_object_get(event, "extensionRPC"));
-    if (ext && bound && strcmp(ext, FLUTTER_FRAME_EXTENSION) == 0) app->flutter = 1;
+    if (ext && bound && (!strncmp(ext, "ext.flutter.", 12) || !strncmp(ext, "ext.ui.", 7)))
+      app->flutter = 1;
     if (!ext || strcmp(ext, VM_APP_WATCHER_EXTENSION) != 0) return;
     if (bound) {
       int was = app->watcher == WATCHER_PRESENT;

@@ -66,6 +66,25 @@ test('no watcher: idle and stalled are told apart with Flutter\'s own frame requ
   }
 });
 
+test('no watcher in a profile build: frames still measured; no probe, so no idle/stalled verdict', async () => {
+  // Profile builds register no ext.ui.window.scheduleFrame (debug only,
+  // docs/flutter-apis.md), but they are Flutter apps all the same.
+  const { s: s1, m: m1 } = await setup(['--no-watcher', '--build-mode', 'profile']);
+  const r1 = await m1.call({ action: 'capture', durationMs: 500 });
+  assert.equal(r1.isError, false, r1.text);
+  assert.ok(r1.sc.session.framesSeen > 10, r1.text);
+  assert.equal(r1.sc.connection.frameSource, 'frameEvents');
+  const { s, m } = await setup(['--no-watcher', '--build-mode', 'profile', '--scenario', 'idle']);
+  await m.call({ action: 'status' });
+  await sleep(300);
+  const r = await m.call({ action: 'read' });
+  assert.equal(r.isError, false, r.text);
+  assert.equal(r.sc.diagnosis?.code, 'no_frames', r.text);
+  assert.equal(r.sc.diagnosis.evidence.probe, 'unavailable');
+  assert.ok(names(await s.methods()).includes('ext.ui.window.scheduleFrame'), 'the probe was tried and refused');
+  assert.ok(names(await s1.methods()).length > 0);
+});
+
 // The causes: GC pauses in build, shader compilation in raster, both with
 // and without the watcher.
 for (const watcher of [false, true]) {

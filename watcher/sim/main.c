@@ -100,6 +100,9 @@ static const char usage_text[] =
     "                         are overwritten, as the VM's ring recorder does)\n"
     "  --timeline-streams L   streams recorded at start (default Dart,Embedder,GC,\n"
     "                         as a Flutter app; \"\" for none)\n"
+    "  --build-mode profile   a profile app: no debug-only extensions\n"
+    "                         (scheduleFrame, reassemble, debugPaint,\n"
+    "                         reinitializeShader); without it they are served\n"
     "  --verbose              log connections and lws notices on stderr\n"
     "  --help, --version\n"
     "\n"
@@ -203,6 +206,7 @@ static int parse_args(int argc, char **argv, sim_config_t *cfg) {
     O_VERBOSE,
     O_TL_RING,
     O_TL_STREAMS,
+    O_BUILD_MODE,
     O_HELP,
     O_VERSION
   };
@@ -228,6 +232,7 @@ static int parse_args(int argc, char **argv, sim_config_t *cfg) {
                                        {"verbose", no_argument, NULL, O_VERBOSE},
                                        {"timeline-ring", required_argument, NULL, O_TL_RING},
                                        {"timeline-streams", required_argument, NULL, O_TL_STREAMS},
+                                       {"build-mode", required_argument, NULL, O_BUILD_MODE},
                                        {"help", no_argument, NULL, O_HELP},
                                        {"version", no_argument, NULL, O_VERSION},
                                        {NULL, 0, NULL, 0}};
@@ -347,6 +352,11 @@ static int parse_args(int argc, char **argv, sim_config_t *cfg) {
         cfg->timeline_streams = optarg;
         break;
       }
+      case O_BUILD_MODE:
+        if (strcmp(optarg, "debug") && strcmp(optarg, "profile"))
+          return bad_usage("--build-mode wants debug or profile, got '%s'", optarg);
+        cfg->profile = !strcmp(optarg, "profile");
+        break;
       case O_VERBOSE:
         cfg->verbose = 1;
         break;
@@ -777,6 +787,9 @@ int main(int argc, char **argv) {
   mcfg.ring_capacity = s->cfg.ring;
   /* watcher_version: the model's default, the Dart package's version. */
   mcfg.refresh_rate = s->cfg.fps;
+  /* Without --build-mode the model keeps its default ("profile") while the
+   * debug-only extensions are served: what the tests were written against. */
+  if (s->cfg.profile) mcfg.build_mode = "profile";
   s->model = wm_new(&mcfg, s->run_id);
   if (!s->model) {
     fprintf(stderr, "telescope-sim: cannot create the watcher model\n");

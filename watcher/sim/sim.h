@@ -66,6 +66,7 @@ typedef struct {
   int verbose;
   size_t timeline_ring;         /* 0: SIM_TL_RING */
   const char *timeline_streams; /* recorded at start (NULL: Flutter's default) */
+  int profile;                  /* --build-mode profile: no debug-only extensions */
 } sim_config_t;
 
 #define SIM_MAX_WORKERS 4

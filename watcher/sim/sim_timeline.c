@@ -95,7 +95,7 @@ json_t *sim_tl_flags_json(const sim_tl_t *tl) {
   json_t *avail = json_array();
   for (size_t i = 0; avail && i < sim_tl_nstreams; i++)
     json_array_append_new(avail, json_string(sim_tl_streams[i]));
-  return json_pack("{s:s, s:s, s:o, s:o}", "type", "TimelineFlags", "recorderName", "ring",
+  return json_pack("{s:s, s:s, s:o, s:o}", "type", "TimelineFlags", "recorderName", "Ring",
                    "availableStreams", avail, "recordedStreams", sim_tl_recorded_json(tl));
 }
 
@@ -136,9 +136,10 @@ json_t *sim_tl_timeline_json(const sim_tl_t *tl, int64_t origin, int64_t extent)
   int64_t oldest = -1, newest = -1;
   for (size_t i = 0; i < tl->len; i++) {
     const sim_tl_event_t *e = &tl->ring[(tl->head + i) % tl->cap];
+    /* ts in [origin, origin + extent], both ends; an X when it overlaps. */
+    if (e->ts + e->dur < lo || e->ts > hi) continue;
     if (oldest < 0 || e->ts < oldest) oldest = e->ts;
     if (e->ts + e->dur > newest) newest = e->ts + e->dur;
-    if (e->ts + e->dur < lo || e->ts > hi) continue;
     char ph[2] = {e->ph, 0};
     json_t *j = json_pack("{s:s, s:s, s:s, s:i, s:i, s:I}", "name", e->name, "cat", e->cat, "ph", ph,
                           "pid", 4242, "tid", e->tid, "ts", (json_int_t)e->ts);
@@ -147,10 +148,8 @@ json_t *sim_tl_timeline_json(const sim_tl_t *tl, int64_t origin, int64_t extent)
                                              : json_object());
     json_array_append_new(evs, j);
   }
-  /* The recorder's own span: from its oldest event still held to its
-   * newest, whatever window was asked for (TimelineEventRecorder::
-   * TimeOriginMicros/TimeExtentMicros), so a reader learns what the ring
-   * overwrote. */
+  /* The span of the events returned: the lowest ts to the highest end, 0
+   * and 0 when none (timeline.cc ReportTime; docs/flutter-apis.md). */
   return json_pack("{s:s, s:o, s:I, s:I}", "type", "Timeline", "traceEvents", evs,
                    "timeOriginMicros", (json_int_t)(oldest < 0 ? 0 : oldest), "timeExtentMicros",
                    (json_int_t)(oldest < 0 ? 0 : newest - oldest));

@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define SIM_TL_RING 20000 /* events kept by default (--timeline-ring) */
+#define SIM_TL_RING 32768 /* events kept by default (--timeline-ring): the VM ring recorder's kDefaultCapacity */
 
 /* The threads the engine names (io.flutter.<n>.<runner>), as the VM prints
  * them in thread_name metadata: "<name> (<os id>)". */

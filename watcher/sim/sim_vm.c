@@ -64,20 +64,22 @@ static const struct {
   ext_kind_t kind;
   int bool_index;
   int native_only;
+  int debug_only; /* registered inside an assert (setup_hooks.dart, foundation binding.dart) */
 } flutter_exts[] = {
-    {"ext.ui.window.scheduleFrame", EXT_SCHEDULE_FRAME, -1, 0},
-    {"ext.ui.window.reinitializeShader", EXT_GENERIC, -1, 0},
-    {"ext.dart.io.getVersion", EXT_GENERIC, -1, 1},
-    {"ext.dart.io.httpEnableTimelineLogging", EXT_GENERIC, -1, 1},
-    {"ext.flutter.reassemble", EXT_REASSEMBLE, -1, 0},
-    {"ext.flutter.exit", EXT_GENERIC, -1, 0},
-    {"ext.flutter.timeDilation", EXT_GENERIC, -1, 0},
-    {"ext.flutter.debugPaint", EXT_BOOL, SIM_EXT_DEBUG_PAINT, 0},
-    {"ext.flutter.showPerformanceOverlay", EXT_BOOL, SIM_EXT_PERF_OVERLAY, 0},
-    {"ext.flutter.profileWidgetBuilds", EXT_BOOL, SIM_EXT_PROFILE_WIDGETS, 0},
-    {"ext.flutter.profileUserWidgetBuilds", EXT_BOOL, SIM_EXT_PROFILE_USER_WIDGETS, 0},
-    {"ext.flutter.profileRenderObjectLayouts", EXT_BOOL, SIM_EXT_PROFILE_LAYOUTS, 0},
-    {"ext.flutter.profileRenderObjectPaints", EXT_BOOL, SIM_EXT_PROFILE_PAINTS, 0},
+    {"ext.ui.window.scheduleFrame", EXT_SCHEDULE_FRAME, -1, 0, 1},
+    {"ext.ui.window.reinitializeShader", EXT_GENERIC, -1, 0, 1},
+    {"ext.ui.window.impellerEnabled", EXT_GENERIC, -1, 0, 0},
+    {"ext.dart.io.getVersion", EXT_GENERIC, -1, 1, 0},
+    {"ext.dart.io.httpEnableTimelineLogging", EXT_GENERIC, -1, 1, 0},
+    {"ext.flutter.reassemble", EXT_REASSEMBLE, -1, 0, 1},
+    {"ext.flutter.exit", EXT_GENERIC, -1, 0, 0},
+    {"ext.flutter.timeDilation", EXT_GENERIC, -1, 0, 0},
+    {"ext.flutter.debugPaint", EXT_BOOL, SIM_EXT_DEBUG_PAINT, 0, 1},
+    {"ext.flutter.showPerformanceOverlay", EXT_BOOL, SIM_EXT_PERF_OVERLAY, 0, 0},
+    {"ext.flutter.profileWidgetBuilds", EXT_BOOL, SIM_EXT_PROFILE_WIDGETS, 0, 0},
+    {"ext.flutter.profileUserWidgetBuilds", EXT_BOOL, SIM_EXT_PROFILE_USER_WIDGETS, 0, 0},
+    {"ext.flutter.profileRenderObjectLayouts", EXT_BOOL, SIM_EXT_PROFILE_LAYOUTS, 0, 0},
+    {"ext.flutter.profileRenderObjectPaints", EXT_BOOL, SIM_EXT_PROFILE_PAINTS, 0, 0},
 };
 #define N_FLUTTER_EXTS (sizeof flutter_exts / sizeof flutter_exts[0])
 static const char TELESCOPE_EXT[] = "ext.telescope.frames";
@@ -404,7 +406,8 @@ static void new_isolate(sim_t *s) {
 }
 
 static int ext_available(const sim_t *s, size_t i) {
-  return !(flutter_exts[i].native_only && s->cfg.mode == SIM_MODE_WEB);
+  return !(flutter_exts[i].native_only && s->cfg.mode == SIM_MODE_WEB) &&
+         !(flutter_exts[i].debug_only && s->cfg.profile);
 }
 
 /* Ticks every 10 ms and posts what the rate owes for the time that really
