@@ -108,7 +108,7 @@ int fe_add(fe_t *fe, const char *isolate_id, const char *kind, const json_t *dat
   }
   const int64_t T = RECORD_MAX_TIME_US, A = RECORD_MAX_AMOUNT;
   int64_t number, start, elapsed, build, raster, overhead;
-  if (get_field(data, "number", 0, RECORD_MAX_COUNTER, &number) < 0 ||
+  if (get_field(data, "number", -1, RECORD_MAX_COUNTER, &number) < 0 ||
       get_field(data, "startTime", -T / 2, T / 2, &start) < 0 ||
       get_field(data, "elapsed", 0, A, &elapsed) < 0 ||
       get_field(data, "build", 0, A, &build) < 0 || get_field(data, "raster", 0, A, &raster) < 0 ||
@@ -116,8 +116,12 @@ int fe_add(fe_t *fe, const char *isolate_id, const char *kind, const json_t *dat
     log_debug("frame events: a Flutter.Frame event with unusable fields was ignored");
     return 0;
   }
+  /* Flutter web before flutter#171592 numbers every frame -1: count them in
+   * arrival order (nothing to drop repeats by there). */
+  if (number < 0) number = fe->last_number + 1;
   /* Once per frame: a replayed history or a second subscription repeats. */
-  if (number <= fe->last_number) return 0;
+  else if (number <= fe->last_number)
+    return 0;
   if (fe->len == FE_RING) {
     frame_clear(&fe->ring[fe->head]);
     fe->head = (fe->head + 1) % FE_RING;

@@ -90,6 +90,22 @@ START_TEST(each_frame_once_and_reads_page) {
 }
 END_TEST
 
+START_TEST(web_frames_without_numbers_are_counted_in_order) {
+  fe_t *fe = fe_new(NULL, NULL);
+  for (int i = 0; i < 3; i++) {
+    json_t *d = frame(-1, 1000 + i * 16667, 9000, 5000, 3000, 400);
+    ck_assert_int_eq(fe_add(fe, "1", "Flutter.Frame", d, "1"), 1);
+    json_decref(d);
+  }
+  record_reply_t r;
+  answer(fe, json_pack("{s:s, s:s}", "action", "read", "since", "0"), &r);
+  ck_assert_uint_eq(r.nrecords, 3);
+  ck_assert_int_eq(r.records[2].frame_number, 2);
+  record_reply_close(&r);
+  fe_free(fe);
+}
+END_TEST
+
 START_TEST(ring_is_bounded_and_says_where_it_starts) {
   fe_t *fe = fe_new(NULL, NULL);
   for (int64_t n = 1; n <= FE_RING + 10; n++) add(fe, "isolates/1", n);
@@ -194,6 +210,7 @@ int main(void) {
   tcase_add_test(tc, frames_come_back_as_records);
   tcase_add_test(tc, each_frame_once_and_reads_page);
   tcase_add_test(tc, ring_is_bounded_and_says_where_it_starts);
+  tcase_add_test(tc, web_frames_without_numbers_are_counted_in_order);
   tcase_add_test(tc, a_new_isolate_is_a_new_run);
   tcase_add_test(tc, interactions_mark_the_frames_that_follow);
   tcase_add_test(tc, bad_events_and_params_are_refused);
