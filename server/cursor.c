@@ -1,4 +1,5 @@
 #include "cursor.h"
+#include "errbuf.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
@@ -14,13 +15,6 @@ static uint32_t fnv1a(const char *s, size_t n) {
   return h;
 }
 
-static int fail(char *err, size_t errlen, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  if (err && errlen) vsnprintf(err, errlen, fmt, ap);
-  va_end(ap);
-  return -1;
-}
 
 int cursor_encode(const char *run_id, int64_t seq, char *out, size_t outlen) {
   return cursor_encode_kind(CURSOR_WATCHER, run_id, seq, out, outlen);
@@ -60,7 +54,7 @@ int cursor_decode(const char *cursor, char *run_id, size_t run_len, int64_t *seq
   cursor_kind_t kind;
   if (cursor_decode_kind(cursor, &kind, run_id, run_len, seq, err, errlen) < 0) return -1;
   if (kind != CURSOR_WATCHER)
-    return fail(err, errlen, "cursor: a session cursor where a watcher cursor was expected");
+    return errbuf_fail(err, errlen, "cursor: a session cursor where a watcher cursor was expected");
   return 0;
 }
 
@@ -68,45 +62,45 @@ int cursor_decode_kind(const char *cursor, cursor_kind_t *kind, char *run_id, si
                        int64_t *seq, char *err, size_t errlen) {
   char plain[CURSOR_MAX];
   size_t len = strlen(cursor), n = 0;
-  if (len == 0) return fail(err, errlen, "cursor: empty; pass the nextCursor of a previous read");
+  if (len == 0) return errbuf_fail(err, errlen, "cursor: empty; pass the nextCursor of a previous read");
   if (len >= CURSOR_MAX || len % 4 == 1)
-    return fail(err, errlen, "cursor: not a cursor this server issued (bad length)");
+    return errbuf_fail(err, errlen, "cursor: not a cursor this server issued (bad length)");
   for (size_t i = 0; i < len; i += 4) {
     uint32_t v = 0;
     size_t k;
     for (k = 0; k < 4 && i + k < len; k++) {
       int d = b64_value(cursor[i + k]);
       if (d < 0)
-        return fail(err, errlen, "cursor: not a cursor this server issued (bad character)");
+        return errbuf_fail(err, errlen, "cursor: not a cursor this server issued (bad character)");
       v |= (uint32_t)d << (18 - 6 * k);
     }
     /* Only the canonical encoding is accepted: spare low bits of a short
      * tail must be zero, so no two strings name the same cursor. */
     if ((k == 2 && (v & 0xFFFF)) || (k == 3 && (v & 0xFF)))
-      return fail(err, errlen, "cursor: not a cursor this server issued (bad padding bits)");
+      return errbuf_fail(err, errlen, "cursor: not a cursor this server issued (bad padding bits)");
     plain[n++] = (char)(v >> 16);
     if (k > 2) plain[n++] = (char)(v >> 8);
     if (k > 3) plain[n++] = (char)v;
   }
   plain[n] = 0;
   if (memchr(plain, 0, n) || n < 14 || (memcmp(plain, "v1:", 3) && memcmp(plain, "v2:", 3)))
-    return fail(err, errlen, "cursor: not a cursor this server issued (unknown version)");
+    return errbuf_fail(err, errlen, "cursor: not a cursor this server issued (unknown version)");
   *kind = plain[1] == '1' ? CURSOR_WATCHER : CURSOR_SESSION;
   char *check = strrchr(plain, ':');
   if (strlen(check + 1) != 8 ||
       strtoul(check + 1, NULL, 16) != fnv1a(plain, (size_t)(check - plain)) ||
       strspn(check + 1, "0123456789abcdef") != 8)
-    return fail(err, errlen, "cursor: damaged (checksum mismatch); pass nextCursor unchanged");
+    return errbuf_fail(err, errlen, "cursor: damaged (checksum mismatch); pass nextCursor unchanged");
   *check = 0;
   char *colon = strrchr(plain, ':');
   const char *digits = colon + 1;
   size_t dl = strlen(digits);
   if (colon <= plain + 2 || dl == 0 || dl > 18 || strspn(digits, "0123456789") != dl)
-    return fail(err, errlen, "cursor: damaged (bad seq)");
+    return errbuf_fail(err, errlen, "cursor: damaged (bad seq)");
   *colon = 0;
   size_t rl = strlen(plain + 3);
   if (rl == 0 || rl > CURSOR_RUN_ID_MAX || rl + 1 > run_len)
-    return fail(err, errlen, "cursor: damaged (bad runId)");
+    return errbuf_fail(err, errlen, "cursor: damaged (bad runId)");
   memcpy(run_id, plain + 3, rl + 1);
   *seq = strtoll(digits, NULL, 10);
   return 0;

@@ -1,4 +1,5 @@
 #include "record.h"
+#include "errbuf.h"
 
 #include "json_put.h"
 
@@ -7,13 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int fail(char *err, size_t errlen, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  if (err && errlen) vsnprintf(err, errlen, fmt, ap);
-  va_end(ap);
-  return -1;
-}
 
 size_t record_utf8_length(const char *s) {
   size_t n = 0;
@@ -38,16 +32,16 @@ static int get_int(const json_t *obj, const char *key, int required, int64_t min
   json_t *v = json_object_get(obj, key);
   if (!v) {
     if (!required) return 0;
-    return fail(err, errlen, "%s%s%s: missing", where, *where ? "." : "", key);
+    return errbuf_fail(err, errlen, "%s%s%s: missing", where, *where ? "." : "", key);
   }
   if (!json_is_integer(v))
-    return fail(err, errlen, "%s%s%s: must be an integer", where, *where ? "." : "", key);
+    return errbuf_fail(err, errlen, "%s%s%s: must be an integer", where, *where ? "." : "", key);
   json_int_t x = json_integer_value(v);
   if (x < min)
-    return fail(err, errlen, "%s%s%s: must be >= %lld, got %lld", where, *where ? "." : "", key,
+    return errbuf_fail(err, errlen, "%s%s%s: must be >= %lld, got %lld", where, *where ? "." : "", key,
                 (long long)min, (long long)x);
   if (x > max)
-    return fail(err, errlen, "%s%s%s: must be <= %lld, got %lld", where, *where ? "." : "", key,
+    return errbuf_fail(err, errlen, "%s%s%s: must be <= %lld, got %lld", where, *where ? "." : "", key,
                 (long long)max, (long long)x);
   *out = (int64_t)x;
   return 1;
@@ -56,13 +50,13 @@ static int get_int(const json_t *obj, const char *key, int required, int64_t min
 static int check_string(const json_t *v, const char *where, const char *key, size_t maxchars,
                         char *err, size_t errlen) {
   const char *dot = *where ? "." : "";
-  if (!json_is_string(v)) return fail(err, errlen, "%s%s%s: must be a string", where, dot, key);
+  if (!json_is_string(v)) return errbuf_fail(err, errlen, "%s%s%s: must be a string", where, dot, key);
   size_t n = record_utf8_length(json_string_value(v));
   if (json_string_length(v) != strlen(json_string_value(v)))
-    return fail(err, errlen, "%s%s%s: contains a NUL character", where, dot, key);
-  if (n < 1) return fail(err, errlen, "%s%s%s: must not be empty", where, dot, key);
+    return errbuf_fail(err, errlen, "%s%s%s: contains a NUL character", where, dot, key);
+  if (n < 1) return errbuf_fail(err, errlen, "%s%s%s: must not be empty", where, dot, key);
   if (n > maxchars)
-    return fail(err, errlen, "%s%s%s: longer than %zu characters", where, dot, key, maxchars);
+    return errbuf_fail(err, errlen, "%s%s%s: longer than %zu characters", where, dot, key, maxchars);
   return 0;
 }
 
@@ -84,30 +78,30 @@ static const char *const record_keys[] = {"seq",
 static int parse_blocks(frame_t *f, const json_t *blocks, const char *where, char *err,
                         size_t errlen) {
   char path[RECORD_ERR_LEN];
-  if (!json_is_object(blocks)) return fail(err, errlen, "%s.blocks: must be an object", where);
+  if (!json_is_object(blocks)) return errbuf_fail(err, errlen, "%s.blocks: must be an object", where);
   size_t n = json_object_size(blocks);
   if (n > RECORD_MAX_BLOCKS)
-    return fail(err, errlen, "%s.blocks: more than %d blocks (%zu)", where, RECORD_MAX_BLOCKS, n);
+    return errbuf_fail(err, errlen, "%s.blocks: more than %d blocks (%zu)", where, RECORD_MAX_BLOCKS, n);
   if (n == 0) return 0;
   f->blocks = calloc(n, sizeof *f->blocks);
-  if (!f->blocks) return fail(err, errlen, "%s.blocks: out of memory", where);
+  if (!f->blocks) return errbuf_fail(err, errlen, "%s.blocks: out of memory", where);
   const char *name;
   json_t *b;
   json_object_foreach((json_t *)blocks, name, b) {
     size_t len = strlen(name);
-    if (len == 0) return fail(err, errlen, "%s.blocks: a block has an empty name", where);
+    if (len == 0) return errbuf_fail(err, errlen, "%s.blocks: a block has an empty name", where);
     if (len > RECORD_MAX_NAME)
-      return fail(err, errlen, "%s.blocks: block name longer than %d bytes (\"%.40s…\")", where,
+      return errbuf_fail(err, errlen, "%s.blocks: block name longer than %d bytes (\"%.40s…\")", where,
                   RECORD_MAX_NAME, name);
     snprintf(path, sizeof path, "%s.blocks[\"%.60s\"]", where, name);
-    if (!json_is_object(b)) return fail(err, errlen, "%s: must be an object", path);
+    if (!json_is_object(b)) return errbuf_fail(err, errlen, "%s: must be an object", path);
     if (json_object_size(b) != 3 || !json_object_get(b, "micros") ||
         !json_object_get(b, "selfMicros") || !json_object_get(b, "count")) {
       const char *k;
       json_t *ignored;
       json_object_foreach(b, k, ignored) {
         if (strcmp(k, "micros") && strcmp(k, "selfMicros") && strcmp(k, "count"))
-          return fail(err, errlen, "%s.%.40s: unknown field", path, k);
+          return errbuf_fail(err, errlen, "%s.%.40s: unknown field", path, k);
       }
     }
     record_block_t *rb = &f->blocks[f->nblocks];
@@ -117,8 +111,8 @@ static int parse_blocks(frame_t *f, const json_t *blocks, const char *where, cha
         get_int(b, "count", 1, 1, RECORD_MAX_AMOUNT, &rb->count, path, err, errlen) < 0)
       return -1;
     if (rb->self_micros > rb->micros)
-      return fail(err, errlen, "%s.selfMicros: larger than micros", path);
-    if (!(rb->name = dup_str(name))) return fail(err, errlen, "%s: out of memory", path);
+      return errbuf_fail(err, errlen, "%s.selfMicros: larger than micros", path);
+    if (!(rb->name = dup_str(name))) return errbuf_fail(err, errlen, "%s: out of memory", path);
     f->nblocks++;
   }
   return 0;
@@ -139,16 +133,16 @@ typedef struct {
  * object form, and the result is the same record_block_t list. */
 static int parse_blocks_v2(frame_t *f, const json_t *blocks, name_table_t *t, const char *where,
                            char *err, size_t errlen) {
-  if (!json_is_array(blocks)) return fail(err, errlen, "%s.blocks: must be an array", where);
+  if (!json_is_array(blocks)) return errbuf_fail(err, errlen, "%s.blocks: must be an array", where);
   size_t len = json_array_size(blocks);
   if (len % 4)
-    return fail(err, errlen, "%s.blocks: length %zu is not a multiple of 4", where, len);
+    return errbuf_fail(err, errlen, "%s.blocks: length %zu is not a multiple of 4", where, len);
   size_t n = len / 4;
   if (n > RECORD_MAX_BLOCKS)
-    return fail(err, errlen, "%s.blocks: more than %d blocks (%zu)", where, RECORD_MAX_BLOCKS, n);
+    return errbuf_fail(err, errlen, "%s.blocks: more than %d blocks (%zu)", where, RECORD_MAX_BLOCKS, n);
   if (n == 0) return 0;
   f->blocks = calloc(n, sizeof *f->blocks);
-  if (!f->blocks) return fail(err, errlen, "%s.blocks: out of memory", where);
+  if (!f->blocks) return errbuf_fail(err, errlen, "%s.blocks: out of memory", where);
   t->mark++;
   for (size_t i = 0; i < n; i++) {
     int64_t v[4];
@@ -157,27 +151,27 @@ static int parse_blocks_v2(frame_t *f, const json_t *blocks, name_table_t *t, co
     for (int k = 0; k < 4; k++) {
       json_t *x = json_array_get(blocks, i * 4 + (size_t)k);
       if (!json_is_integer(x))
-        return fail(err, errlen, "%s.blocks[%zu]: %s must be an integer", where, i, what[k]);
+        return errbuf_fail(err, errlen, "%s.blocks[%zu]: %s must be an integer", where, i, what[k]);
       v[k] = json_integer_value(x);
       if (v[k] < min[k] || v[k] > RECORD_MAX_AMOUNT)
-        return fail(err, errlen, "%s.blocks[%zu]: %s must be %lld-%lld, got %lld", where, i,
+        return errbuf_fail(err, errlen, "%s.blocks[%zu]: %s must be %lld-%lld, got %lld", where, i,
                     what[k], (long long)min[k], (long long)RECORD_MAX_AMOUNT, (long long)v[k]);
     }
     if ((uint64_t)v[0] >= t->n)
-      return fail(err, errlen, "%s.blocks[%zu]: name index %lld outside blockNames (%zu names)",
+      return errbuf_fail(err, errlen, "%s.blocks[%zu]: name index %lld outside blockNames (%zu names)",
                   where, i, (long long)v[0], t->n);
     if (t->seen[v[0]] == t->mark)
-      return fail(err, errlen, "%s.blocks[%zu]: \"%.60s\" appears twice", where, i,
+      return errbuf_fail(err, errlen, "%s.blocks[%zu]: \"%.60s\" appears twice", where, i,
                   t->names[v[0]]);
     t->seen[v[0]] = t->mark;
     if (v[2] > v[1])
-      return fail(err, errlen, "%s.blocks[%zu]: selfMicros larger than micros", where, i);
+      return errbuf_fail(err, errlen, "%s.blocks[%zu]: selfMicros larger than micros", where, i);
     record_block_t *rb = &f->blocks[f->nblocks];
     rb->micros = v[1];
     rb->self_micros = v[2];
     rb->count = v[3];
     if (!(rb->name = dup_str(t->names[v[0]])))
-      return fail(err, errlen, "%s.blocks[%zu]: out of memory", where, i);
+      return errbuf_fail(err, errlen, "%s.blocks[%zu]: out of memory", where, i);
     f->nblocks++;
   }
   return 0;
@@ -192,14 +186,14 @@ static int frame_parse(frame_t *out, const json_t *rec, const char *where, name_
   memset(out, 0, sizeof *out);
   if (!where) where = "";
   const char *wh = *where ? where : "record";
-  if (!json_is_object(rec)) return fail(err, errlen, "%s: must be an object", wh);
+  if (!json_is_object(rec)) return errbuf_fail(err, errlen, "%s: must be an object", wh);
   const char *key;
   json_t *v;
   json_object_foreach((json_t *)rec, key, v) {
     int known = 0;
     for (const char *const *k = record_keys; *k; k++)
       if (!strcmp(*k, key)) known = 1;
-    if (!known) return fail(err, errlen, "%s.%.60s: unknown field", wh, key);
+    if (!known) return errbuf_fail(err, errlen, "%s.%.60s: unknown field", wh, key);
   }
   f.layer_cache_count = f.picture_cache_count = -1;
   const int64_t T = RECORD_MAX_TIME_US, A = RECORD_MAX_AMOUNT;
@@ -217,8 +211,8 @@ static int frame_parse(frame_t *out, const json_t *rec, const char *where, name_
     return -1;
   json_t *iid = json_object_get(rec, "interactionId");
   json_t *lby = json_object_get(rec, "linkedBy");
-  if (iid && !lby) return fail(err, errlen, "%s.linkedBy: missing (interactionId is set)", wh);
-  if (lby && !iid) return fail(err, errlen, "%s.interactionId: missing (linkedBy is set)", wh);
+  if (iid && !lby) return errbuf_fail(err, errlen, "%s.linkedBy: missing (interactionId is set)", wh);
+  if (lby && !iid) return errbuf_fail(err, errlen, "%s.interactionId: missing (linkedBy is set)", wh);
   if (iid && (check_string(iid, wh, "interactionId", RECORD_MAX_INTERACTION, err, errlen) < 0 ||
               check_string(lby, wh, "linkedBy", RECORD_MAX_LINKED_BY, err, errlen) < 0))
     return -1;
@@ -230,7 +224,7 @@ static int frame_parse(frame_t *out, const json_t *rec, const char *where, name_
     f.interaction_id = dup_str(json_string_value(iid));
     f.linked_by = dup_str(json_string_value(lby));
     if (!f.interaction_id || !f.linked_by) {
-      fail(err, errlen, "%s: out of memory", wh);
+      errbuf_fail(err, errlen, "%s: out of memory", wh);
       goto fail_blocks;
     }
   }
@@ -338,23 +332,23 @@ static int diagnostics_parse(record_reply_t *r, const json_t *reply, char *err, 
       for (const char *const *m = build_modes; *m; m++)
         if (!strcmp(*m, json_string_value(v))) r->build_mode = *m;
     if (!r->build_mode)
-      return fail(err, errlen, "reply.buildMode: must be one of debug, profile, release");
+      return errbuf_fail(err, errlen, "reply.buildMode: must be one of debug, profile, release");
   }
   v = json_object_get(reply, "drainError");
   if (v && !json_is_null(v) &&
       check_string(v, "reply", "drainError", RECORD_MAX_DRAIN_ERROR, err, errlen) < 0)
     return -1;
   v = json_object_get(reply, "timingsMissing");
-  if (v && !json_is_boolean(v)) return fail(err, errlen, "reply.timingsMissing: must be a boolean");
+  if (v && !json_is_boolean(v)) return errbuf_fail(err, errlen, "reply.timingsMissing: must be a boolean");
   r->timings_missing = json_is_true(v);
   v = json_object_get(reply, "collectionAutoOff");
   if (v && !json_is_boolean(v))
-    return fail(err, errlen, "reply.collectionAutoOff: must be a boolean");
+    return errbuf_fail(err, errlen, "reply.collectionAutoOff: must be a boolean");
   r->collection_auto_off = json_is_true(v);
   /* Set by the server's own stand-in (frame_events.c), never by a watcher. */
   v = json_object_get(reply, "source");
   if (v && (!json_is_string(v) || strcmp(json_string_value(v), "frameEvents") != 0))
-    return fail(err, errlen, "reply.source: must be \"frameEvents\" when present");
+    return errbuf_fail(err, errlen, "reply.source: must be \"frameEvents\" when present");
   r->frame_events = v != NULL;
   return 0;
 }
@@ -365,38 +359,38 @@ static int diagnostics_parse(record_reply_t *r, const json_t *reply, char *err, 
 static int name_table_init(name_table_t *t, const json_t *names, char *err, size_t errlen) {
   memset(t, 0, sizeof *t);
   if (!names) return 0;
-  if (!json_is_array(names)) return fail(err, errlen, "reply.blockNames: must be an array");
+  if (!json_is_array(names)) return errbuf_fail(err, errlen, "reply.blockNames: must be an array");
   size_t n = json_array_size(names);
   if (n > RECORD_MAX_BLOCK_NAMES)
-    return fail(err, errlen, "reply.blockNames: more than %d names (%zu)", RECORD_MAX_BLOCK_NAMES,
+    return errbuf_fail(err, errlen, "reply.blockNames: more than %d names (%zu)", RECORD_MAX_BLOCK_NAMES,
                 n);
   if (n == 0) return 0;
   json_t *set = json_object();
   t->names = calloc(n, sizeof *t->names);
   t->seen = calloc(n, sizeof *t->seen);
   if (!set || !t->names || !t->seen) {
-    fail(err, errlen, "reply.blockNames: out of memory");
+    errbuf_fail(err, errlen, "reply.blockNames: out of memory");
     goto fail;
   }
   for (size_t i = 0; i < n; i++) {
     json_t *name = json_array_get(names, i);
     if (!json_is_string(name)) {
-      fail(err, errlen, "reply.blockNames[%zu]: must be a string", i);
+      errbuf_fail(err, errlen, "reply.blockNames[%zu]: must be a string", i);
       goto fail;
     }
     const char *s = json_string_value(name);
     size_t len = json_string_length(name);
     if (len == 0 || len > RECORD_MAX_NAME || strlen(s) != len) {
-      fail(err, errlen, "reply.blockNames[%zu]: must be 1-%d bytes without NUL", i,
+      errbuf_fail(err, errlen, "reply.blockNames[%zu]: must be 1-%d bytes without NUL", i,
            RECORD_MAX_NAME);
       goto fail;
     }
     if (json_object_get(set, s)) {
-      fail(err, errlen, "reply.blockNames[%zu]: \"%.60s\" appears twice", i, s);
+      errbuf_fail(err, errlen, "reply.blockNames[%zu]: \"%.60s\" appears twice", i, s);
       goto fail;
     }
     if (json_object_set_new(set, s, json_true()) != 0) {
-      fail(err, errlen, "reply.blockNames: out of memory");
+      errbuf_fail(err, errlen, "reply.blockNames: out of memory");
       goto fail;
     }
     t->names[i] = s;
@@ -422,23 +416,23 @@ int record_reply_parse(record_reply_t *out, const json_t *reply, char *err, size
   record_reply_t r;
   memset(&r, 0, sizeof r);
   memset(out, 0, sizeof *out);
-  if (!json_is_object(reply)) return fail(err, errlen, "reply: must be an object");
+  if (!json_is_object(reply)) return errbuf_fail(err, errlen, "reply: must be an object");
   for (const char *const *k = reply_required; *k; k++)
-    if (!json_object_get(reply, *k)) return fail(err, errlen, "reply.%s: missing", *k);
+    if (!json_object_get(reply, *k)) return errbuf_fail(err, errlen, "reply.%s: missing", *k);
   json_t *v = json_object_get(reply, "protocol");
   if (!json_is_integer(v) || json_integer_value(v) < 1 ||
       json_integer_value(v) > RECORD_PROTOCOL_MAX)
-    return fail(err, errlen, "reply.protocol: unsupported (this server speaks protocols 1-%d)",
+    return errbuf_fail(err, errlen, "reply.protocol: unsupported (this server speaks protocols 1-%d)",
                 RECORD_PROTOCOL_MAX);
   r.protocol = (int)json_integer_value(v);
   v = json_object_get(reply, "watcherVersion");
-  if (!json_is_string(v)) return fail(err, errlen, "reply.watcherVersion: must be a string");
+  if (!json_is_string(v)) return errbuf_fail(err, errlen, "reply.watcherVersion: must be a string");
   v = json_object_get(reply, "runId");
   if (!json_is_string(v) || json_string_length(v) == 0)
-    return fail(err, errlen, "reply.runId: must be a non-empty string");
+    return errbuf_fail(err, errlen, "reply.runId: must be a non-empty string");
   if (json_string_length(v) > RECORD_MAX_RUN_ID ||
       strlen(json_string_value(v)) != json_string_length(v))
-    return fail(err, errlen, "reply.runId: longer than %d bytes or contains NUL",
+    return errbuf_fail(err, errlen, "reply.runId: longer than %d bytes or contains NUL",
                 RECORD_MAX_RUN_ID);
   const int64_t C = RECORD_MAX_COUNTER;
   if (get_int(reply, "livenessCounter", 1, 0, C, &r.liveness_counter, "reply", err, errlen) < 0 ||
@@ -451,10 +445,10 @@ int record_reply_parse(record_reply_t *out, const json_t *reply, char *err, size
               errlen) < 0)
     return -1;
   v = json_object_get(reply, "collecting");
-  if (!json_is_boolean(v)) return fail(err, errlen, "reply.collecting: must be a boolean");
+  if (!json_is_boolean(v)) return errbuf_fail(err, errlen, "reply.collecting: must be a boolean");
   r.collecting = json_is_true(v);
   v = json_object_get(reply, "framesEnabled");
-  if (!json_is_boolean(v)) return fail(err, errlen, "reply.framesEnabled: must be a boolean");
+  if (!json_is_boolean(v)) return errbuf_fail(err, errlen, "reply.framesEnabled: must be a boolean");
   r.frames_enabled = json_is_true(v);
   v = json_object_get(reply, "lifecycle");
   if (!json_is_null(v)) {
@@ -462,39 +456,39 @@ int record_reply_parse(record_reply_t *out, const json_t *reply, char *err, size
       for (const char *const *l = lifecycles; *l; l++)
         if (!strcmp(*l, json_string_value(v))) r.lifecycle = *l;
     if (!r.lifecycle)
-      return fail(
+      return errbuf_fail(
           err, errlen,
           "reply.lifecycle: must be one of resumed, inactive, hidden, paused, detached, null");
   }
   v = json_object_get(reply, "refreshRate");
   if (!json_is_number(v) || json_number_value(v) < 0)
-    return fail(err, errlen, "reply.refreshRate: must be a number >= 0");
+    return errbuf_fail(err, errlen, "reply.refreshRate: must be a number >= 0");
   r.refresh_rate = json_number_value(v);
   json_t *inter = json_object_get(reply, "interaction");
   if (!json_is_null(inter)) {
     if (!json_is_object(inter))
-      return fail(err, errlen, "reply.interaction: must be null or an object");
+      return errbuf_fail(err, errlen, "reply.interaction: must be null or an object");
     json_t *iid = json_object_get(inter, "interactionId"),
            *lby = json_object_get(inter, "linkedBy");
-    if (!iid) return fail(err, errlen, "reply.interaction.interactionId: missing");
-    if (!lby) return fail(err, errlen, "reply.interaction.linkedBy: missing");
+    if (!iid) return errbuf_fail(err, errlen, "reply.interaction.interactionId: missing");
+    if (!lby) return errbuf_fail(err, errlen, "reply.interaction.linkedBy: missing");
     if (check_string(iid, "reply.interaction", "interactionId", RECORD_MAX_INTERACTION, err,
                      errlen) < 0 ||
         check_string(lby, "reply.interaction", "linkedBy", RECORD_MAX_LINKED_BY, err, errlen) < 0)
       return -1;
   }
   v = json_object_get(reply, "more");
-  if (v && !json_is_boolean(v)) return fail(err, errlen, "reply.more: must be a boolean");
+  if (v && !json_is_boolean(v)) return errbuf_fail(err, errlen, "reply.more: must be a boolean");
   r.more = json_is_true(v);
   v = json_object_get(reply, "type");
-  if (v && !json_is_string(v)) return fail(err, errlen, "reply.type: must be a string");
+  if (v && !json_is_string(v)) return errbuf_fail(err, errlen, "reply.type: must be a string");
   if (diagnostics_parse(&r, reply, err, errlen) < 0) return -1;
 
   json_t *recs = json_object_get(reply, "records");
-  if (recs && !json_is_array(recs)) return fail(err, errlen, "reply.records: must be an array");
+  if (recs && !json_is_array(recs)) return errbuf_fail(err, errlen, "reply.records: must be an array");
   size_t n = json_array_size(recs); /* 0 when absent */
   if (n > RECORD_MAX_RECORDS)
-    return fail(err, errlen, "reply.records: more than %d records (%zu)", RECORD_MAX_RECORDS, n);
+    return errbuf_fail(err, errlen, "reply.records: more than %d records (%zu)", RECORD_MAX_RECORDS, n);
   name_table_t table = {NULL, 0, NULL, 0};
   name_table_t *names = NULL;
   if (r.protocol == 2 && recs) {
@@ -504,7 +498,7 @@ int record_reply_parse(record_reply_t *out, const json_t *reply, char *err, size
   if (recs) {
     r.has_records = 1;
     if (n && !(r.records = calloc(n, sizeof *r.records))) {
-      fail(err, errlen, "reply.records: out of memory");
+      errbuf_fail(err, errlen, "reply.records: out of memory");
       goto fail_records;
     }
     char where[32];
@@ -514,12 +508,12 @@ int record_reply_parse(record_reply_t *out, const json_t *reply, char *err, size
         goto fail_records;
       r.nrecords++;
       if (i > 0 && r.records[i].seq <= r.records[i - 1].seq) {
-        fail(err, errlen, "%s.seq: %lld does not increase (previous %lld)", where,
+        errbuf_fail(err, errlen, "%s.seq: %lld does not increase (previous %lld)", where,
              (long long)r.records[i].seq, (long long)r.records[i - 1].seq);
         goto fail_records;
       }
       if (r.records[i].seq > r.last_seq) {
-        fail(err, errlen, "%s.seq: %lld is beyond the reply's lastSeq %lld", where,
+        errbuf_fail(err, errlen, "%s.seq: %lld is beyond the reply's lastSeq %lld", where,
              (long long)r.records[i].seq, (long long)r.last_seq);
         goto fail_records;
       }
@@ -540,7 +534,7 @@ int record_reply_parse(record_reply_t *out, const json_t *reply, char *err, size
   return 0;
 
 fail_oom:
-  fail(err, errlen, "reply: out of memory");
+  errbuf_fail(err, errlen, "reply: out of memory");
   record_reply_close(&r);
   return -1;
 fail_records:

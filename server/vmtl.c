@@ -35,6 +35,7 @@
  * - The frame's own envelope on each thread carries args.frame_number ("Animator::BeginFrame",
  *   "Rasterizer::DoDraw", "GPURasterizer::Draw"; DevTools' frame identifiers). */
 #include "vmtl.h"
+#include "errbuf.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -539,13 +540,6 @@ static void read_event(run_t *r, const json_t *e, int64_t horizon) {
   if (ts == t->next_wm && t->n_wm_keys < 4) t->wm_keys[t->n_wm_keys++] = key;
 }
 
-static int fail(char *err, size_t errlen, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  if (err && errlen) vsnprintf(err, errlen, fmt, ap);
-  va_end(ap);
-  return -1;
-}
 
 int vmtl_parse(vmtl_parser_t *p, const json_t *result,
                void (*sink)(void *arg, const vmtl_event_t *ev), void *arg, vmtl_pull_stats_t *st,
@@ -554,13 +548,13 @@ int vmtl_parse(vmtl_parser_t *p, const json_t *result,
   if (!st) st = &local;
   memset(st, 0, sizeof *st);
   st->origin_us = st->extent_us = st->newest_ts_us = -1;
-  if (!json_is_object(result)) return fail(err, errlen, "timeline: not an object");
+  if (!json_is_object(result)) return errbuf_fail(err, errlen, "timeline: not an object");
   const json_t *type = json_object_get(result, "type");
   if (!str_is(type, "Timeline"))
-    return fail(err, errlen, "timeline: type is %s, not Timeline",
+    return errbuf_fail(err, errlen, "timeline: type is %s, not Timeline",
                 json_is_string(type) ? json_string_value(type) : "missing");
   const json_t *events = json_object_get(result, "traceEvents");
-  if (!json_is_array(events)) return fail(err, errlen, "timeline: traceEvents is not an array");
+  if (!json_is_array(events)) return errbuf_fail(err, errlen, "timeline: traceEvents is not an array");
 
   p->pull++;
   st->trace_events = json_array_size(events);
