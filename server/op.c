@@ -69,6 +69,10 @@ static void op_cancelled(void *arg) {
   if (op->action == A_CAPTURE && op->s && session_state(op->s) != SESSION_CLOSED) {
     sessions_wait_t *w = sessions_close(op->ctx->sessions, op->s, NULL, NULL);
     (void)w; /* answered on its own; NULL only when out of memory */
+  } else if (op->action == A_CAPTURE && !op->s && op->wait) {
+    /* Cancelled while its window was still opening. */
+    sessions_open_abandon(op->wait);
+    op->wait = NULL;
   }
   op_free(op);
 }

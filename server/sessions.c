@@ -944,6 +944,17 @@ void sessions_wait_cancel(sessions_wait_t *w) {
   wait_free(w);
 }
 
+void sessions_open_abandon(sessions_wait_t *w) {
+  if (!w) return;
+  session_t *s = w->kind == W_OPEN ? w->s : NULL;
+  if (s && s->capture && s->state != SESSION_CLOSED) {
+    /* Nobody will ever hold this window: close it as its stop would. */
+    sessions_wait_t *c = sessions_close(w->m, s, NULL, NULL);
+    (void)c; /* answers nobody; NULL only when out of memory */
+  }
+  sessions_wait_cancel(w);
+}
+
 /* ---- the API ----------------------------------------------------------- */
 
 sessions_wait_t *sessions_open(sessions_t *m, const session_options_t *opt, sessions_open_cb cb,

@@ -85,6 +85,10 @@ sessions_wait_t *sessions_drain(sessions_t *m, session_t *s, sessions_cb cb, voi
     __attribute__((warn_unused_result));
 /* The caller gave up (its call was cancelled): cb will not be called. */
 void sessions_wait_cancel(sessions_wait_t *w);
+/* The same for the open of a capture, whose window nobody else can close:
+ * it is closed (attribution and the timeline set back when it was the
+ * last). */
+void sessions_open_abandon(sessions_wait_t *w);
 
 /* The connection to the app dropped (it exited, or another app took the
  * URI): timeline flags set on that VM are not set back on whatever comes

@@ -209,6 +209,25 @@ test('cancelling a capture leaves attribution off', async () => {
   assert.equal(r.sc.session, undefined, 'no session left behind');
 });
 
+// A capture cancelled while its window is still opening (the watcher's start
+// in flight) left that window open for ever, and attribution on in the app
+// (seen under valgrind, where the gap is wide; here the sim holds start back).
+test('cancelling a capture while it opens leaves attribution off', async () => {
+  const { s, m } = await setup();
+  await s.cmd('ext-delay 400');
+  const ac = new AbortController();
+  const p = m.client.callTool({ name: 'telescope_frames', arguments: { action: 'capture', durationMs: 5000 } },
+    undefined, { signal: ac.signal, timeout: 20000 });
+  await sleep(100);
+  ac.abort();
+  await assert.rejects(p);
+  await sleep(600); // the start lands; attribution comes on
+  await s.cmd('ext-delay 0');
+  await until(async () => (await s.stats()).collecting === false, { what: 'attribution off again' });
+  const r = await m.call({ action: 'status' });
+  assert.equal(r.sc.session, undefined, 'no session left behind');
+});
+
 test('capture sends progress at least every second', async () => {
   const { m } = await setup();
   const progress = [];
