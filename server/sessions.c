@@ -85,6 +85,9 @@ struct sessions {
   /* Attribution in the app as our own calls left it. */
   coll_t coll;
   int coll_dirty; /* a switch call may still run late: compare on the next reply */
+  int run_fe;     /* the run drained is the frame-events stand-in's, not a watcher's */
+  int watcher_dirty; /* we left a watcher (the source switched) that may still be collecting:
+                        settle it by the next reply that comes from a watcher */
   int track_prev[WP_TRACK__COUNT]; /* before we switched it on; -1 unknown */
   int track_on[WP_TRACK__COUNT];
   int track_failed[WP_TRACK__COUNT]; /* could not be switched on while sessions are open */
@@ -142,7 +145,7 @@ static uint64_t now_ms(sessions_t *m) { return uv_now(m->loop); }
 static void on_timer(uv_timer_t *t);
 
 static int dirty(const sessions_t *m) {
-  int d = m->coll_dirty;
+  int d = m->coll_dirty | m->watcher_dirty;
   for (int t = 0; t < WP_TRACK__COUNT; t++) d |= m->track_dirty[t];
   return d;
 }
@@ -273,6 +276,7 @@ static void session_begin(sessions_t *m, session_t *s, const record_reply_t *r) 
     snprintf(m->run, sizeof m->run, "%s", r->run_id);
     m->seq = r->last_seq;
     m->run_known = 1;
+    m->run_fe = r->frame_events;
   }
 }
 
@@ -720,12 +724,23 @@ static void drain_reply(void *arg, const wp_status_t *st, const record_reply_t *
     /* A hot restart: the new run starts with attribution and Flutter's
      * switches off, and its seq starts again at 1. Read it from its start
      * and switch everything on again. */
-    log_info("sessions: the app restarted; following the new run");
     snprintf(m->run, sizeof m->run, "%s", r->run_id);
     m->seq = 0;
     m->restart_reread = 1;
     m->coll = COLL_OFF;
-    for (int t = 0; t < WP_TRACK__COUNT; t++) m->track_on[t] = 0;
+    if (r->frame_events != m->run_fe) {
+      /* Not a restart: the source changed (the watcher went missing, or
+       * came). The app's switches stay as we set them; a watcher we leave
+       * may still collect, and is stopped once it answers again. */
+      log_info("sessions: the frame source changed; following the new run");
+      if (!r->frame_events) m->coll_dirty = 0;
+      else m->watcher_dirty = 1;
+      m->run_fe = r->frame_events;
+      timer_ensure(m);
+    } else {
+      log_info("sessions: the app restarted; following the new run");
+      for (int t = 0; t < WP_TRACK__COUNT; t++) m->track_on[t] = 0;
+    }
     pump(m);
     drain_send(m, 0);
     if (!m->drain) drain_done(m);
@@ -1059,6 +1074,11 @@ void sessions_note_reply(sessions_t *m, const record_reply_t *r) {
   if (m->coll_dirty) {
     m->coll = r->collecting ? COLL_ON : COLL_OFF;
     m->coll_dirty = 0;
+  }
+  if (m->watcher_dirty && !r->frame_events) {
+    /* The watcher answers again: it is the source now, collecting or not. */
+    m->watcher_dirty = 0;
+    if (r->collecting && !m->open) m->coll = COLL_ON; /* the pump stops it */
   }
   if (!dirty(m)) m->reconcile_tries = 0;
   if (!m->open)
