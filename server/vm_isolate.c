@@ -707,20 +707,29 @@ static vm_call_t *call_new(vm_app_t *app, call_kind_t kind, const char *method, 
   return call;
 }
 
-vm_call_t *vm_app_call_extension(vm_app_t *app, const char *method, json_t *params, vm_reply_cb cb,
-                                 void *arg) {
-  vm_call_t *call = call_new(app, CALL_EXT, method ? method : "(null)", cb, arg);
+/* An extension call (params stringified, isolateId added when sent) or a VM
+ * method (params as given): both checked against the allowlist, both failed
+ * from the loop when they cannot be sent. */
+static vm_call_t *call_start(vm_app_t *app, call_kind_t kind, const char *method, json_t *params,
+                             vm_reply_cb cb, void *arg) {
+  int ext = kind == CALL_EXT;
+  vm_call_t *call = call_new(app, kind, method ? method : "(null)", cb, arg);
   if (!call) {
     json_decref(params);
     return NULL;
   }
-  call->params = stringify_params(params);
-  json_decref(params);
+  if (ext) {
+    call->params = stringify_params(params);
+    json_decref(params);
+  } else {
+    call->params = params ? params : json_object();
+  }
   if (app->closing) {
     call_fail_soon(call, DIAG_NOT_CONNECTED, 0, "telescope is shutting down");
-  } else if (!method || strncmp(method, "ext.", 4) != 0 || !vm_client_method_allowed(method)) {
-    snprintf(call->detail, sizeof call->detail,
-             "%.60s is not an extension telescope may call; nothing was sent", call->method);
+  } else if (!method || (strncmp(method, "ext.", 4) == 0) != ext ||
+             !vm_client_method_allowed(method)) {
+    snprintf(call->detail, sizeof call->detail, "%.60s is not %s telescope may call; nothing was sent",
+             call->method, ext ? "an extension" : "a VM method");
     call_fail_soon(call, DIAG_NOT_CONNECTED, 0, call->detail);
   } else if (!call->params) {
     call_fail_soon(call, DIAG_NOT_CONNECTED, 0, "out of memory");
@@ -730,25 +739,14 @@ vm_call_t *vm_app_call_extension(vm_app_t *app, const char *method, json_t *para
   return call;
 }
 
+vm_call_t *vm_app_call_extension(vm_app_t *app, const char *method, json_t *params, vm_reply_cb cb,
+                                 void *arg) {
+  return call_start(app, CALL_EXT, method, params, cb, arg);
+}
+
 vm_call_t *vm_app_call_vm(vm_app_t *app, const char *method, json_t *params, vm_reply_cb cb,
                           void *arg) {
-  vm_call_t *call = call_new(app, CALL_VM, method ? method : "(null)", cb, arg);
-  if (!call) {
-    json_decref(params);
-    return NULL;
-  }
-  call->params = params ? params : json_object();
-  if (app->closing)
-    call_fail_soon(call, DIAG_NOT_CONNECTED, 0, "telescope is shutting down");
-  else if (!method || strncmp(method, "ext.", 4) == 0 || !vm_client_method_allowed(method)) {
-    snprintf(call->detail, sizeof call->detail,
-             "%.60s is not a VM method telescope may call; nothing was sent", call->method);
-    call_fail_soon(call, DIAG_NOT_CONNECTED, 0, call->detail);
-  } else if (!call->params)
-    call_fail_soon(call, DIAG_NOT_CONNECTED, 0, "out of memory");
-  else
-    call_submit(call);
-  return call;
+  return call_start(app, CALL_VM, method, params, cb, arg);
 }
 
 const char *vm_app_isolate_id(const vm_app_t *app) { return app->isolate_id; }
