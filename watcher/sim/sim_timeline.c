@@ -44,7 +44,7 @@ void sim_tl_free(sim_tl_t *tl) {
   tl->ring = NULL;
 }
 
-int sim_tl_recording(const sim_tl_t *tl, const char *stream) {
+static int sim_tl_recording(const sim_tl_t *tl, const char *stream) {
   int i = stream_index(stream, strlen(stream));
   return i >= 0 && tl->recorded[i];
 }

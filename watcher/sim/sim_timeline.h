@@ -43,7 +43,6 @@ extern const size_t sim_tl_nstreams;
  * a name is unknown. */
 int sim_tl_init(sim_tl_t *tl, size_t cap, const char *recorded);
 void sim_tl_free(sim_tl_t *tl);
-int sim_tl_recording(const sim_tl_t *tl, const char *stream);
 /* Records one event if its stream is recorded (oldest overwritten). */
 void sim_tl_add(sim_tl_t *tl, const sim_tl_event_t *ev);
 void sim_tl_begin_end(sim_tl_t *tl, const char *cat, int tid, const char *name, int64_t b, int64_t e,
