@@ -512,6 +512,13 @@ int record_reply_parse(record_reply_t *out, const json_t *reply, char *err, size
              (long long)r.records[i].seq, (long long)r.records[i - 1].seq);
         goto fail_records;
       }
+      /* firstSeq is the oldest record the watcher still holds: a record older
+       * than it would make a second look at the same reply count losses. */
+      if (r.records[i].seq < r.first_seq) {
+        errbuf_fail(err, errlen, "%s.seq: %lld is before the reply's firstSeq %lld", where,
+                    (long long)r.records[i].seq, (long long)r.first_seq);
+        goto fail_records;
+      }
       if (r.records[i].seq > r.last_seq) {
         errbuf_fail(err, errlen, "%s.seq: %lld is beyond the reply's lastSeq %lld", where,
              (long long)r.records[i].seq, (long long)r.last_seq);

@@ -150,6 +150,7 @@ static const bad_case_t bad_cases[] = {
     {-1, "more", "\"no\"", "reply.more: must be a boolean"},
     {-1, "records", "{}", "reply.records: must be an array"},
     {-1, "lastSeq", "1042", "records[1].seq: 1043 is beyond the reply's lastSeq 1042"},
+    {-1, "firstSeq", "1043", "records[0].seq: 1042 is before the reply's firstSeq 1043"},
     {0, "seq", NULL, "records[0].seq: missing"},
     {0, "seq", "0", "records[0].seq: must be >= 1"},
     {1, "seq", "1042", "records[1].seq: 1042 does not increase (previous 1042)"},
@@ -475,6 +476,7 @@ START_TEST(count_limits) {
                         "vsyncStartUs", 0, "buildUs", 1, "rasterUs", 1, "vsyncOverheadUs", 0,
                         "totalSpanUs", 2));
   json_object_set_new(j, "records", recs);
+  json_object_set_new(j, "firstSeq", json_integer(1));
   json_object_set_new(j, "lastSeq", json_integer(RECORD_MAX_RECORDS + 1));
   expect_refused(j, "reply.records: more than 4096 records");
   json_array_remove(recs, RECORD_MAX_RECORDS);
