@@ -67,7 +67,7 @@ typedef enum { COLL_OFF = 0, COLL_ON } coll_t;
  * Embedder recorded (set by us when tl_set); NONE: not available (web, an
  * old VM, no answer) until no session is open. */
 typedef enum { TL_UNKNOWN = 0, TL_READ, TL_ON, TL_NONE } tl_t;
-typedef enum { TLC_FLAGS = 0, TLC_SET, TLC_MICROS, TLC_RESTORE } tlc_t;
+typedef enum { TLC_FLAGS = 0, TLC_SET, TLC_MICROS, TLC_CHECK, TLC_RESTORE } tlc_t;
 
 struct sessions {
   uv_loop_t *loop;
@@ -98,7 +98,8 @@ struct sessions {
 
   /* The VM timeline (one owner: these fields, driven by pump and the drain). */
   tl_t tl;
-  json_t *tl_prev;   /* recordedStreams before our set (owned); restored exactly */
+  json_t *tl_prev;   /* recordedStreams before our set (owned) */
+  json_t *tl_back;   /* what to set back: the VM's streams at the end less ours (owned) */
   int tl_set;        /* we changed them: set them back when no session wants them */
   int tl_gone;       /* the connection to that VM dropped since: nothing to set back */
   void *tl_ctl;      /* the timeline control call in flight (a transport handle) */
@@ -426,8 +427,47 @@ static void tl_forget(sessions_t *m) {
   m->tl_origin = m->tl_newest = -1;
   json_decref(m->tl_prev);
   m->tl_prev = NULL;
+  json_decref(m->tl_back);
+  m->tl_back = NULL;
   vmtl_parser_free(m->tl_parser);
   m->tl_parser = NULL;
+}
+
+/* What to set back at the end: the streams the VM records now (rec) less
+ * the ones we added, so a stream another client (DevTools) switched on or off
+ * meanwhile stays as it left it. rec NULL (the VM answered with an error):
+ * what we found. Leaves tl_back NULL when none of ours is recorded now;
+ * -1: out of memory. */
+static int tl_back_from(sessions_t *m, const json_t *rec) {
+  json_decref(m->tl_back);
+  m->tl_back = NULL;
+  if (!rec) {
+    m->tl_back = m->tl_prev ? json_deep_copy(m->tl_prev) : json_array();
+    return m->tl_back ? 0 : -1;
+  }
+  json_t *back = json_array();
+  int ours = 0;
+  size_t i;
+  json_t *v;
+  if (!back) return -1;
+  json_array_foreach(rec, i, v) {
+    int added = 0;
+    for (size_t k = 0; k < 2; k++)
+      if (json_is_string(v) && !strcmp(json_string_value(v), tl_streams[k]) &&
+          !has_stream(m->tl_prev, tl_streams[k]))
+        added = 1;
+    if (added) {
+      ours = 1;
+    } else if (json_array_append(back, v) < 0) {
+      json_decref(back);
+      return -1;
+    }
+  }
+  if (ours)
+    m->tl_back = back;
+  else
+    json_decref(back);
+  return 0;
 }
 
 static void tl_ctl_reply(void *arg, const vm_result_t *res) {
@@ -479,6 +519,19 @@ static void tl_ctl_reply(void *arg, const vm_result_t *res) {
       if (s->timeline && m->tl == TL_ON) s->tl_on = 1;
     break;
   }
+  case TLC_CHECK: {
+    /* No answer at all: a set would wait as long again, so none is sent. */
+    const json_t *rec = ok ? json_object_get(res->result, "recordedStreams") : NULL;
+    int mute = !json_is_array(rec) && res->diag != DIAG_NONE;
+    if (mute || tl_back_from(m, json_is_array(rec) ? rec : NULL) < 0)
+      log_warn("sessions: the VM's timeline streams could not be set back: %s",
+               mute ? why : "out of memory");
+    if (!m->tl_back) { /* or none of ours is recorded any more: nothing to set */
+      m->tl_set = 0;
+      tl_forget(m);
+    }
+    break;
+  }
   case TLC_RESTORE:
     /* Set back, or tried: a VM that did not answer keeps ours (said in the log). */
     if (!ok) log_warn("sessions: the VM's timeline streams could not be set back: %s", why);
@@ -508,13 +561,16 @@ static int tl_step(sessions_t *m, int want) {
       log_info("sessions: the app went away; its timeline streams are not set back");
       m->tl_set = 0;
     }
-    if (m->tl_set && !m->tl_pull) {
-      json_t *p = json_pack("{s:O}", "recordedStreams", m->tl_prev ? m->tl_prev : json_array());
-      return tl_send(m, TLC_RESTORE, "setVMTimelineFlags", p) == 0;
-    }
+    if (m->tl_set && !m->tl_pull && !m->tl_back)
+      return tl_send(m, TLC_CHECK, "getVMTimelineFlags", NULL) == 0;
+    if (m->tl_set && !m->tl_pull)
+      return tl_send(m, TLC_RESTORE, "setVMTimelineFlags",
+                     json_pack("{s:O}", "recordedStreams", m->tl_back)) == 0;
     if (!m->tl_set && m->tl != TL_UNKNOWN && !m->tl_pull) tl_forget(m);
     return 0;
   }
+  json_decref(m->tl_back); /* a session came before they were set back: ours stay */
+  m->tl_back = NULL;
   if (m->tl == TL_UNKNOWN) return tl_send(m, TLC_FLAGS, "getVMTimelineFlags", NULL) == 0;
   if (m->tl == TL_READ) {
     json_t *streams = json_deep_copy(m->tl_prev);

@@ -11,6 +11,7 @@ endif()
 
 set(_rel_env
   "TELESCOPE_BINARY_DIR=${CMAKE_BINARY_DIR}"
+  "TELESCOPE_SIM=${CMAKE_BINARY_DIR}/telescope-sim"
   "TELESCOPE_SOURCE_DIR=${CMAKE_SOURCE_DIR}"
   "TELESCOPE_NODE_MODULES=${CMAKE_SOURCE_DIR}/tests/client/node_modules")
 if(TELESCOPE_SANITIZE)
@@ -48,7 +49,8 @@ if(VALGRIND_EXECUTABLE AND _vg_ok)
   foreach(t ${_int_tests})
     get_filename_component(name ${t} NAME_WE)
     add_test(NAME valgrind.integration.${name}
-             COMMAND ${NODE_EXECUTABLE} --test --test-reporter=spec ${t})
+             COMMAND ${NODE_EXECUTABLE} --experimental-websocket --no-warnings --test
+                     --test-reporter=spec ${t})
     set_tests_properties(valgrind.integration.${name} PROPERTIES LABELS valgrind TIMEOUT 900
       ENVIRONMENT "${_rel_env};TELESCOPE_MCP_WRAPPER=${VALGRIND_EXECUTABLE} -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect;TELESCOPE_TIMEOUT_SCALE=20")
   endforeach()

@@ -5,7 +5,8 @@
 // recorded streams are put back at stop and clearVMTimeline is never sent.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startSim, startMcp, assertNoTokenLeak, sleep } from './harness.mjs';
+import { startSim, startMcp, assertNoTokenLeak, sleep, until } from './harness.mjs';
+import { Client } from '../sim/lib.mjs';
 
 const cleanup = [];
 after(async () => { for (const c of cleanup.reverse()) await c(); assertNoTokenLeak(); });
@@ -118,6 +119,32 @@ for (const watcher of [false, true]) {
       assert.ok(!sent.includes('clearVMTimeline'));
     });
   }
+}
+
+// Another client (DevTools) changes the recorded streams during a session:
+// stop takes away only the streams the session added, and keeps the rest of
+// what the other client did.
+for (const [what, theirs, want, sets] of [
+  ['switches API on', (cur) => [...cur, 'API'], ['API', 'Dart'], 3],
+  ['switches GC and Embedder off', () => ['Dart'], ['Dart'], 2],
+]) {
+  test(`stop sets back only its own timeline streams when another client ${what}`, async () => {
+    const { s, m } = await setup(['--timeline-streams', 'Dart', '--scenario', 'gc']);
+    const r0 = await m.call({ action: 'start' });
+    assert.equal(r0.isError, false, r0.text);
+    await until(async () => (await s.stats()).recordedStreams.includes('GC'), { what: 'GC recorded' });
+    const other = await Client.connect(s.wsUri);
+    cleanup.push(() => other.close());
+    const cur = (await other.call('getVMTimelineFlags')).recordedStreams;
+    assert.deepEqual([...cur].sort(), ['Dart', 'Embedder', 'GC']);
+    await other.call('setVMTimelineFlags', { recordedStreams: theirs(cur) });
+    const r1 = await m.call({ action: 'stop' });
+    assert.equal(r1.isError, false, r1.text);
+    assert.deepEqual([...(await s.stats()).recordedStreams].sort(), want);
+    const sent = names(await s.methods());
+    assert.equal(sent.filter((x) => x === 'setVMTimelineFlags').length, sets,
+      'ours on, theirs, and ours off only if one of ours was still on');
+  });
 }
 
 test('a VM ring that overwrites events between pulls is reported, not hidden', async () => {
