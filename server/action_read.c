@@ -207,7 +207,6 @@ static void outside_look(op_t *op) {
 
 static void outside_reply(void *arg, const wp_status_t *st, const record_reply_t *r) {
   op_t *op = arg;
-  tool_ctx_t *ctx = op->ctx;
   if (wp_failed(st)) {
     op_fail_status(op, st);
     return;
@@ -222,7 +221,9 @@ static void outside_reply(void *arg, const wp_status_t *st, const record_reply_t
       cursor_kind_t kind;
       cursor_decode_kind(op->a.cursor, &kind, run, sizeof run, &seq, NULL, 0);
       since = cursor_resolve(run, seq, r->run_id, r->first_seq, &op->restarted);
-    } else if (ctx->read_run[0] && strcmp(ctx->read_run, r->run_id) != 0) {
+    } else if (op->since_run[0] && strcmp(op->since_run, r->run_id) != 0) {
+      /* The run `since` belongs to, not the one another read outside
+       * sessions may have moved ctx->read_run to meanwhile. */
       op->restarted = 1;
       since = r->first_seq > 0 ? r->first_seq - 1 : 0;
     }
@@ -312,5 +313,6 @@ void action_read(op_t *op) {
     return;
   }
   op->since = ctx->read_run[0] ? ctx->read_seq : 0;
+  snprintf(op->since_run, sizeof op->since_run, "%s", ctx->read_run);
   outside_fetch(op);
 }

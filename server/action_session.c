@@ -245,9 +245,13 @@ static void closed_diag(op_t *op, diag_code_t code) {
     r = NULL;
     goto done;
   }
-  /* A stop hands out what it lists; one that lists nothing (detail
-   * summary) leaves the rest to reads of the closed session. */
-  if (!filter && op->action == A_STOP && op->a.detail != D_SUMMARY) session_set_read_pos(s, t.next);
+  /* A stop that lists hands out every frame no read had taken: those it
+   * lists and, through its nextCursor, the rest. So a read of the session
+   * still in flight (waiting on an empty app when the stop came) takes none
+   * of them again. One that lists nothing (detail summary) leaves them all
+   * to reads of the closed session. */
+  if (!filter && op->action == A_STOP && op->a.detail != D_SUMMARY)
+    session_set_read_pos(s, st ? store_frames_seen(st) : t.next);
   if (op->a.detail != D_SUMMARY && t.taken < t.available)
     answer_put_cursor(r, 1, session_id(s), (int64_t)t.next);
   /* A debug build's timings are inflated, and tracking adds overhead: say

@@ -107,6 +107,7 @@ struct op {
   uint64_t probe_until;
   store_t *outside;       /* a read outside sessions: what it fetched */
   char cur_run[RECORD_MAX_RUN_ID + 1];
+  char since_run[RECORD_MAX_RUN_ID + 1]; /* the run `since` was taken in ("" : none) */
   int64_t since;
   int calls;
   int resolved;

@@ -21,7 +21,9 @@
 //  7 every structuredContent validates against the output schema;
 //  8 when no session is open any more, attribution and the profile switches
 //    are back off in the app (contract: "the switches are restored when none
-//    is"), and the VM's recorded timeline streams are as they were (issue 15).
+//    is"), and the VM's recorded timeline streams are as they were (issue 15),
+//    except what another client (the `streams` fault: DevTools) changed: the
+//    server takes away only the streams it added.
 import { Pair, call, brief, rng, sleep, until, SLACK } from './lib.mjs';
 
 export class Violation extends Error {
@@ -61,10 +63,12 @@ const one = (args, extra = {}) => ({ op: 'call', parts: [{ args, ...extra }] });
 // same invariants hold, and the watcher faults are left out (turning the
 // watcher on would change the source, which is a restart, not a fault).
 // Every sim records only the Dart timeline stream at start, so each session
-// must add GC and Embedder and the last one put Dart alone back (invariant 8).
+// must add GC and Embedder and the last one put Dart alone back (invariant 8),
+// unless a `streams` fault (another client) changed them in between.
 export const SIM_ARGS = ['--timeline-streams', 'Dart',
   ...(process.env.MODEL_SIM_ARGS ?? '').split(/\s+/).filter(Boolean)];
-const STREAMS_AT_START = JSON.stringify(['Dart']);
+const STREAMS_AT_START = ['Dart'];
+const OURS = ['Embedder', 'GC']; // what a session adds to the VM's recorded streams
 const NO_WATCHER = SIM_ARGS.includes('--no-watcher');
 // Where a frame lies in the app's stream, and where the sim's stream stood:
 // the watcher's seq, or, on frame events, the frame number (the server's
@@ -76,7 +80,7 @@ const FAULTS = [
   [3, 'restart'], [2, 'pause'], [3, 'scenario idle'], [1, 'scenario stalled'], [5, 'scenario steady'],
   [1, 'scenario janky'], [1, 'fps 30'], [2, 'fps 60'], [1, 'fps 120'], [3, 'fps 4000'], [2, 'fps 6000'],
   [1, 'ext-delay 100'], [1, 'ext-delay 300'], [2, 'ext-delay 0'], [NO_WATCHER ? 0 : 1, 'watcher off'],
-  [2, 'kill'],
+  [2, 'kill'], [1, 'streams Dart,API'], [1, 'streams Dart'], [1, 'streams Dart,Embedder,GC'],
 ];
 
 // Sequence 0 of every run: the continuation paths the coverage checks at the
@@ -214,6 +218,34 @@ export class Runner {
     const now = Date.now();
     this.app = { up: true, paused: false, scenario: 'steady', fps: 60, watcher: true, extDelay: 0,
       changedAt: now, disruptedAt: 0, reconnected: true };
+    // The VM's recorded timeline streams: base, what they are whenever no
+    // session is open; ours, what the open session added (null: unknown);
+    // base null: unknowable (a change by another client while it was not
+    // known whether or what the server had added).
+    this.streams = { base: [...STREAMS_AT_START], ours: [] };
+  }
+
+  // A `streams` fault: another client sets the recorded streams to X. With a
+  // session open, the server's own set must have landed first (start may
+  // answer before it has); the last stop then takes away only ours.
+  async streamsFault(X) {
+    const t = this.streams;
+    if (this.unsure || t.base === null || (this.current && t.ours === null)) {
+      t.base = null;
+    } else if (!this.current) {
+      t.base = X;
+    } else {
+      try {
+        await until(async () => {
+          const st = await this.pair.stats();
+          return t.ours.every((x) => st.recordedStreams.includes(x));
+        }, { timeoutMs: 2000 * SLACK, everyMs: 50, what: 'the session\'s timeline streams' });
+        t.base = X.filter((x) => !t.ours.includes(x));
+      } catch {
+        t.base = null;
+        this.count('streamsUnsettled');
+      }
+    }
   }
 
   // The app draws, and has for long enough that the server can see it.
@@ -237,6 +269,8 @@ export class Runner {
       before.runId === after.runId, runChanges: 0, last: null, gap: false, allow: 0, lostSeen: 0,
       taken: 0, firstDone: false, tail: null, cursor: null, appLost: false };
     this.known.add(id);
+    const t = this.streams;
+    t.ours = t.base === null ? null : OURS.filter((x) => !t.base.includes(x));
     this.current = S;
     return S;
   }
@@ -337,9 +371,10 @@ export class Runner {
 
   async simStep(cmd) {
     const a = this.app;
+    const [verb, arg] = cmd.split(' ');
+    if (verb === 'streams') await this.streamsFault(arg.split(','));
     const reply = await this.pair.cmd(cmd);
     if (reply === null) return 'sim gone';
-    const [verb, arg] = cmd.split(' ');
     const S = this.current;
     const was = JSON.stringify(a);
     switch (verb) {
@@ -376,6 +411,9 @@ export class Runner {
     if (s.whileDead) out = await this.callStep({ op: 'call', parts: [{ args: s.whileDead }] });
     this.kills++;
     await this.pair.startSim(['--seed', String(this.seed + this.kills), ...this.simArgs]);
+    // A new VM: its own streams. A session still open may or may not add
+    // ours to it (it learns of the new app while it runs).
+    this.streams = { base: [...STREAMS_AT_START], ours: this.current ? null : [] };
     this.app = { up: true, paused: false, scenario: 'steady', fps: 60, watcher: true, extDelay: 0,
       changedAt: Date.now(), disruptedAt: Date.now(), reconnected: false };
     // The server re-reads the URI file when it reconnects (its --help).
@@ -574,6 +612,7 @@ export class Runner {
     this.checkDrawing(a, g.drawingAtSend, what);
     this.checkListing(a, what);
     this.current = null;
+    this.streams.ours = [];
     this.closed.set(S.id, sc.session.framesSeen);
     g.stopped = { id: S.id, summary: sc.summary, framesSeen: sc.session.framesSeen, at: a.at };
     const listed = sc.frames ?? [];
@@ -663,17 +702,24 @@ export class Runner {
     if (this.app.scenario !== 'steady') await this.simStep('scenario steady');
     if (this.app.fps !== 60) await this.simStep('fps 60');
     // Nothing is open: the app's attribution and profile switches are back
-    // to what they were before the first session (all off in a fresh sim).
+    // to what they were before the first session (all off in a fresh sim),
+    // and the timeline streams to what they are without a session.
+    const sorted = (x) => JSON.stringify([...x].sort());
+    const streams = this.streams.base && sorted(this.streams.base);
+    if (!streams) this.count('streamsUnknown');
+    else if (streams !== sorted(STREAMS_AT_START)) this.count('streamsChangedByAnother');
     let st;
     try {
       await until(async () => {
         st = await this.pair.stats();
         return st.collecting === false && !st.tracking?.widgets && !st.tracking?.layouts && !st.tracking?.paints &&
-          JSON.stringify(st.recordedStreams) === STREAMS_AT_START;
+          (!streams || sorted(st.recordedStreams) === streams);
       }, { timeoutMs: 3000 * SLACK, everyMs: 100, what: 'attribution off' });
     } catch {
-      fail(8, `no session is open, but the app still has collecting=${st?.collecting} tracking=${JSON.stringify(st?.tracking)} recordedStreams=${JSON.stringify(st?.recordedStreams)}`);
+      fail(8, `no session is open, but the app still has collecting=${st?.collecting} tracking=${JSON.stringify(st?.tracking)} recordedStreams=${JSON.stringify(st?.recordedStreams)}${streams ? ` (want ${streams})` : ''}`);
     }
+    // The next sequence begins where a fresh sim does.
+    if (streams !== sorted(STREAMS_AT_START)) await this.simStep(`streams ${STREAMS_AT_START.join(',')}`);
     return out;
   }
 }

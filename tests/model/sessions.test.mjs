@@ -65,7 +65,7 @@ test(`model: ${SEQUENCES} random sequences of ${STEPS} steps (seed=${SEED})`, { 
     } catch (e) {
       const report = [
         `MODEL FAILURE seed=${SEED} sequence=${i} step=${k}: ${e instanceof Violation ? e.message : e.stack}`,
-        `replay: MODEL_SEED=${SEED} MODEL_FIRST=${i} MODEL_SEQUENCES=1 MODEL_STEPS=${STEPS} ctest -R model.sessions --output-on-failure`,
+        `replay: MODEL_SEED=${SEED} MODEL_FIRST=${i} MODEL_SEQUENCES=1 MODEL_STEPS=${STEPS} ctest -R ${SIM_ARGS.includes('--no-watcher') ? 'model.frame_events' : 'model.sessions'} --output-on-failure`,
         'steps:',
         ...log,
         ...steps.slice(k).map((s, j) => `  ${k + j} ${describeStep(s)}${j === 0 ? `\n      → ${runner.lastAnswers ?? ''} FAILED HERE` : ''}`),

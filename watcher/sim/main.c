@@ -121,6 +121,9 @@ static const char usage_text[] =
     "                        new watcher runId; the old id answers Collected\n"
     "  reload                hot reload: IsolateReload, same isolate\n"
     "  watcher off|on        unregister / register ext.telescope.frames\n"
+    "  streams L             another client (DevTools) sets the VM timeline's\n"
+    "                        recorded streams to L (Dart,GC,...), as\n"
+    "                        setVMTimelineFlags does\n"
     "  ext-delay MS          answer ext.telescope.frames MS later\n"
     "  ext-hang on|off       never answer ext.telescope.frames (until off)\n"
     "  ext-error on|off      answer ext.telescope.frames with -32000\n"
@@ -586,6 +589,23 @@ static int run_command(sim_t *s, char *line) {
     if (on_off(arg, &on)) return answer("error watcher wants on|off");
     sim_vm_set_watcher(s, on);
     answer("ok watcher %s", arg);
+  } else if (!strcmp(cmd, "streams")) {
+    json_t *list = json_array();
+    const char *bad = "(none given)";
+    char *name, *save2 = NULL;
+    for (name = arg ? strtok_r(arg, ",", &save2) : NULL; name; name = strtok_r(NULL, ",", &save2))
+      json_array_append_new(list, json_string(name));
+    if (!json_array_size(list) || sim_vm_set_streams(s, list, &bad) < 0) {
+      answer("error streams wants VM stream names (Dart,GC...), not %s", bad); /* bad is in list */
+      json_decref(list);
+      return 0;
+    }
+    json_decref(list);
+    json_t *now = sim_tl_recorded_json(&s->tl);
+    char *txt = json_dumps(now, JSON_COMPACT);
+    answer("ok streams %s", txt ? txt : "?");
+    free(txt);
+    json_decref(now);
   } else if (!strcmp(cmd, "ext-delay")) {
     if (!arg || parse_long(arg, 0, 3600000, &v))
       return answer("error ext-delay wants milliseconds 0..3600000");

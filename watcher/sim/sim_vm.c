@@ -1055,18 +1055,24 @@ static void do_set_vm_timeline_flags(sim_t *s, sim_call_t *k) {
     send_invalid_params(s, k, "setVMTimelineFlags: expects the 'recordedStreams' parameter");
     return;
   }
-  if (sim_tl_set(&s->tl, streams, &bad) < 0) {
+  if (sim_vm_set_streams(s, streams, &bad) < 0) {
     char d[160];
     snprintf(d, sizeof d, "setVMTimelineFlags: invalid 'recordedStreams' parameter: %.100s", bad);
     send_invalid_params(s, k, d);
     return;
   }
   send_result(k, json_pack("{s:s}", "type", "Success"));
-  /* Listeners of the Timeline stream learn the new set. */
+}
+
+int sim_vm_set_streams(sim_t *s, const json_t *streams, const char **bad) {
+  if (sim_tl_set(&s->tl, streams, bad) < 0) return -1;
+  /* Listeners of the Timeline stream learn the new set, before the setter's
+   * answer (docs/flutter-apis.md, setVMTimelineFlags). */
   json_t *ev = json_pack("{s:s, s:s, s:I}", "type", "Event", "kind",
                          "TimelineStreamSubscriptionsUpdate", "timestamp", (json_int_t)sim_wall_ms());
   json_object_set_new(ev, "updatedStreams", sim_tl_recorded_json(&s->tl));
   broadcast(s, "Timeline", ev);
+  return 0;
 }
 
 static int int_param(const json_t *params, const char *key, int64_t *out) {

@@ -51,6 +51,11 @@ void sim_vm_post_event(sim_t *s, const char *extension_kind, json_t *data);
  * Extension: a Sim.Flood event. Both are what a busy app's streams carry. */
 void sim_vm_set_flood(sim_t *s, int per_second, int extension_stream);
 
+/* setVMTimelineFlags, from a client or from `streams L` on stdin (another
+ * client, such as DevTools, at work): sets the recorded streams and posts
+ * TimelineStreamSubscriptionsUpdate. -1 with the unknown name in bad. */
+int sim_vm_set_streams(sim_t *s, const json_t *streams, const char **bad);
+
 /* Calls held (paused isolate, slow or hung extension). */
 size_t sim_vm_held_calls(const sim_t *s);
 
