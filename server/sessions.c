@@ -129,7 +129,7 @@ struct sessions {
   uv_timer_t timer;
   uv_idle_t idle;
   int handles_open;
-  sessions_wait_t *waits; /* pending */
+  sessions_wait_t *waits, *waits_tail; /* pending, oldest first */
   sessions_wait_t *ready, *ready_tail; /* to be called back on the next idle turn, oldest first */
   int checking, recheck;
   int freeing;
@@ -849,25 +849,36 @@ static void on_timer(uv_timer_t *t) {
 
 /* ---- waiters ----------------------------------------------------------- */
 
+/* Both lists keep arrival order: waiters that become ready in the same
+ * pass are called back in the order their calls came (two joined stops, a
+ * read and a stop), so the first asked is the first to hand out frames. */
 static void wait_unlink(sessions_wait_t *w) {
   sessions_t *m = w->m;
   sessions_wait_t **head = w->ready ? &m->ready : &m->waits;
+  sessions_wait_t **tail = w->ready ? &m->ready_tail : &m->waits_tail;
   if (w->prev)
     w->prev->next = w->next;
   else
     *head = w->next;
   if (w->next)
     w->next->prev = w->prev;
-  else if (w->ready)
-    m->ready_tail = w->prev;
+  else
+    *tail = w->prev;
   w->next = w->prev = NULL;
 }
 
-static void wait_link(sessions_wait_t **head, sessions_wait_t *w) {
-  w->prev = NULL;
-  w->next = *head;
-  if (*head) (*head)->prev = w;
-  *head = w;
+/* Appends w to the list its `ready` flag names. */
+static void wait_append(sessions_wait_t *w) {
+  sessions_t *m = w->m;
+  sessions_wait_t **head = w->ready ? &m->ready : &m->waits;
+  sessions_wait_t **tail = w->ready ? &m->ready_tail : &m->waits_tail;
+  w->prev = *tail;
+  w->next = NULL;
+  if (*tail)
+    (*tail)->next = w;
+  else
+    *head = w;
+  *tail = w;
 }
 
 static void wait_free(sessions_wait_t *w) {
@@ -888,13 +899,7 @@ static void make_ready(sessions_wait_t *w, const wp_status_t *st) {
   else
     wp_status_set(&w->st, DIAG_NONE, 0, NULL);
   w->ready = 1;
-  w->prev = m->ready_tail;
-  w->next = NULL;
-  if (m->ready_tail)
-    m->ready_tail->next = w;
-  else
-    m->ready = w;
-  m->ready_tail = w;
+  wait_append(w);
   if (!uv_is_active((uv_handle_t *)&m->idle)) uv_idle_start(&m->idle, on_idle);
 }
 
@@ -1005,7 +1010,7 @@ static sessions_wait_t *wait_new(sessions_t *m, wait_kind_t kind, session_t *s) 
   w->kind = kind;
   w->s = s;
   if (s) session_ref(s);
-  wait_link(&m->waits, w);
+  wait_append(w);
   return w;
 }
 

@@ -446,6 +446,41 @@ START_TEST(open_while_the_last_close_settles) {
 }
 END_TEST
 
+/* Callbacks in the order they ran. */
+static int ran;
+typedef struct {
+  got_t g;
+  int at;
+} order_t;
+static void on_done_ordered(void *arg, session_t *s, const wp_status_t *st) {
+  order_t *o = arg;
+  o->at = ++ran;
+  on_done(&o->g, s, st);
+}
+
+START_TEST(joined_closes_answered_in_the_order_they_came) {
+  /* Found by the model test under ASan: of two overlapping stops, the later
+   * was answered first, so it was the one to hand out (and count) the
+   * frames the first asked for. Waiters ready together go oldest first. */
+  session_options_t o = {0};
+  session_t *s = open_one(&o);
+  draw(3);
+  order_t a = {{0}, 0}, b = {{0}, 0}, c = {{0}, 0};
+  ran = 0;
+  ck_assert_ptr_nonnull(sessions_close(M, s, on_done_ordered, &a));
+  ck_assert_ptr_nonnull(sessions_close(M, s, on_done_ordered, &b));
+  ck_assert_ptr_nonnull(sessions_close(M, s, on_done_ordered, &c));
+  RUN_UNTIL(a.g.calls == 1 && b.g.calls == 1 && c.g.calls == 1);
+  ck_assert_int_eq(a.at, 1);
+  ck_assert_int_eq(b.at, 2);
+  ck_assert_int_eq(c.at, 3);
+  session_unref(a.g.s);
+  session_unref(b.g.s);
+  session_unref(c.g.s);
+  session_unref(s);
+}
+END_TEST
+
 int main(void) {
   Suite *su = suite_create("sessions");
   TCase *tc = tcase_create("manager");
@@ -460,6 +495,7 @@ int main(void) {
   tcase_add_test(tc, hot_restart_followed);
   tcase_add_test(tc, cancelled_waiters_are_silent);
   tcase_add_test(tc, open_while_the_last_close_settles);
+  tcase_add_test(tc, joined_closes_answered_in_the_order_they_came);
   suite_add_tcase(su, tc);
   SRunner *sr = srunner_create(su);
   srunner_run_all(sr, CK_NORMAL);
