@@ -251,10 +251,12 @@ static void closed_diag(op_t *op, diag_code_t code) {
    * of them again. One that lists nothing (detail summary) leaves them all
    * to reads of the closed session, except those that fell out of the
    * window: it counted them in its `undelivered`, and a read must not again. */
-  if (!filter && op->action == A_STOP && op->a.detail != D_SUMMARY)
-    session_set_read_pos(s, st ? store_frames_seen(st) : t.next);
-  else if (!filter && op->action == A_STOP && st && store_first_kept(st) > session_read_pos(s))
-    session_set_read_pos(s, store_first_kept(st));
+  if (!filter && op->action == A_STOP) {
+    if (op->a.detail != D_SUMMARY)
+      session_set_read_pos(s, st ? store_frames_seen(st) : t.next);
+    else if (st && store_first_kept(st) > session_read_pos(s))
+      session_set_read_pos(s, store_first_kept(st));
+  }
   if (op->a.detail != D_SUMMARY && t.taken < t.available)
     answer_put_cursor(r, 1, session_id(s), (int64_t)t.next);
   /* A debug build's timings are inflated, and tracking adds overhead: say
