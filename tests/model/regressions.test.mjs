@@ -20,6 +20,20 @@ async function setup(simArgs = [], mcpArgs = []) {
 
 const seqs = (sc) => (sc.frames ?? []).map((f) => f.seq);
 
+// Reads a closed session on (from a cursor, or by its id) until a read takes
+// nothing more: every answer, each checked to be no error.
+async function readOn(m, from) {
+  const answers = [];
+  let args = { action: 'read', ...from, detail: 'frames', limit: 1000 };
+  for (;;) {
+    const r = await m.call(args);
+    assert.equal(r.isError, false, r.text);
+    answers.push(r);
+    if (!r.sc.frames?.length || !r.sc.nextCursor) return answers;
+    args = { action: 'read', cursor: r.sc.nextCursor, detail: 'frames', limit: 1000 };
+  }
+}
+
 // Every frame the app wrote during the session arrives once across the reads
 // and what stop lists: contiguous, no repeats, and the counts add up.
 async function readLoop({ cursor }) {
@@ -284,13 +298,9 @@ test('no watcher: the frames posted before stop are all in it', async () => {
   const stop = await m.call({ action: 'stop', detail: 'frames', limit: 1000 });
   assert.equal(stop.isError, false, stop.text);
   let last = stop.sc.frames.at(-1)?.frameNumber ?? 0;
-  let cursor = stop.sc.nextCursor;
-  while (cursor) {
-    const r = await m.call({ action: 'read', cursor, detail: 'frames', limit: 1000 });
-    assert.equal(r.isError, false, r.text);
-    if (r.sc.frames?.length) last = r.sc.frames.at(-1).frameNumber;
-    cursor = r.sc.frames?.length ? r.sc.nextCursor : undefined;
-  }
+  if (stop.sc.nextCursor)
+    for (const r of await readOn(m, { cursor: stop.sc.nextCursor }))
+      if (r.sc.frames?.length) last = r.sc.frames.at(-1).frameNumber;
   assert.ok(last >= before, `the last frame ${last} predates the frames posted before stop (${before})`);
 });
 
@@ -319,13 +329,7 @@ test('a read in flight across a stop takes none of the stop\'s frames', async (t
     assert.equal(read.isError, false, read.text);
     if (read.sc.session?.state !== 'stopped' || !stop.sc.nextCursor) continue; // the read came first
     const got = [...seqs(read.sc), ...seqs(stop.sc)];
-    let cursor = stop.sc.nextCursor;
-    while (cursor) {
-      const r = await m.call({ action: 'read', cursor, detail: 'frames', limit: 1000 });
-      assert.equal(r.isError, false, r.text);
-      got.push(...seqs(r.sc));
-      cursor = r.sc.frames?.length ? r.sc.nextCursor : undefined;
-    }
+    for (const r of await readOn(m, { cursor: stop.sc.nextCursor })) got.push(...seqs(r.sc));
     assert.equal(new Set(got).size, got.length, `no frame twice: ${got.join(' ')}`);
     assert.equal(got.length, stop.sc.session.framesSeen, 'every frame of the session once');
     return;
@@ -379,14 +383,9 @@ test('frames that fell out of the window are counted undelivered once', async ()
   const seen = stop.sc.session.framesSeen;
   assert.ok(stop.sc.undelivered > 0, `frames fell out of the 4 096 window: ${JSON.stringify(stop.sc.session)}`);
   let total = stop.sc.undelivered;
-  let args = { action: 'read', session: stop.sc.session.id, detail: 'frames', limit: 1000 };
-  for (;;) {
-    const r = await m.call(args);
-    assert.equal(r.isError, false, r.text);
+  for (const r of await readOn(m, { session: stop.sc.session.id })) {
     assert.equal(r.sc.undelivered ?? 0, 0, 'the stop counted them already');
     total += r.sc.frames.length;
-    if (!r.sc.truncated) break;
-    args = { action: 'read', cursor: r.sc.nextCursor, detail: 'frames', limit: 1000 };
   }
   assert.equal(total, seen, 'undelivered and the frames read add up to the session');
 });
