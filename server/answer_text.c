@@ -86,6 +86,8 @@ static void verdict(sb_t *b, const char *action, const json_t *sum, int is_error
               ms(num(ra, "p90")), ms(num(ra, "max")));
 }
 
+/* "cause 1: BUILD (phase) explains 92% of the jank, in 18/20 janky frames:
+ * 31.0 ms per janky frame vs 4.0 ms otherwise". */
 static void findings(sb_t *b, const json_t *sum) {
   const json_t *fs = json_object_get(sum, "findings");
   size_t i;
@@ -93,40 +95,64 @@ static void findings(sb_t *b, const json_t *sum) {
   json_array_foreach(fs, i, f) {
     const char *kind = str(f, "kind"), *name = str(f, "name");
     if (!kind || !name) continue;
-    if (!strcmp(kind, "tracking")) {
-      sb_printf(b, "cause %zu: no names (%s not on): %s\n", i + 1, name, str(f, "hint"));
-      continue;
-    }
-    if (!strcmp(kind, "watcher")) {
-      sb_printf(b, "cause %zu: build over budget in %lld/%lld janky frames (no watcher to name "
-                   "what)\n",
-                i + 1, (long long)num(f, "jankFrames"), (long long)num(f, "ofJankFrames"));
-      continue;
-    }
-    sb_printf(b,
-              "cause %zu: %s (%s%s) in %lld/%lld janky frames: %.1f ms per janky frame vs %.1f "
-              "ms otherwise\n",
+    sb_printf(b, "cause %zu: %s (%s%s) explains %.0f%% of the jank, in %lld/%lld janky frames: "
+                 "%.1f ms per janky frame vs %.1f ms otherwise\n",
               i + 1, name, kind, strcmp(kind, "raster") ? "" : " thread",
+              json_number_value(json_object_get(f, "explains")) * 100.0,
               (long long)num(f, "jankFrames"), (long long)num(f, "ofJankFrames"),
               ms(num(f, "perJankFrameUs")), ms(num(f, "perOtherFrameUs")));
     if (i < ANSWER_TEXT_HINTS && str(f, "hint")) sb_printf(b, "  hint: %s\n", str(f, "hint"));
   }
 }
 
-/* A worst frame's cause: the raster thread when it missed there and took
- * longer than the build; else its first block below the phases; else its
- * first block; else the build itself. */
+/* Advice, apart from the causes: "next: start again with trackWidgets: true
+ * (…)". */
+static void next(sb_t *b, const json_t *sum) {
+  size_t i;
+  const json_t *n;
+  json_array_foreach(json_object_get(sum, "next"), i, n) {
+    const char *kind = str(n, "kind");
+    if (!kind) continue;
+    if (!strcmp(kind, "tracking") && str(n, "option"))
+      sb_printf(b, "next: start again with %s: true (%s)\n", str(n, "option"),
+                str(n, "why") ? str(n, "why") : "");
+    else if (str(n, "why"))
+      sb_printf(b, "next: %s\n", str(n, "why"));
+  }
+}
+
+/* "startup: 1 frame (frame 1), build max 1712.3 ms, raster max 40.1 ms: the
+ * app's start, not counted as jank". */
+static void startup(sb_t *b, const json_t *sum) {
+  const json_t *st = json_object_get(sum, "startup"), *fn = json_object_get(st, "frameNumbers"), *v;
+  if (!st) return;
+  int64_t n = num(st, "frames");
+  sb_printf(b, "startup: %lld frame%s (", (long long)n, n == 1 ? "" : "s");
+  size_t i;
+  json_array_foreach(fn, i, v) sb_printf(b, "%s%lld", i ? ", " : "frame ", (long long)json_integer_value(v));
+  if ((int64_t)json_array_size(fn) < n) sb_printf(b, ", …");
+  sb_printf(b, "), build max %.1f ms, raster max %.1f ms: the app's start, not counted as jank\n",
+            ms(num(st, "buildUsMax")), ms(num(st, "rasterUsMax")));
+}
+
+/* A worst frame's cause: on the raster side (it missed there and took longer
+ * than the build) shader compilation when the timeline saw it, else the
+ * raster thread; on the UI side GC when it took longer than the frame's first
+ * block below the phases, else that block (or its first block, or the build
+ * itself). */
 typedef struct {
   const char *name;
-  int64_t us, build_us, seq;
+  int64_t us, build_us, number, gc_us, shader_us;
 } cause_t;
 
 static cause_t frame_cause(const json_t *w, int64_t budget) {
-  cause_t c = {"build", num(w, "buildUs"), num(w, "buildUs"), num(w, "seq")};
+  cause_t c = {"build", num(w, "buildUs"), num(w, "buildUs"), num(w, "frameNumber"),
+               num(w, "gcUs"), num(w, "shaderUs")};
+  if (c.number <= 0) c.number = -num(w, "seq"); /* unnumbered: by seq, printed "seq N" */
   int64_t raster = num(w, "rasterUs");
   if (raster > budget && raster >= c.build_us) {
-    c.name = "raster";
-    c.us = raster;
+    c.name = c.shader_us ? "shader compilation" : "raster";
+    c.us = c.shader_us ? c.shader_us : raster;
     return c;
   }
   const json_t *tb = json_object_get(w, "topBlocks"), *first = json_array_get(tb, 0), *blk;
@@ -141,27 +167,46 @@ static cause_t frame_cause(const json_t *w, int64_t budget) {
     c.name = str(first, "name");
     c.us = num(first, "selfMicros");
   }
+  if (c.gc_us > 0 && c.gc_us >= c.us) {
+    c.name = "GC";
+    c.us = c.gc_us;
+  }
   return c;
 }
 
-/* "frames #58, #74, #90: SlowWidget 38.2–39.9 ms (build 44.9–45.5 ms)": the
- * worst frames that share a cause on one line, worst cause first. */
+static void range(sb_t *b, const char *label, int64_t lo, int64_t hi) {
+  /* U+2013 EN DASH between the ends of a range. */
+  if (lo == hi)
+    sb_printf(b, "%s%.1f ms", label, ms(lo));
+  else
+    sb_printf(b, "%s%.1f\xe2\x80\x93%.1f ms", label, ms(lo), ms(hi));
+}
+
+/* "frames 58, 74, 90: SlowWidget 38.2–39.9 ms (build 44.9–45.5 ms, GC 3.1 ms)":
+ * the janky worst frames that share a cause on one line, worst cause first,
+ * named by the engine's frame number as everywhere else. */
 static void worst(sb_t *b, const json_t *sum) {
   const json_t *wf = json_object_get(sum, "worstFrames");
   int64_t budget = num(sum, "budgetUs");
-  size_t n = json_array_size(wf), lines = 0;
+  size_t n = json_array_size(wf), lines = 0, m0 = 0;
   if (n > 16) n = 16;
   cause_t c[16];
   int done[16] = {0};
-  for (size_t i = 0; i < n; i++) c[i] = frame_cause(json_array_get(wf, i), budget);
+  for (size_t i = 0; i < n; i++) {
+    const json_t *w = json_array_get(wf, i);
+    if (num(w, "buildUs") <= budget && num(w, "rasterUs") <= budget) continue; /* not janky */
+    c[m0++] = frame_cause(w, budget);
+  }
+  n = m0;
   for (size_t i = 0; i < n && lines < ANSWER_TEXT_WORST_LINES; i++) {
     if (done[i]) continue;
     int64_t lo = c[i].us, hi = c[i].us, blo = c[i].build_us, bhi = c[i].build_us;
+    int64_t glo = INT64_MAX, ghi = 0;
     size_t k = 0;
     for (size_t j = i; j < n; j++)
       if (!done[j] && !strcmp(c[j].name, c[i].name)) k++;
     sb_printf(b, "%s ", k > 1 ? "frames" : "frame");
-    int64_t seqs[16];
+    int64_t nums[16];
     size_t m = 0;
     for (size_t j = i; j < n; j++) {
       if (done[j] || strcmp(c[j].name, c[i].name)) continue;
@@ -170,25 +215,35 @@ static void worst(sb_t *b, const json_t *sum) {
       if (c[j].us > hi) hi = c[j].us;
       if (c[j].build_us < blo) blo = c[j].build_us;
       if (c[j].build_us > bhi) bhi = c[j].build_us;
+      int64_t extra = strcmp(c[i].name, "GC") ? c[j].gc_us : 0;
+      if (extra > 0 && extra < glo) glo = extra;
+      if (extra > ghi) ghi = extra;
       size_t p = m++; /* the frames in order, as a reader finds them */
-      while (p > 0 && seqs[p - 1] > c[j].seq) {
-        seqs[p] = seqs[p - 1];
+      while (p > 0 && nums[p - 1] > c[j].number) {
+        nums[p] = nums[p - 1];
         p--;
       }
-      seqs[p] = c[j].seq;
+      nums[p] = c[j].number;
     }
-    for (size_t j = 0; j < m; j++) sb_printf(b, "%s#%lld", j ? ", " : "", (long long)seqs[j]);
-    /* U+2013 EN DASH between the ends of a range. */
-    if (lo == hi)
-      sb_printf(b, ": %s %.1f ms", c[i].name, ms(lo));
-    else
-      sb_printf(b, ": %s %.1f\xe2\x80\x93%.1f ms", c[i].name, ms(lo), ms(hi));
-    if (strcmp(c[i].name, "build") && strcmp(c[i].name, "raster")) {
-      if (blo == bhi)
-        sb_printf(b, " (build %.1f ms)", ms(blo));
+    for (size_t j = 0; j < m; j++) {
+      if (nums[j] < 0)
+        sb_printf(b, "%sseq %lld", j ? ", " : "", (long long)-nums[j]);
       else
-        sb_printf(b, " (build %.1f\xe2\x80\x93%.1f ms)", ms(blo), ms(bhi));
+        sb_printf(b, "%s%lld", j ? ", " : "", (long long)nums[j]);
     }
+    sb_printf(b, ": %s ", c[i].name);
+    range(b, "", lo, hi);
+    int raster_side = !strcmp(c[i].name, "raster") || !strcmp(c[i].name, "shader compilation");
+    int paren = 0;
+    if (!raster_side && strcmp(c[i].name, "build")) {
+      range(b, " (build ", blo, bhi);
+      paren = 1;
+    }
+    if (ghi > 0) {
+      range(b, paren ? ", GC " : " (GC ", glo, ghi);
+      paren = 1;
+    }
+    if (paren) sb_printf(b, ")");
     sb_printf(b, "\n");
     lines++;
   }
@@ -285,7 +340,9 @@ char *answer_text_render(const json_t *r, int is_error) {
   const json_t *sum = json_object_get(r, "summary");
   if (sum) {
     verdict(&b, action, sum, is_error);
+    startup(&b, sum);
     findings(&b, sum);
+    next(&b, sum);
     /* Within budget, the worst frames explain nothing an agent must act on. */
     if (num(json_object_get(sum, "jank"), "frames")) worst(&b, sum);
     interactions(&b, sum);

@@ -13,9 +13,11 @@
   "GC pauses inside build: the app allocates heavily in these frames (objects, lists or images " \
   "made in build/layout); reuse them or move the work out of the frame"
 #define SHADER_HINT                                                                          \
-  "shader compilation on the raster thread (first use of an effect): use Impeller, or warm " \
-  "up shaders (SkSL warm-up) on Skia"
-#define WATCHER_HINT "the watcher would name the widgets and render objects (see warnings)"
+  "shader or pipeline compilation on the raster thread (first use of an effect): use "       \
+  "Impeller, or warm up shaders (SkSL warm-up) on Skia"
+#define WATCHER_HINT                                                                        \
+  "add the telescope watcher to the app: it names the widgets and render objects in the " \
+  "janky frames (README, Setup)"
 
 vmtl_window_t causes_window(const frame_t *f) {
   /* FrameTiming: vsyncOverhead = buildStart - vsyncStart; totalSpan =
@@ -35,58 +37,74 @@ static int64_t mean(double sum, uint64_t n) { return n ? (int64_t)llround(sum / 
 typedef struct {
   const char *kind, *name, *thread, *hint;
   uint64_t jank_frames, of_frames;
-  int64_t jank_mean, other_mean;
+  int64_t jank_mean, other_mean, explained;
+  double share;
 } cause_t;
 
 static json_t *cause_json(const cause_t *c) {
-  return json_pack("{s:s,s:s,s:s,s:I,s:I,s:I,s:I,s:s}", "kind", c->kind, "name", c->name, "thread",
-                   c->thread, "jankFrames", (json_int_t)c->jank_frames, "ofJankFrames",
+  return json_pack("{s:s,s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:f,s:s}", "kind", c->kind, "name", c->name,
+                   "thread", c->thread, "jankFrames", (json_int_t)c->jank_frames, "ofJankFrames",
                    (json_int_t)c->of_frames, "perJankFrameUs", (json_int_t)c->jank_mean,
-                   "perOtherFrameUs", (json_int_t)c->other_mean, "hint", c->hint);
+                   "perOtherFrameUs", (json_int_t)c->other_mean, "explainedUs",
+                   (json_int_t)c->explained, "explains", c->share, "hint", c->hint);
 }
 
-/* The findings' rule (findings.h): names below the phases first, by excess;
- * a cause from the timeline is as specific as a name, so it ranks in that
- * tier, and before the tracking/watcher advice it makes less urgent. */
-static int tier0(const char *kind) {
-  return !strcmp(kind, "widget") || !strcmp(kind, "render_object") || !strcmp(kind, "gc") ||
-         !strcmp(kind, "shader");
-}
-
-static int insert(json_t *findings, const cause_t *c) {
-  int64_t excess = c->jank_mean - c->other_mean;
+/* Without the watcher no track* option can name anything: the advice is the
+ * watcher itself. */
+static int watcher_instead_of_tracking(json_t *summary) {
+  json_t *next = json_object_get(summary, "next");
   size_t i;
-  json_t *f;
-  json_array_foreach(findings, i, f) {
-    const char *kind = json_string_value(json_object_get(f, "kind"));
-    if (!kind || !tier0(kind)) break;
-    int64_t e = json_integer_value(json_object_get(f, "perJankFrameUs")) -
-                json_integer_value(json_object_get(f, "perOtherFrameUs"));
-    if (excess > e) break;
-  }
-  json_t *j = cause_json(c);
-  return !j || json_array_insert_new(findings, i, j) ? -1 : 0;
-}
-
-static int watcher_instead_of_tracking(json_t *findings) {
-  size_t i;
-  json_t *f;
-  json_array_foreach(findings, i, f) {
-    const char *kind = json_string_value(json_object_get(f, "kind"));
+  json_t *n;
+  json_array_foreach(next, i, n) {
+    const char *kind = json_string_value(json_object_get(n, "kind"));
     if (!kind || strcmp(kind, "tracking")) continue;
-    if (json_object_set_new(f, "kind", json_string("watcher")) ||
-        json_object_set_new(f, "name", json_string("telescope")) ||
-        json_object_set_new(f, "hint", json_string(WATCHER_HINT)))
-      return -1;
+    return json_array_set_new(next, i,
+                              json_pack("{s:s,s:s}", "kind", "watcher", "why", WATCHER_HINT));
   }
   return 0;
+}
+
+/* One timeline cause over the kept steady-state frames: the frames of its
+ * side that missed (build for gc, raster for shader) against the frames that
+ * missed nothing, and what it explains: per missed frame its time beyond the
+ * other frames' mean, at most that side's overrun (findings.h). */
+typedef struct {
+  uint64_t missed, with, other;
+  double sum_missed, sum_other;
+} tally_t;
+
+static void tally_frame(tally_t *t, int missed, int other, int64_t us) {
+  if (missed) {
+    t->missed++;
+    t->sum_missed += (double)us;
+    t->with += us > 0;
+  }
+  if (other) {
+    t->other++;
+    t->sum_other += (double)us;
+  }
+}
+
+static double tally_explained(const frame_t *const *frames, size_t nframes,
+                              const vmtl_causes_t *c, int64_t budget_us, int shader,
+                              double other_mean) {
+  double e = 0;
+  for (size_t i = 0; i < nframes; i++) {
+    const frame_t *f = frames[i];
+    if (f->startup) continue;
+    int64_t over = (shader ? f->raster_us : f->build_us) - budget_us;
+    if (over <= 0) continue;
+    double x = (double)(shader ? c[i].shader_us : c[i].gc_us) - other_mean;
+    if (x > 0) e += x < (double)over ? x : (double)over;
+  }
+  return e;
 }
 
 int causes_apply(json_t *summary, const frame_t *const *frames, size_t nframes,
                  int64_t budget_us, const causes_input_t *in) {
   json_t *findings = json_object_get(summary, "findings");
   if (!json_is_array(findings)) return 0;
-  if (in->frame_events && watcher_instead_of_tracking(findings) < 0) return -1;
+  if (in->frame_events && watcher_instead_of_tracking(summary) < 0) return -1;
   if (!in->nevents || !nframes) return 0;
 
   vmtl_window_t *w = malloc(nframes * sizeof *w);
@@ -95,46 +113,48 @@ int causes_apply(json_t *summary, const frame_t *const *frames, size_t nframes,
   for (size_t i = 0; i < nframes; i++) w[i] = causes_window(frames[i]);
   if (vmtl_join(in->events, in->nevents, w, nframes, in->offset_us, c) < 0) goto oom;
 
-  uint64_t build_missed = 0, raster_missed = 0, other = 0, gc_frames = 0, shader_frames = 0;
-  double gc_missed = 0, gc_other = 0, sh_missed = 0, sh_other = 0;
+  tally_t gt = {0}, st = {0};
   for (size_t i = 0; i < nframes; i++) {
     const frame_t *f = frames[i];
+    if (f->startup) continue;
     int bm = f->build_us > budget_us, rm = f->raster_us > budget_us;
-    if (bm) {
-      build_missed++;
-      gc_missed += (double)c[i].gc_us;
-      gc_frames += c[i].gc_us > 0;
-    }
-    if (rm) {
-      raster_missed++;
-      sh_missed += (double)c[i].shader_us;
-      shader_frames += c[i].shader_us > 0;
-    }
-    if (!bm && !rm) {
-      other++;
-      gc_other += (double)c[i].gc_us;
-      sh_other += (double)c[i].shader_us;
-    }
+    tally_frame(&gt, bm, !bm && !rm, c[i].gc_us);
+    tally_frame(&st, rm, !bm && !rm, c[i].shader_us);
   }
+  /* The summary counted every janky frame; the kept ones may be fewer: what
+   * they explain is scaled up to all (as the summary does). */
+  const json_t *jank = json_object_get(summary, "jank");
+  double over = json_number_value(json_object_get(jank, "overUs"));
+  uint64_t jf = (uint64_t)json_integer_value(json_object_get(jank, "frames"));
+  uint64_t bm_all = (uint64_t)json_integer_value(json_object_get(jank, "buildMissed"));
+  uint64_t rm_all = (uint64_t)json_integer_value(json_object_get(jank, "rasterMissed"));
   int64_t min_excess = budget_us / FINDINGS_MIN_EXCESS_DIV;
   if (min_excess < 1) min_excess = 1;
-  cause_t gc = {"gc", "GC", "ui", GC_HINT, gc_frames, build_missed,
-                mean(gc_missed, build_missed), mean(gc_other, other)};
-  cause_t sh = {"shader", "shader compilation", "raster", SHADER_HINT, shader_frames,
-                raster_missed, mean(sh_missed, raster_missed), mean(sh_other, other)};
+  int64_t gc_other = mean(gt.sum_other, gt.other), sh_other = mean(st.sum_other, st.other);
+  double ge = tally_explained(frames, nframes, c, budget_us, 0, (double)gc_other);
+  double se = tally_explained(frames, nframes, c, budget_us, 1, (double)sh_other);
+  if (gt.missed) ge *= (double)bm_all / (double)gt.missed;
+  if (st.missed) se *= (double)rm_all / (double)st.missed;
+  cause_t gc = {"gc", "GC", "ui", GC_HINT, gt.with, jf, mean(gt.sum_missed, gt.missed), gc_other,
+                llround(ge), findings_share(llround(ge), over)};
+  cause_t sh = {"shader", "shader compilation", "raster", SHADER_HINT, st.with, jf,
+                mean(st.sum_missed, st.missed), sh_other, llround(se),
+                findings_share(llround(se), over)};
   int bad = 0;
-  if (build_missed && gc.jank_mean - gc.other_mean >= min_excess) bad |= insert(findings, &gc);
-  if (raster_missed && sh.jank_mean - sh.other_mean >= min_excess) bad |= insert(findings, &sh);
-  while (json_array_size(findings) > SUMMARY_FINDINGS)
-    json_array_remove(findings, json_array_size(findings) - 1);
+  if (gt.missed && gc.jank_mean - gc.other_mean >= min_excess && gc.explained > 0)
+    bad |= json_array_append_new(findings, cause_json(&gc));
+  if (st.missed && sh.jank_mean - sh.other_mean >= min_excess && sh.explained > 0)
+    bad |= json_array_append_new(findings, cause_json(&sh));
+  if (!bad && findings_sort_json(findings, SUMMARY_FINDINGS) < 0) bad = 1;
 
   /* The worst frames say how much of each was in them. */
   size_t k;
   json_t *wf;
   json_array_foreach(json_object_get(summary, "worstFrames"), k, wf) {
     json_int_t seq = json_integer_value(json_object_get(wf, "seq"));
+    json_int_t num = json_integer_value(json_object_get(wf, "frameNumber"));
     for (size_t i = 0; i < nframes; i++) {
-      if (frames[i]->seq != seq) continue;
+      if (frames[i]->seq != seq || frames[i]->frame_number != num) continue;
       if (c[i].gc_us) bad |= json_object_set_new(wf, "gcUs", json_integer(c[i].gc_us));
       if (c[i].shader_us) bad |= json_object_set_new(wf, "shaderUs", json_integer(c[i].shader_us));
       break;

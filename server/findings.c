@@ -37,8 +37,20 @@ static int starts(const char *s, const char *prefix) {
   return !strncmp(s, prefix, strlen(prefix));
 }
 
-/* One line in Flutter's terms: what to try for this kind of cause. */
-static const char *hint_for(finding_kind_t kind, const char *name) {
+int findings_kind_tier(const char *kind) {
+  return !(!strcmp(kind, "widget") || !strcmp(kind, "render_object") || !strcmp(kind, "gc") ||
+           !strcmp(kind, "shader"));
+}
+
+double findings_share(int64_t explained_us, double jank_over_us) {
+  if (!(jank_over_us > 0) || explained_us <= 0) return 0;
+  double r = (double)explained_us / jank_over_us;
+  return round((r > 1 ? 1 : r) * 100.0) / 100.0;
+}
+
+/* One line in Flutter's terms: what to try for this kind of cause. A hint
+ * never suggests an option that was on (on: the track* option of the phase). */
+static const char *hint_for(finding_kind_t kind, const char *name, const findings_input_t *in) {
   switch (kind) {
     case FINDING_WIDGET:
       return "builds cost more in janky frames: cheapen its build() or rebuild it less "
@@ -52,13 +64,19 @@ static const char *hint_for(finding_kind_t kind, const char *name) {
       return "expensive layout or paint of this render object: add a RepaintBoundary or a "
              "relayout boundary, avoid intrinsics";
     case FINDING_PHASE:
-      if (starts(name, "BUILD")) return "build work outside named widgets: trackWidgets names them";
+      if (starts(name, "BUILD"))
+        return in->track_widgets == 1
+                   ? "build work that no widget's build() holds: state changes, listeners, "
+                     "GC or work in callbacks run during the frame"
+                   : "build work outside named widgets (see next)";
       if (starts(name, "LAYOUT"))
-        return "layout-bound: look for intrinsic passes (IntrinsicHeight, shrinkWrap) and deep "
-               "relayouts; trackLayouts names render objects";
+        return in->track_layouts == 1
+                   ? "layout-bound outside named render objects: look for intrinsic passes "
+                     "(IntrinsicHeight, shrinkWrap) and deep relayouts"
+                   : "layout-bound: look for intrinsic passes (IntrinsicHeight, shrinkWrap) and "
+                     "deep relayouts";
       if (starts(name, "PAINT"))
-        return "paint-bound: isolate what repaints with RepaintBoundary; trackPaints names "
-               "render objects";
+        return "paint-bound: isolate what repaints with RepaintBoundary";
       if (starts(name, "COMPOSITING"))
         return "scene building: many layers (Opacity, ShaderMask, clips); use fewer";
       if (starts(name, "UPDATING COMPOSITING BITS"))
@@ -69,8 +87,7 @@ static const char *hint_for(finding_kind_t kind, const char *name) {
         return "post-frame callbacks do heavy work (this block belongs to the previous frame)";
       return "semantics updates (accessibility is on): large or changing semantics trees";
     case FINDING_RASTER:
-      return "raster-bound with no UI cause: cut saveLayer, Opacity, clips and large images; "
-             "check shader compilation";
+      return "raster-bound with no UI cause: cut saveLayer, Opacity, clips and large images";
     case FINDING_TRACKING:
       break;
   }
@@ -79,38 +96,65 @@ static const char *hint_for(finding_kind_t kind, const char *name) {
 
 typedef struct {
   finding_kind_t kind;
-  int tier; /* 0: names below the phases; 1: phases and raster */
   const char *name, *thread, *hint;
   uint64_t jank_frames, of_frames;
   int64_t jank_mean, other_mean; /* µs per frame */
+  int64_t explained;
+  double share;
 } cand_t;
 
 static int64_t mean(double sum, uint64_t n) {
   return n ? (int64_t)llround(sum / (double)n) : 0;
 }
 
-/* Tier first, then the larger excess, then name ascending (byte order). */
-static int cand_cmp(const void *a, const void *b) {
-  const cand_t *x = a, *y = b;
-  if (x->tier != y->tier) return x->tier < y->tier ? -1 : 1;
-  int64_t ex = x->jank_mean - x->other_mean, ey = y->jank_mean - y->other_mean;
-  if (ex != ey) return ex > ey ? -1 : 1;
-  return strcmp(x->name, y->name);
+static json_t *cand_json(const cand_t *c) {
+  return json_pack("{s:s,s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:f,s:s}", "kind", findings_kind_name(c->kind),
+                   "name", c->name, "thread", c->thread, "jankFrames", (json_int_t)c->jank_frames,
+                   "ofJankFrames", (json_int_t)c->of_frames, "perJankFrameUs",
+                   (json_int_t)c->jank_mean, "perOtherFrameUs", (json_int_t)c->other_mean,
+                   "explainedUs", (json_int_t)c->explained, "explains", c->share, "hint", c->hint);
 }
 
-static json_t *cand_json(const cand_t *c) {
-  return json_pack("{s:s,s:s,s:s,s:I,s:I,s:I,s:I,s:s}", "kind", findings_kind_name(c->kind), "name",
-                   c->name, "thread", c->thread, "jankFrames", (json_int_t)c->jank_frames,
-                   "ofJankFrames", (json_int_t)c->of_frames, "perJankFrameUs",
-                   (json_int_t)c->jank_mean, "perOtherFrameUs", (json_int_t)c->other_mean, "hint",
-                   c->hint);
+/* The ranking's order on (explained, tier, name): the more jank explained
+ * first (exact µs, not the rounded share), equal → name ascending; then a
+ * specific cause moves ahead of a general one when it explains at least
+ * FINDINGS_TIE_SHARE of what that one explains (a near tie), never past one
+ * it does not nearly tie. Deterministic. */
+typedef struct {
+  double share; /* explainedUs */
+  int tier;
+  const char *name;
+  size_t idx;
+} rank_t;
+
+static int rank_cmp(const void *a, const void *b) {
+  const rank_t *x = a, *y = b;
+  if (x->share != y->share) return x->share > y->share ? -1 : 1;
+  int c = strcmp(x->name, y->name);
+  if (c) return c;
+  return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+static void rank_order(rank_t *r, size_t n) {
+  qsort(r, n, sizeof *r, rank_cmp);
+  for (size_t i = 1; i < n; i++)
+    for (size_t j = i; j > 0 && r[j].tier < r[j - 1].tier &&
+                       r[j].share >= FINDINGS_TIE_SHARE * r[j - 1].share;
+         j--) {
+      rank_t t = r[j];
+      r[j] = r[j - 1];
+      r[j - 1] = t;
+    }
 }
 
 json_t *findings_to_json(const findings_input_t *in, size_t max) {
   json_t *out = json_array();
   if (!out) return NULL;
   cand_t *c = malloc((in->nblocks + 1) * sizeof *c);
-  if (!c) {
+  rank_t *r = malloc((in->nblocks + 1) * sizeof *r);
+  if (!c || !r) {
+    free(c);
+    free(r);
     json_decref(out);
     return NULL;
   }
@@ -121,74 +165,118 @@ json_t *findings_to_json(const findings_input_t *in, size_t max) {
     for (size_t i = 0; i < in->nblocks; i++) {
       const findings_block_t *b = &in->blocks[i];
       cand_t k = {findings_classify(b->name),
-                  0,
                   b->name,
                   "ui",
                   NULL,
                   b->jank_frames,
-                  in->build_missed,
+                  in->jank_frames,
                   mean((double)b->jank_self_us, in->build_missed),
-                  mean((double)b->other_self_us, in->other_frames)};
-      if (k.jank_mean - k.other_mean < min_excess) continue;
-      k.tier = k.kind == FINDING_PHASE;
-      k.hint = hint_for(k.kind, k.name);
+                  mean((double)b->other_self_us, in->other_frames),
+                  b->explained_us,
+                  findings_share(b->explained_us, in->jank_over_us)};
+      if (k.jank_mean - k.other_mean < min_excess || k.explained <= 0) continue;
+      k.hint = hint_for(k.kind, k.name, in);
       c[n++] = k;
     }
   }
-  if (in->raster_missed) {
+  if (in->raster_missed && in->raster_explained_us > 0) {
     cand_t k = {FINDING_RASTER,
-                1,
                 "raster",
                 "raster",
-                hint_for(FINDING_RASTER, ""),
+                hint_for(FINDING_RASTER, "", in),
                 in->raster_missed,
-                in->raster_missed,
+                in->jank_frames,
                 mean(in->raster_us_missed, in->raster_missed),
-                mean(in->raster_us_other, in->other_frames)};
+                mean(in->raster_us_other, in->other_frames),
+                in->raster_explained_us,
+                findings_share(in->raster_explained_us, in->jank_over_us)};
     c[n++] = k;
   }
-  qsort(c, n, sizeof *c, cand_cmp);
-
-  /* Missing names: the option that would name the top phase's work. */
+  for (size_t i = 0; i < n; i++)
+    r[i] = (rank_t){(double)c[i].explained,
+                    c[i].kind == FINDING_PHASE || c[i].kind == FINDING_RASTER, c[i].name, i};
+  rank_order(r, n);
   int bad = 0;
-  if (in->build_missed && !in->build_missed_named && max > 0) {
-    const char *top = NULL;
-    for (size_t i = 0; i < n && !top; i++)
-      if (c[i].kind == FINDING_PHASE) top = c[i].name;
-    const char *opt = "trackWidgets", *hint =
-                                          "no janky frame names a widget: start again with "
-                                          "trackWidgets: true";
-    int on = in->track_widgets;
-    if (top && starts(top, "LAYOUT")) {
-      opt = "trackLayouts";
-      hint = "no janky frame names a render object: start again with trackLayouts: true";
-      on = in->track_layouts;
-    } else if (top && starts(top, "PAINT")) {
-      opt = "trackPaints";
-      hint = "no janky frame names a render object: start again with trackPaints: true";
-      on = in->track_paints;
-    }
-    if (on != 1) {
-      cand_t k = {FINDING_TRACKING,
-                  0,
-                  opt,
-                  "ui",
-                  hint,
-                  in->build_missed,
-                  in->build_missed,
-                  mean(in->build_us_missed, in->build_missed),
-                  mean(in->build_us_other, in->other_frames)};
-      if (json_array_append_new(out, cand_json(&k)) != 0) bad = 1;
-    }
-  }
   for (size_t i = 0; i < n && json_array_size(out) < max && !bad; i++)
-    if (json_array_append_new(out, cand_json(&c[i])) != 0) bad = 1;
+    if (json_array_append_new(out, cand_json(&c[r[i].idx])) != 0) bad = 1;
   free(c);
+  free(r);
   if (bad) {
     json_decref(out);
     return NULL;
   }
   return out;
+}
+
+json_t *findings_next_to_json(const findings_input_t *in) {
+  json_t *out = json_array();
+  if (!out || !in->build_missed || in->build_missed_named) return out;
+  /* The option that would name the work of the phase with the most self
+   * time beyond the other frames. */
+  const char *top = NULL;
+  int64_t best = 0;
+  for (size_t i = 0; i < in->nblocks; i++) {
+    const findings_block_t *b = &in->blocks[i];
+    int64_t ex = mean((double)b->jank_self_us, in->build_missed) -
+                 mean((double)b->other_self_us, in->other_frames);
+    if (findings_classify(b->name) == FINDING_PHASE && ex > best) {
+      best = ex;
+      top = b->name;
+    }
+  }
+  const char *opt = "trackWidgets", *why = "no janky frame names a widget: it names the widgets "
+                                           "whose builds take the time";
+  int on = in->track_widgets;
+  if (top && starts(top, "LAYOUT")) {
+    opt = "trackLayouts";
+    why = "no janky frame names a render object: it names the layouts that take the time";
+    on = in->track_layouts;
+  } else if (top && starts(top, "PAINT")) {
+    opt = "trackPaints";
+    why = "no janky frame names a render object: it names the paints that take the time";
+    on = in->track_paints;
+  }
+  if (on == 1) return out;
+  if (json_array_append_new(out, json_pack("{s:s,s:s,s:s}", "kind", "tracking", "option", opt,
+                                           "why", why))) {
+    json_decref(out);
+    return NULL;
+  }
+  return out;
+}
+
+int findings_sort_json(json_t *findings, size_t max) {
+  size_t n = json_array_size(findings);
+  rank_t *r = malloc((n ? n : 1) * sizeof *r);
+  json_t *copy = json_array();
+  if (!r || !copy) {
+    free(r);
+    json_decref(copy);
+    return -1;
+  }
+  for (size_t i = 0; i < n; i++) {
+    json_t *f = json_array_get(findings, i);
+    const char *kind = json_string_value(json_object_get(f, "kind"));
+    const char *name = json_string_value(json_object_get(f, "name"));
+    if (!kind || !name) {
+      free(r);
+      json_decref(copy);
+      return -1;
+    }
+    r[i] = (rank_t){json_number_value(json_object_get(f, "explainedUs")),
+                    findings_kind_tier(kind), name, i};
+  }
+  rank_order(r, n);
+  int bad = 0;
+  for (size_t i = 0; i < n && i < max; i++)
+    bad |= json_array_append(copy, json_array_get(findings, r[i].idx));
+  free(r);
+  if (bad || json_array_clear(findings) || json_array_extend(findings, copy)) {
+    json_decref(copy);
+    return -1;
+  }
+  json_decref(copy);
+  return 0;
 }
 
 json_t *findings_warnings_new(const char *build_mode, int track_widgets, int track_layouts,

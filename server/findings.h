@@ -27,6 +27,10 @@ typedef enum {
   FINDING_TRACKING       /* names are missing: switch a track* option on */
 } finding_kind_t;
 
+/* 0 for the kinds an agent can change directly (widget, render object, gc,
+ * shader), 1 for the rest (phase, raster). */
+int findings_kind_tier(const char *kind);
+
 /* The kind of a block name: FINDING_PHASE for FlutterTimeline's phase names
  * (BUILD, LAYOUT, PAINT, COMPOSITING, FINALIZE TREE, UPDATING COMPOSITING BITS,
  * SEMANTICS, POST_FRAME, each optionally " (root)", and Semantics.*),
@@ -41,6 +45,10 @@ typedef struct {
   int64_t jank_self_us;
   uint64_t jank_frames; /* build-missed frames that contained the name */
   int64_t other_self_us;
+  /* The janky time it explains (the ranking's key): summed over the
+   * build-missed frames, its self time beyond its mean in the frames that
+   * missed nothing, at most that frame's build overrun (buildUs − budget). */
+  int64_t explained_us;
 } findings_block_t;
 
 /* Everything the ranking looks at; the sums are over whole frames. */
@@ -55,15 +63,36 @@ typedef struct {
   int track_widgets, track_layouts, track_paints; /* 1 on, 0 off, -1 unknown */
   const findings_block_t *blocks;                 /* borrowed */
   size_t nblocks;
+  uint64_t jank_frames;       /* janky frames (build or raster missed): ofJankFrames */
+  double jank_over_us;        /* the jank to explain: Σ max(buildUs, rasterUs) − budget */
+  int64_t raster_explained_us; /* the raster finding's explained time (as a block's, on raster) */
 } findings_input_t;
 
+/* A finding is at most 1 in 10 less than the one above it: a more specific
+ * cause (widget, render object, gc, shader) goes first. */
+#define FINDINGS_TIE_SHARE 0.9
+
 /* The `findings` array (new reference; empty when nothing was janky), at most
- * max entries, NULL on OOM. Rule (docs/tool.md): names below the phases
- * (widgets, render objects) rank above phases and the raster finding; within a
- * tier, the larger excess (janky mean − other mean) first, equal → name
- * ascending. A tracking finding goes first when no build-missed frame had a
- * name below the phases and the track* option for the top phase was not on. */
+ * max entries, NULL on OOM. Rule (docs/tool.md "Ranking"): the larger share
+ * of the jank explained (`explains`) first; a more specific cause goes ahead
+ * of a phase or the raster finding within FINDINGS_TIE_SHARE of it; equal →
+ * name ascending. A name is a cause when its excess (janky mean − other mean)
+ * is at least budget / FINDINGS_MIN_EXCESS_DIV. Advice is never a finding. */
 json_t *findings_to_json(const findings_input_t *in, size_t max);
+
+/* The `next` array (new reference, maybe empty; NULL on OOM): what to switch
+ * on to learn more. When no build-missed frame names anything below the
+ * phases, the track* option that would name the top phase's work — never one
+ * that was on. Each entry is {"kind":"tracking","option","why"}. */
+json_t *findings_next_to_json(const findings_input_t *in);
+
+/* Sorts a findings array (as findings_to_json makes, possibly with gc and
+ * shader entries added) in place by the rule above, and cuts it to max.
+ * 0, or -1 when an entry lacks its fields (the array is left as it was). */
+int findings_sort_json(json_t *findings, size_t max);
+
+/* A finding's share of the jank: explained / jank over, 0..1, 2 decimals. */
+double findings_share(int64_t explained_us, double jank_over_us);
 
 /* The `warnings` a result carries (new reference, an array, maybe empty; NULL
  * on OOM): a debug build_mode (may be NULL when unknown) inflates timings, and

@@ -49,6 +49,9 @@ typedef struct {
   char *interaction_id, *linked_by;               /* owned; both NULL or both set */
   record_block_t *blocks;                         /* owned, in the reply's key order */
   size_t nblocks;
+  /* Set by the store, never parsed: a frame of the app's start-up (store.h),
+   * kept out of the steady-state jank and findings (docs/tool.md "Start-up"). */
+  int startup;
 } frame_t;
 
 typedef struct {

@@ -15,6 +15,7 @@ struct store {
   int64_t last_number;    /* frameNumber of the last frame taken of run_id (-1: none) */
   int64_t last_taken;     /* ... and its seq */
   int restart_pending;
+  int run_new;     /* run_id began while the store was fed (a restart observed) */
   int tracking[3]; /* the profile switches while it was fed (-1 unknown): judges findings */
   frame_t *recent; /* ring of cap slots (grown up to STORE_WINDOW): oldest at head */
   size_t cap, head, count;
@@ -77,6 +78,17 @@ static int keep_recent(store_t *st, const frame_t *f) {
   return 0;
 }
 
+int store_is_startup(const frame_t *f, int frame_events, int run_new) {
+  /* The engine numbers frames from 1 per process (flutter/engine
+   * flow/frame_timings.cc, frame_number_gen_ = {1}); the first one is the
+   * warm-up frame, built before the first Animator::BeginFrame. */
+  if (f->frame_number == 1) return 1;
+  /* The watcher numbers its records from 1 per run: seq 1 is the first frame
+   * after the app started or was hot-restarted. Frame events number from 1
+   * per isolate seen, which is a start only when the isolate replaced one. */
+  return f->seq == 1 && (!frame_events || run_new);
+}
+
 int store_add_reply(store_t *st, const record_reply_t *r, store_add_result_t *res) {
   store_add_result_t local;
   if (!res) res = &local;
@@ -87,6 +99,7 @@ int store_add_reply(store_t *st, const record_reply_t *r, store_add_result_t *re
        * its seq starts at 1: everything before firstSeq of it is ours to miss. */
       st->restarts++;
       st->restart_pending = 1;
+      st->run_new = 1;
       res->restarted = 1;
       st->last_known = 1;
     } else {
@@ -102,11 +115,12 @@ int store_add_reply(store_t *st, const record_reply_t *r, store_add_result_t *re
     st->last_seen = r->first_seq - 1;
   }
   for (size_t i = 0; i < r->nrecords; i++) {
-    const frame_t *f = &r->records[i];
+    frame_t g = r->records[i], *f = &g; /* a shallow copy: only `startup` is ours to set */
     if (f->seq <= st->last_seen) {
       res->duplicates++;
       continue;
     }
+    f->startup = store_is_startup(f, r->frame_events, st->run_new);
     if (summary_add_frame(st->summary, f) < 0 || keep_recent(st, f) < 0) return -1;
     /* Adjacent seqs with a jump in frameNumber: frames the engine numbered
      * but never reported (begun and not drawn, or an event lost). */

@@ -39,6 +39,13 @@ void store_free(store_t *st);
  * observed restart the new run's seq starts at 1, so its gap counts too. */
 int store_add_reply(store_t *st, const record_reply_t *r, store_add_result_t *res);
 
+/* Whether a frame belongs to the app's start-up (docs/tool.md "Start-up"):
+ * the engine's first frame (frameNumber 1), the watcher's first record of a
+ * run (seq 1: the app's first frame after a start or hot restart), or, from
+ * frame events, the first frame of an isolate that replaced another
+ * (run_new). The store marks frame_t.startup with it as frames come in. */
+int store_is_startup(const frame_t *f, int frame_events, int run_new);
+
 /* Whether Flutter's profile switches were on while it was fed (1/0, -1
  * unknown): findings say to switch them on when names are missing. */
 void store_set_tracking(store_t *st, int widgets, int layouts, int paints);

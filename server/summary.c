@@ -153,9 +153,32 @@ typedef struct {
 #define BLOCK_SLOTS 1024 /* power of two, > 2 × (SUMMARY_MAX_BLOCK_NAMES + 1) */
 #define SPARK_BUCKETS (2 * SUMMARY_SPARK_MAX)
 
+/* A janky frame as the ranking needs it (findings.h): how far each side
+ * went over the budget, and its blocks' self times (entries off..off+n of
+ * jank_blocks). */
+typedef struct {
+  int64_t build_over, raster_over;
+  size_t off, n;
+} jank_frame_t;
+typedef struct {
+  uint16_t block; /* index into blocks */
+  int64_t self_us;
+} jank_block_t;
+
 struct summary {
   int64_t budget_us;
   uint64_t frames, jank, frozen;
+  /* Start-up frames (frame_t.startup): counted here and in `frames` and the
+   * metrics, never in jank, findings or worst frames. */
+  uint64_t startup;
+  int64_t startup_numbers[SUMMARY_STARTUP_NUMBERS];
+  int64_t startup_build_max, startup_raster_max;
+  double jank_over_us; /* sum over janky frames of max(build, raster) − budget */
+  jank_frame_t *jf;    /* the first SUMMARY_JANK_KEEP janky frames */
+  size_t njf, capjf;
+  jank_block_t *jb;
+  size_t njb, capjb;
+  uint64_t build_missed_kept, raster_missed_kept;
   uint64_t build_missed, raster_missed, build_missed_named;
   double build_us_missed, build_us_other, raster_us_missed, raster_us_other;
   int track[3]; /* widgets, layouts, paints: 1 on, 0 off, -1 unknown */
@@ -215,6 +238,8 @@ void summary_free(summary_t *s) {
     free(s->inter[i].linked_by);
     summary_free(s->inter[i].s);
   }
+  free(s->jf);
+  free(s->jb);
   free(s);
 }
 
@@ -352,6 +377,60 @@ static inter_t *inter_find(summary_t *s, const char *id, const char *linked_by) 
   return NULL;
 }
 
+/* A start-up frame: in `frames` and the metrics (they are measured frames),
+ * and in the `startup` summary; nothing else. */
+static int startup_add(summary_t *s, const frame_t *f) {
+  if (metric_add(&s->build, f->build_us) < 0 || metric_add(&s->raster, f->raster_us) < 0 ||
+      metric_add(&s->span, f->total_span_us) < 0 || metric_add(&s->vsync, f->vsync_overhead_us) < 0)
+    return -1;
+  if (s->startup < SUMMARY_STARTUP_NUMBERS) s->startup_numbers[s->startup] = f->frame_number;
+  if (f->build_us > s->startup_build_max) s->startup_build_max = f->build_us;
+  if (f->raster_us > s->startup_raster_max) s->startup_raster_max = f->raster_us;
+  s->startup++;
+  s->frames++;
+  return 0;
+}
+
+/* Keeps what the ranking needs of a janky frame (findings.h), for the first
+ * SUMMARY_JANK_KEEP of them; the ranking scales what they explain up to all
+ * janky frames. agg: the frame's blocks' aggregates, in its order. */
+static int jank_keep(summary_t *s, const frame_t *f, block_agg_t *const *agg) {
+  int64_t bo = f->build_us - s->budget_us, ro = f->raster_us - s->budget_us;
+  if ((bo <= 0 && ro <= 0) || s->njf == SUMMARY_JANK_KEEP) return 0;
+  size_t nb = f->nblocks < RECORD_MAX_BLOCKS ? f->nblocks : RECORD_MAX_BLOCKS;
+  if (s->njf == s->capjf) {
+    size_t cap = s->capjf ? 2 * s->capjf : 16;
+    jank_frame_t *n = realloc(s->jf, cap * sizeof *n);
+    if (!n) return -1;
+    s->jf = n;
+    s->capjf = cap;
+  }
+  if (bo > 0 && s->njb + nb > s->capjb) {
+    size_t cap = s->capjb ? 2 * s->capjb : 64;
+    while (cap < s->njb + nb) cap *= 2;
+    jank_block_t *n = realloc(s->jb, cap * sizeof *n);
+    if (!n) return -1;
+    s->jb = n;
+    s->capjb = cap;
+  }
+  jank_frame_t *j = &s->jf[s->njf++];
+  j->build_over = bo > 0 ? bo : 0;
+  j->raster_over = ro > 0 ? ro : 0;
+  j->off = s->njb;
+  j->n = 0;
+  if (bo > 0) { /* only UI blocks of a build-missed frame can explain it */
+    for (size_t i = 0; i < nb; i++) {
+      s->jb[s->njb + j->n].block = (uint16_t)(agg[i] - s->blocks);
+      s->jb[s->njb + j->n].self_us = f->blocks[i].self_micros;
+      j->n++;
+    }
+    s->njb += j->n;
+    s->build_missed_kept++;
+  }
+  if (ro > 0) s->raster_missed_kept++;
+  return 0;
+}
+
 int summary_add_frame(summary_t *s, const frame_t *f) {
   /* The fallible lookups come first, so an OOM mostly leaves the counts
    * untouched; after one the summary is still valid, only that frame may be
@@ -361,10 +440,12 @@ int summary_add_frame(summary_t *s, const frame_t *f) {
     if (!(in = inter_find(s, f->interaction_id, f->linked_by))) return -1;
     if (summary_add_frame(in->s, f) < 0) return -1;
   }
+  if (f->startup) return startup_add(s, f);
   block_agg_t *agg[RECORD_MAX_BLOCKS];
   for (size_t i = 0; i < f->nblocks && i < RECORD_MAX_BLOCKS; i++)
     if (!(agg[i] = block_find(s, f->blocks[i].name))) return -1;
   if (worst_offer(s, f) < 0) return -1;
+  if (jank_keep(s, f, agg) < 0) return -1;
   if (metric_add(&s->build, f->build_us) < 0 || metric_add(&s->raster, f->raster_us) < 0 ||
       metric_add(&s->span, f->total_span_us) < 0 || metric_add(&s->vsync, f->vsync_overhead_us) < 0)
     return -1;
@@ -400,7 +481,10 @@ int summary_add_frame(summary_t *s, const frame_t *f) {
     s->build_us_other += (double)f->build_us;
     s->raster_us_other += (double)f->raster_us;
   }
-  if (!other) s->jank++;
+  if (!other) {
+    s->jank++;
+    s->jank_over_us += (double)(frame_key(f) - s->budget_us);
+  }
   if (f->total_span_us >= SUMMARY_FROZEN_US) s->frozen++;
   spark_add(s, frame_key(f));
   return 0;
@@ -423,19 +507,52 @@ const char *summary_bound_by(const summary_t *s) {
   return b >= r ? "build" : "raster";
 }
 
+/* What each block name and the raster thread explain of the janky frames
+ * kept (findings.h): per frame, the time beyond the name's mean in the frames
+ * that missed nothing, at most that side's overrun; scaled from the kept
+ * janky frames to all of them. explained has s->nblocks entries. */
+static int explain(const summary_t *s, int64_t *explained, int64_t *raster_explained) {
+  uint64_t other = s->frames - s->startup - s->jank;
+  double *e = calloc(s->nblocks ? s->nblocks : 1, sizeof *e), re = 0;
+  if (!e) return -1;
+  double raster_other = other ? s->raster_us_other / (double)other : 0;
+  for (size_t k = 0; k < s->njf; k++) {
+    const jank_frame_t *j = &s->jf[k];
+    for (size_t i = 0; i < j->n; i++) {
+      const jank_block_t *b = &s->jb[j->off + i];
+      double mean_other = other ? (double)s->blocks[b->block].other_self / (double)other : 0;
+      double x = (double)b->self_us - mean_other;
+      if (x > 0) e[b->block] += x < (double)j->build_over ? x : (double)j->build_over;
+    }
+    if (j->raster_over > 0) {
+      double x = (double)(j->raster_over + s->budget_us) - raster_other;
+      if (x > 0) re += x < (double)j->raster_over ? x : (double)j->raster_over;
+    }
+  }
+  double bscale = s->build_missed_kept ? (double)s->build_missed / (double)s->build_missed_kept : 0;
+  double rscale = s->raster_missed_kept ? (double)s->raster_missed / (double)s->raster_missed_kept : 0;
+  for (size_t i = 0; i < s->nblocks; i++) explained[i] = llround(e[i] * bscale);
+  *raster_explained = llround(re * rscale);
+  free(e);
+  return 0;
+}
+
 json_t *summary_findings(const summary_t *s, size_t max) {
   findings_block_t fb[SUMMARY_MAX_BLOCK_NAMES + 1];
+  int64_t explained[SUMMARY_MAX_BLOCK_NAMES + 1], raster_explained = 0;
+  if (explain(s, explained, &raster_explained) < 0) return NULL;
   size_t n = 0;
   for (size_t i = 0; i < s->nblocks; i++) {
     const block_agg_t *b = &s->blocks[i];
     /* "(other)" mixes names past the cap: nothing an agent could change. */
     if (!strcmp(b->name, SUMMARY_OTHER)) continue;
-    fb[n++] = (findings_block_t){b->name, b->jank_self, b->jank_frames, b->other_self};
+    fb[n++] = (findings_block_t){b->name, b->jank_self, b->jank_frames, b->other_self,
+                                 explained[i]};
   }
   findings_input_t in = {s->budget_us,
                          s->build_missed,
                          s->raster_missed,
-                         s->frames - s->jank,
+                         s->frames - s->startup - s->jank,
                          s->build_missed_named,
                          s->build_us_missed,
                          s->build_us_other,
@@ -445,8 +562,26 @@ json_t *summary_findings(const summary_t *s, size_t max) {
                          s->track[1],
                          s->track[2],
                          fb,
-                         n};
+                         n,
+                         s->jank,
+                         s->jank_over_us,
+                         raster_explained};
   return findings_to_json(&in, max);
+}
+
+json_t *summary_next(const summary_t *s) {
+  findings_block_t fb[SUMMARY_MAX_BLOCK_NAMES + 1];
+  size_t n = 0;
+  for (size_t i = 0; i < s->nblocks; i++)
+    if (strcmp(s->blocks[i].name, SUMMARY_OTHER))
+      fb[n++] = (findings_block_t){s->blocks[i].name, s->blocks[i].jank_self,
+                                   s->blocks[i].jank_frames, s->blocks[i].other_self, 0};
+  findings_input_t in = {s->budget_us, s->build_missed, s->raster_missed,
+                         s->frames - s->startup - s->jank, s->build_missed_named,
+                         s->build_us_missed, s->build_us_other, s->raster_us_missed,
+                         s->raster_us_other, s->track[0], s->track[1], s->track[2], fb, n, s->jank,
+                         s->jank_over_us, 0};
+  return findings_next_to_json(&in);
 }
 
 uint64_t summary_frames(const summary_t *s) {
@@ -531,12 +666,27 @@ json_t *summary_to_json(const summary_t *s, size_t top_blocks, size_t worst_fram
   json_put(o, &bad, "frames", json_integer((json_int_t)s->frames));
   json_put(o, &bad, "budgetUs", json_integer(s->budget_us));
   json_put(o, &bad, "exact", json_boolean(summary_exact(s)));
-  double ratio = s->frames ? round((double)s->jank / (double)s->frames * 10000.0) / 10000.0 : 0;
+  /* The ratio is of the steady-state frames: start-up is not jank. */
+  uint64_t steady = s->frames - s->startup;
+  double ratio = steady ? round((double)s->jank / (double)steady * 10000.0) / 10000.0 : 0;
   json_put(o, &bad, "jank",
-      json_pack("{s:I,s:f,s:I,s:I,s:I,s:s}", "frames", (json_int_t)s->jank, "ratio", ratio,
+      json_pack("{s:I,s:f,s:I,s:I,s:I,s:s,s:I}", "frames", (json_int_t)s->jank, "ratio", ratio,
                 "frozen", (json_int_t)s->frozen, "buildMissed", (json_int_t)s->build_missed,
-                "rasterMissed", (json_int_t)s->raster_missed, "boundBy", summary_bound_by(s)));
+                "rasterMissed", (json_int_t)s->raster_missed, "boundBy", summary_bound_by(s),
+                "overUs", (json_int_t)llround(s->jank_over_us)));
   json_put(o, &bad, "findings", summary_findings(s, SUMMARY_FINDINGS));
+  json_t *next = summary_next(s);
+  if (next && !json_array_size(next)) json_decref(next);
+  else json_put(o, &bad, "next", next);
+  if (s->startup) {
+    json_t *nums = json_array();
+    for (size_t i = 0; nums && i < s->startup && i < SUMMARY_STARTUP_NUMBERS; i++)
+      push(nums, &bad, json_integer(s->startup_numbers[i]));
+    json_put(o, &bad, "startup",
+             json_pack("{s:I,s:o*,s:I,s:I}", "frames", (json_int_t)s->startup, "frameNumbers",
+                       nums, "buildUsMax", (json_int_t)s->startup_build_max, "rasterUsMax",
+                       (json_int_t)s->startup_raster_max));
+  }
   set_metric(o, &bad, "buildUs", &s->build);
   set_metric(o, &bad, "rasterUs", &s->raster);
   set_metric(o, &bad, "totalSpanUs", &s->span);
@@ -556,6 +706,7 @@ json_t *summary_to_json(const summary_t *s, size_t top_blocks, size_t worst_fram
   json_t *wf = json_array();
   for (size_t i = 0; wf && i < s->nworst && i < worst_frames; i++) {
     const worst_t *w = &s->worst[i];
+    if (s->jank && w->key <= s->budget_us) break; /* sorted: the rest made no jank */
     json_t *j =
         json_pack("{s:I,s:I,s:I,s:I,s:I}", "seq", (json_int_t)w->seq, "frameNumber",
                   (json_int_t)w->frame_number, "buildUs", (json_int_t)w->build_us, "rasterUs",

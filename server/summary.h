@@ -21,6 +21,8 @@
 #define SUMMARY_FINDINGS 5       /* findings listed (server/findings.h) */
 #define SUMMARY_SPARK_MAX 60     /* characters in the sparkline */
 #define SUMMARY_FROZEN_US 700000 /* frozen: totalSpanUs >= this (Sentry's rule) */
+#define SUMMARY_STARTUP_NUMBERS 5 /* start-up frame numbers listed */
+#define SUMMARY_JANK_KEEP 2048    /* janky frames the ranking looks at one by one */
 #define SUMMARY_MAX_BYTES 4096   /* compact JSON bound of summary_to_json_bounded */
 
 typedef struct summary summary_t;
@@ -47,6 +49,8 @@ void summary_set_tracking(summary_t *s, int widgets, int layouts, int paints);
 const char *summary_bound_by(const summary_t *s);
 /* The findings array (new reference, at most max; docs/tool.md "Findings"). */
 json_t *summary_findings(const summary_t *s, size_t max);
+/* The `next` array: advice, never a cause (findings_next_to_json). */
+json_t *summary_next(const summary_t *s);
 
 uint64_t summary_frames(const summary_t *s);
 uint64_t summary_jank_frames(const summary_t *s);
