@@ -373,6 +373,27 @@ static int cat_has_gc(const json_t *cat) {
   return 0;
 }
 
+/* Shader and pipeline compilation by event name, for the compilations that
+ * carry no devtoolsTag (only Skia's "skia.shaders" events that pass through
+ * shell/common/skia_event_tracer_impl.cc get one). Skia's Ganesh backends
+ * trace their program/pipeline builders with TRACE_EVENT0 and TRACE_FUNC
+ * (google/skia src/gpu/ganesh/gl/builders/GrGLProgramBuilder.cpp,
+ * mtl/GrMtlPipelineStateBuilder.mm, vk/GrVkPipelineStateBuilder.cpp):
+ * the name is the function's. GrMtlPipelineStateBuilder::finalize is seen in
+ * DevTools' Flutter 3.7 iOS recording (tests/recordings). One table, matched
+ * as whole names; docs/flutter-apis.md cites it. */
+static const char *const shader_names[] = {
+    "GrGLProgramBuilder::finalize",
+    "GrMtlPipelineStateBuilder::finalize",
+    "GrVkPipelineStateBuilder::finalize",
+};
+
+static int shader_name(const char *name, size_t len) {
+  for (size_t i = 0; i < sizeof shader_names / sizeof *shader_names; i++)
+    if (strlen(shader_names[i]) == len && !memcmp(shader_names[i], name, len)) return 1;
+  return 0;
+}
+
 static unsigned arg_flags(const json_t *e) {
   const json_t *args = json_object_get(e, "args");
   unsigned f = 0;
@@ -510,6 +531,7 @@ static void read_event(run_t *r, const json_t *e, int64_t horizon) {
   uint64_t name_hash = fnv_add(14695981039346656037ull, name, name_len);
   unsigned flags = arg_flags(e);
   if (c != 'E' && cat_has_gc(json_object_get(e, "cat"))) flags |= F_GC;
+  if (c != 'E' && !(flags & F_GC) && shader_name(name, name_len)) flags |= F_SHADER;
   /* An X that can never be kept is not worth a key: it changes nothing. */
   if (c == 'X' && !(flags & (F_GC | F_SHADER)) && dur < VMTL_RASTER_MIN_US) return;
   thread_t *t = thread_find(r->p, tid);

@@ -34,7 +34,8 @@
 
 typedef enum { VMTL_GC = 0, VMTL_SHADER, VMTL_RASTER } vmtl_kind_t;
 /* VMTL_GC: category "GC", any thread (the join counts UI and unknown ones).
- * VMTL_SHADER: args.devtoolsTag == "shaders", any thread.
+ * VMTL_SHADER: args.devtoolsTag == "shaders", or a shader/pipeline builder
+ *   named in vmtl.c's table (GrMtlPipelineStateBuilder::finalize, ...), any thread.
  * VMTL_RASTER: any other event on the raster thread lasting >= VMTL_RASTER_MIN_US,
  * except the frame's own envelope (args.frame_number): kept so an answer can
  * name the longest raster work when no shader is to blame. */

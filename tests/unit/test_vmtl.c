@@ -219,6 +219,32 @@ START_TEST(missing_thread_names) {
 }
 END_TEST
 
+/* Issue 19: a pipeline compile that carries no devtoolsTag is still a
+ * shader compilation when the builder names it (DevTools' Flutter 3.7 iOS
+ * recording: 19.9 ms in GrMtlPipelineStateBuilder::finalize, 0.8 ms of it
+ * tagged). A name that only starts like one is not. */
+START_TEST(shader_builders_by_name) {
+  vmtl_parser_t *p = vmtl_parser_new();
+  got_t g = {0};
+  vmtl_pull_stats_t st = parse_ok(
+      p,
+      reply(meta(RASTER, "io.flutter.1.raster (2)"),
+            ev("B", RASTER, "Embedder", "GrMtlPipelineStateBuilder::finalize", 1000),
+            ev("E", RASTER, "Embedder", "GrMtlPipelineStateBuilder::finalize", 20900),
+            x(RASTER, "Embedder", "GrVkPipelineStateBuilder::finalize", 30000, 400),
+            x(RASTER, "Embedder", "GrGLProgramBuilder::finalizeX", 40000, 400), NULL),
+      &g);
+  ck_assert_uint_eq(st.kept, 2);
+  const vmtl_event_t *m = find(&g, "GrMtlPipelineStateBuilder::finalize", 1000);
+  ck_assert_ptr_nonnull(m);
+  ck_assert(m->kind == VMTL_SHADER && m->dur_us == 19900);
+  m = find(&g, "GrVkPipelineStateBuilder::finalize", 30000);
+  ck_assert(m && m->kind == VMTL_SHADER);
+  ck_assert_ptr_null(find(&g, "GrGLProgramBuilder::finalizeX", 40000));
+  vmtl_parser_free(p);
+}
+END_TEST
+
 START_TEST(names_learned_earlier_are_kept) {
   vmtl_parser_t *p = vmtl_parser_new();
   got_t g = {0};
@@ -836,6 +862,7 @@ int main(void) {
   tcase_add_test(tc, realistic_reply_kinds_and_threads);
   tcase_add_test(tc, older_vm_complete_events_and_reals);
   tcase_add_test(tc, missing_thread_names);
+  tcase_add_test(tc, shader_builders_by_name);
   tcase_add_test(tc, names_learned_earlier_are_kept);
   tcase_add_test(tc, merged_platform_thread);
   tcase_add_test(tc, repeats_across_overlapping_pulls);
