@@ -1,0 +1,30 @@
+#!/bin/sh
+# Re-creates every tests/recordings/<name>/trace.json from its public source.
+# Usage: tools/import.sh DEVTOOLS_GIT_DIR   (a clone of github.com/flutter/devtools)
+# Values are never edited: a JSON file is copied as it is (re-serialised
+# compactly); a Dart file is converted by dart2json.mjs; the only trimming is
+# dropping whole top-level keys that are not the trace (named per recording).
+set -eu
+git_dir=${1:?usage: tools/import.sh DEVTOOLS_GIT_DIR}
+here=$(cd "$(dirname "$0")/.." && pwd)
+show() { git --git-dir="$git_dir" show "$1"; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# Keeps the keys telescope's replay and expect.mjs read, drops the rest.
+trim() {
+  node -e '
+    const d = JSON.parse(require("fs").readFileSync(0, "utf8"));
+    const p = d.performance ?? {};
+    const out = { ...d, performance: { flutterFrames: p.flutterFrames, displayRefreshRate: p.displayRefreshRate } };
+    if (!p.flutterFrames) delete out.performance.flutterFrames;
+    process.stdout.write(JSON.stringify(out) + "\n");'
+}
+
+# Flutter 3.4 Android "world clock" demo (DevTools performance export).
+show 25be86a88565c10bdbbffd42da134ff62cd18de8:packages/devtools_app/test/test_infra/test_data/performance/performance_diagnosis_world_clock.json \
+  | trim > "$here/android-world-clock-3.4/trace.json"
+
+# Flutter 3.7 iOS (Skia/Metal) app (DevTools performance export as a Dart map literal).
+show b480049956d985b1ca85327094575d85c4f651de:packages/devtools_test/lib/src/test_data/_performance_data.dart > "$tmp/ios37.dart"
+node "$here/tools/dart2json.mjs" "$tmp/ios37.dart" samplePerformanceData | trim > "$here/ios-metal-3.7/trace.json"
