@@ -1,0 +1,82 @@
+// Issue 19 item 8: the corpus of real Flutter recordings (tests/recordings/),
+// each played back by `telescope-sim --replay` as a live app and measured by
+// the real telescope-mcp through the official MCP SDK client with a default
+// `capture`. Every answer is held against the recording's expected.json,
+// written by tests/recordings/expect.mjs from the trace alone (not from
+// telescope's code): bound-by, the first cause, the start-up frames, and the
+// size of the text an agent reads. A recording telescope gets wrong is a bug
+// in telescope, not in the recording.
+//
+// Without the watcher (--no-watcher: Flutter.Frame events and the VM
+// timeline only, no blocks) the same assertions run, except that a first
+// cause only blocks can name (a phase, a widget, a render object) is not
+// asked of that mode.
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync, readdirSync, existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { startSim, startMcp, assertNoTokenLeak, SOURCE } from './harness.mjs';
+
+const cleanup = [];
+after(async () => { for (const c of cleanup.reverse()) await c(); assertNoTokenLeak(); });
+
+const DIR = join(SOURCE, 'tests/recordings');
+const recordings = readdirSync(DIR, { withFileTypes: true })
+  .filter((d) => d.isDirectory() && existsSync(join(DIR, d.name, 'expected.json')))
+  .map((d) => d.name).sort();
+
+// Playback starts 50 ms after the session starts and lasts the recording;
+// FrameTimings arrive up to 100 ms after their frame. A second on top
+// absorbs a loaded machine.
+const MARGIN_MS = 1000;
+const BLOCK_KINDS = new Set(['phase', 'widget', 'render_object']);
+
+test('the corpus has recordings with expected answers', () => {
+  assert.ok(recordings.length >= 2, `recordings: ${recordings.join(', ')}`);
+});
+
+async function capture(name, simArgs) {
+  const sim = await startSim(['--replay', join(DIR, name, 'trace.json'), ...simArgs]);
+  cleanup.push(() => sim.kill());
+  const m = await startMcp(['--vm-service-uri-file', sim.uriFile]);
+  cleanup.push(() => m.close());
+  const exp = JSON.parse(readFileSync(join(DIR, name, 'expected.json'), 'utf8'));
+  const durationMs = Math.ceil(exp.recordingUs / 1000) + MARGIN_MS;
+  const r = await m.call({ action: 'capture', durationMs });
+  assert.equal(r.isError, false, r.text);
+  return { r, exp, s: r.sc.summary };
+}
+
+function describeFirst(s) {
+  const f = s.findings?.[0];
+  return f ? `${f.kind}${f.name ? ` "${f.name}"` : ''}` : 'none';
+}
+
+for (const name of recordings) {
+  for (const mode of ['watcher', 'no-watcher']) {
+    test(`${name} (${mode}): bound-by, first cause, start-up frames and text size match the recording`, async () => {
+      const { r, exp, s } = await capture(name, mode === 'no-watcher' ? ['--no-watcher'] : []);
+      const context = `\n--- text ---\n${r.text}`;
+      // The replay itself: every recorded frame reached the server.
+      assert.equal(s.frames, exp.frames, `frames seen${context}`);
+      assert.ok(Buffer.byteLength(r.text) <= 1500, `text is ${Buffer.byteLength(r.text)} bytes${context}`);
+      assert.equal(s.jank.boundBy, exp.jank.boundBy, `boundBy${context}`);
+      // Start-up frames are reported as start-up and kept out of jank.
+      const startup = s.startup?.frameNumbers ?? [];
+      for (const n of exp.startup.frameNumbers)
+        assert.ok(startup.includes(n), `frame ${n} is a start-up frame; summary.startup: ${JSON.stringify(s.startup)}${context}`);
+      for (const n of exp.jank.frameNumbers)
+        assert.ok(!startup.includes(n), `frame ${n} is steady-state jank, not start-up${context}`);
+      assert.equal(s.jank.frames, exp.jank.frames, `steady-state janky frames${context}`);
+      // The first cause an agent reads.
+      const want = exp.firstCause;
+      if (mode === 'no-watcher' && want && BLOCK_KINDS.has(want.kind)) return; // blocks only the watcher gives
+      const got = s.findings?.[0];
+      const wantText = want ? `${want.kind}${want.name ? ` "${want.name}"` : ''}` : 'none';
+      assert.ok(got, `expected first cause ${wantText}, got no finding${context}`);
+      assert.equal(got.kind, want.kind, `first cause: expected ${wantText}, got ${describeFirst(s)}${context}`);
+      if (want.name !== undefined)
+        assert.equal(got.name, want.name, `first cause: expected ${wantText}, got ${describeFirst(s)}${context}`);
+    });
+  }
+}
