@@ -20,8 +20,8 @@
 // 3. Start-up frames are not steady state: a frame whose UI work overlaps the
 //    framework's "Framework initialization" slice (BindingBase's constructor)
 //    or its "Warm-up frame" task (SchedulerBinding.scheduleWarmUpFrame), the
-//    first frame after each "Framework initialization" (a hot restart runs it
-//    again), and a frame built before the trace's first Animator::BeginFrame
+//    first frame after a "Framework initialization" that no frame overlaps
+//    (a hot restart runs it again between frames), and a frame built before the trace's first Animator::BeginFrame
 //    and has no Animator::BeginFrame of its own frame number (the warm-up
 //    frame is drawn from a Timer, outside the engine's vsync callback; a
 //    FrameTiming's buildStart may precede its BeginFrame slice by a few µs).
@@ -175,10 +175,9 @@ export function expect(file) {
   const inits = all.filter((s) => s.name === 'Framework initialization');
   const warmups = [];
   const open = new Map();
-  for (const e of rec.events) {
-    if (e.name !== 'Warm-up frame') continue;
-    if (e.ph === 'b') open.set(e.id, e.ts);
-    if (e.ph === 'e' && open.has(e.id)) warmups.push([open.get(e.id), e.ts]);
+  for (const e of rec.events) { // an async task: its "e" may carry no name, its id does
+    if (e.ph === 'b' && e.name === 'Warm-up frame') open.set(e.id, e.ts);
+    if (e.ph === 'e' && open.has(e.id)) { warmups.push([open.get(e.id), e.ts]); open.delete(e.id); }
   }
   for (const f of fr) {
     const env = byFrameNumber(all, 'Animator::BeginFrame', f.number);
@@ -191,7 +190,12 @@ export function expect(file) {
     if (inits.some((s) => overlaps([s.start, s.end])) || warmups.some(overlaps)) startup.add(f.number);
     if (f.buildStart < firstBeginFrame && !byFrameNumber(all, 'Animator::BeginFrame', f.number)) startup.add(f.number);
   }
-  for (const s of inits) { const next = fr.find((f) => f.buildStart >= s.end); if (next) startup.add(next.number); }
+  // A hot restart runs the initialization between frames: the next frame is its first.
+  for (const s of inits) {
+    if (fr.some((f) => f.lo < s.end && f.hi > s.start)) continue;
+    const next = fr.find((f) => f.buildStart >= s.end);
+    if (next) startup.add(next.number);
+  }
 
   const janky = (f) => f.build > budget || f.raster > budget;
   const steady = fr.filter((f) => !startup.has(f.number));

@@ -12,13 +12,21 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 # Keeps the keys telescope's replay and expect.mjs read, drops the rest.
+# trim MS: also drops the trace events that begin more than MS after the last
+# frame's raster finish (an idle tail; no value changes).
 trim() {
   node -e '
     const d = JSON.parse(require("fs").readFileSync(0, "utf8"));
+    const cut = Number(process.argv[1] ?? NaN);
+    const ff = d.performance?.flutterFrames ?? [];
+    if (cut >= 0 && ff.length) {
+      const last = Math.max(...ff.map((f) => f.startTime - f.vsyncOverhead + f.elapsed));
+      d.traceEvents = d.traceEvents.filter((e) => e.ph === "M" || e.ts <= last + cut * 1000);
+    }
     const p = d.performance ?? {};
     const out = { ...d, performance: { flutterFrames: p.flutterFrames, displayRefreshRate: p.displayRefreshRate } };
     if (!p.flutterFrames) delete out.performance.flutterFrames;
-    process.stdout.write(JSON.stringify(out) + "\n");'
+    process.stdout.write(JSON.stringify(out) + "\n");' "$@"
 }
 
 # Flutter 3.4 Android "world clock" demo (DevTools performance export).
@@ -28,3 +36,10 @@ show 25be86a88565c10bdbbffd42da134ff62cd18de8:packages/devtools_app/test/test_in
 # Flutter 3.7 iOS (Skia/Metal) app (DevTools performance export as a Dart map literal).
 show b480049956d985b1ca85327094575d85c4f651de:packages/devtools_test/lib/src/test_data/_performance_data.dart > "$tmp/ios37.dart"
 node "$here/tools/dart2json.mjs" "$tmp/ios37.dart" samplePerformanceData | trim > "$here/ios-metal-3.7/trace.json"
+
+# Flutter 3.20 iOS (Impeller) app: a DevTools export whose trace is a Perfetto
+# protobuf (performance.traceBinary), inside json.decode('''…''') in Dart.
+show 289bde29a9e4828128e29c534df3576d619a3df4:packages/devtools_test/lib/src/test_data/_performance_data.dart > "$tmp/ios320.dart"
+node "$here/tools/dart2json.mjs" "$tmp/ios320.dart" samplePerformanceData > "$tmp/ios320.json"
+# Its trace runs 19 s past the last frame with nothing but counters: cut 1 s after it.
+node "$here/tools/perfetto2json.mjs" "$tmp/ios320.json" | trim 1000 > "$here/ios-impeller-3.20/trace.json"
