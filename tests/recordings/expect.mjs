@@ -57,18 +57,18 @@ import { fileURLToPath } from 'node:url';
 const HERE = dirname(fileURLToPath(import.meta.url));
 const NEAR_TIE = 0.9;
 
-// Shader and pipeline compilation as the engine and Skia name it
-// (docs/flutter-apis.md "Shader compilation"). Matched on the name up to the
-// first "(" with any return type before it dropped, so Skia's
-// "GrMtlPipelineState *GrMtlPipelineStateBuilder::finalize(const ...)" counts.
+// Shader and pipeline compilation by name (docs/flutter-apis.md "Shader
+// compilation"): Skia's program/pipeline builders trace their finalize() as
+// TRACE_EVENT0("skia.shaders", TRACE_FUNC), i.e. under the compiler's pretty
+// function name, e.g. "GrMtlPipelineState *GrMtlPipelineStateBuilder::finalize(
+// const GrProgramDesc &, ...)". Matched on the qualified name before the "(",
+// the return type dropped. Impeller's pipeline creation is not listed: no
+// trace name for it was confirmed from the engine source (see the doc).
 const SHADER_NAMES = [
-  'GrGLProgramBuilder::finalize',          // Skia GL (src/gpu/ganesh/gl/builders)
-  'GrMtlPipelineStateBuilder::finalize',   // Skia Metal (src/gpu/ganesh/mtl)
-  'GrVkPipelineStateBuilder::finalize',    // Skia Vulkan (src/gpu/ganesh/vk)
-  'GrVkPipeline::Make',                    // Skia Vulkan pipeline creation
-  'PipelineLibraryMTL::GetPipeline',       // Impeller Metal
-  'PipelineLibraryVK::GetPipeline',        // Impeller Vulkan
-  'PipelineLibraryGLES::GetPipeline',      // Impeller GLES
+  'GrGLProgramBuilder::finalize',        // src/gpu/ganesh/gl/builders/GrGLProgramBuilder.cpp
+  'GrMtlPipelineStateBuilder::finalize', // src/gpu/ganesh/mtl/GrMtlPipelineStateBuilder.mm
+  'GrVkPipelineStateBuilder::finalize',  // src/gpu/ganesh/vk/GrVkPipelineStateBuilder.cpp
+  'GrD3DPipelineStateBuilder::finalize', // src/gpu/ganesh/d3d/GrD3DPipelineStateBuilder.cpp
 ];
 function isShaderName(name) {
   const head = name.split('(')[0].trim().split(/[\s*&]+/).pop();
