@@ -12,16 +12,18 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 # Keeps the keys telescope's replay and expect.mjs read, drops the rest.
-# trim MS: also drops the trace events that begin more than MS after the last
-# frame's raster finish (an idle tail; no value changes).
+# trim MS: also drops the trace events that begin more than MS before the
+# first frame's vsync or after the last frame's raster finish (idle head and
+# tail: counters only; no value changes).
 trim() {
   node -e '
     const d = JSON.parse(require("fs").readFileSync(0, "utf8"));
     const cut = Number(process.argv[1] ?? NaN);
     const ff = d.performance?.flutterFrames ?? [];
     if (cut >= 0 && ff.length) {
+      const first = Math.min(...ff.map((f) => f.startTime - f.vsyncOverhead));
       const last = Math.max(...ff.map((f) => f.startTime - f.vsyncOverhead + f.elapsed));
-      d.traceEvents = d.traceEvents.filter((e) => e.ph === "M" || e.ts <= last + cut * 1000);
+      d.traceEvents = d.traceEvents.filter((e) => e.ph === "M" || (e.ts >= first - cut * 1000 && e.ts <= last + cut * 1000));
     }
     const p = d.performance ?? {};
     const out = { ...d, performance: { flutterFrames: p.flutterFrames, displayRefreshRate: p.displayRefreshRate } };
@@ -33,9 +35,11 @@ trim() {
 show 25be86a88565c10bdbbffd42da134ff62cd18de8:packages/devtools_app/test/test_infra/test_data/performance/performance_diagnosis_world_clock.json \
   | trim > "$here/android-world-clock-3.4/trace.json"
 
-# Flutter 3.7 iOS (Skia/Metal) app (DevTools performance export as a Dart map literal).
-show b480049956d985b1ca85327094575d85c4f651de:packages/devtools_test/lib/src/test_data/_performance_data.dart > "$tmp/ios37.dart"
-node "$here/tools/dart2json.mjs" "$tmp/ios37.dart" samplePerformanceData | trim > "$here/ios-metal-3.7/trace.json"
+# Flutter 3.7 iOS (Skia/Metal) app (DevTools performance export as a Dart map
+# literal), as first committed, before "prune test data" (445e398) cut it to 4 frames.
+# 3.5 s of counters before the first frame and 2 s after the last: cut 1 s from them.
+show ef8192f086ebcd14c3ef52e80fb12b17a535f478:packages/devtools_test/lib/src/integration_test/test_data/performance.dart > "$tmp/ios37.dart"
+node "$here/tools/dart2json.mjs" "$tmp/ios37.dart" samplePerformanceData | trim 1000 > "$here/ios-metal-3.7/trace.json"
 
 # Flutter 3.20 iOS (Impeller) app: a DevTools export whose trace is a Perfetto
 # protobuf (performance.traceBinary), inside json.decode('''…''') in Dart.
