@@ -30,8 +30,8 @@ typedef struct {
 
 typedef struct {
   wm_timing_t timing;
-  int64_t drained;  /* the end of the frame's work on the UI thread */
-  size_t b0, nb;    /* its blocks in blocks[], finish order */
+  int64_t drained; /* the end of the frame's work on the UI thread */
+  size_t b0, nb;   /* its blocks in blocks[], finish order */
 } frame_t;
 
 struct sim_replay {
@@ -280,8 +280,10 @@ sim_replay_t *sim_replay_load(const char *path, char *err, size_t errlen) {
     frames_from_trace(r);
   }
   if (!r->nframes) {
-    snprintf(err, errlen, "--replay %s: no frames (no flutterFrames, no Animator::BeginFrame "
-             "with frame_number)", path);
+    snprintf(err, errlen,
+             "--replay %s: no frames (no flutterFrames, no Animator::BeginFrame "
+             "with frame_number)",
+             path);
     goto fail;
   }
   qsort(r->frames, r->nframes, sizeof *r->frames, cmp_frame);
@@ -377,7 +379,8 @@ void sim_replay_tick(sim_t *s) {
   /* A frame once both its UI work and its raster are done. */
   while (r->next_frame < r->nframes) {
     const frame_t *f = &r->frames[r->next_frame];
-    int64_t done = f->drained > f->timing.raster_finish_us ? f->drained : f->timing.raster_finish_us;
+    int64_t done =
+        f->drained > f->timing.raster_finish_us ? f->drained : f->timing.raster_finish_us;
     if (done + r->shift > now) break;
     replay_frame(s, r, f);
     r->next_frame++;
