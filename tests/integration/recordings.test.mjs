@@ -27,7 +27,7 @@ const recordings = readdirSync(DIR, { withFileTypes: true })
   // TELESCOPE_RECORDINGS=a,b runs only those (a quicker loop while editing one).
   .filter((n) => !process.env.TELESCOPE_RECORDINGS || process.env.TELESCOPE_RECORDINGS.split(',').includes(n));
 
-// Playback starts 50 ms after the session starts and lasts the recording;
+// Playback starts 50 ms after the session asked the timeline's origin and lasts the recording;
 // FrameTimings arrive up to 100 ms after their frame. A second on top
 // absorbs a loaded machine.
 const MARGIN_MS = 1000;

@@ -8,6 +8,11 @@
 /* Playback starts this long after the measurement started, so the first
  * frame is the session's and not a frame drawn before it. */
 #define LEAD_US 50000
+/* A session that pulls the timeline first asks for its origin
+ * (getVMTimelineMicros); events before it are not the session's. Playback
+ * waits for that question, or this long when it does not come (a session
+ * without the timeline). */
+#define ORIGIN_WAIT_US 1000000
 
 /* One synchronous slice of the trace: a B matched with its E on the same
  * thread, or an X. Names and args are borrowed from the loaded JSON. */
@@ -49,7 +54,8 @@ struct sim_replay {
   int ui_tid;
   int64_t origin, last;
   /* playback */
-  int armed, started;
+  int armed, origin_asked, started;
+  int64_t since; /* when the measurement was first seen (0: not yet) */
   int64_t shift;
   size_t next_frame, next_ev;
 };
@@ -328,8 +334,9 @@ const json_t *sim_replay_threads(const sim_replay_t *r) {
   return r->threads;
 }
 
-void sim_replay_arm(sim_replay_t *r) {
+void sim_replay_arm(sim_replay_t *r, int origin) {
   r->armed = 1;
+  if (origin) r->origin_asked = 1;
 }
 
 static void replay_frame(sim_t *s, const sim_replay_t *r, const frame_t *f) {
@@ -353,7 +360,9 @@ void sim_replay_tick(sim_t *s) {
   int64_t now = sim_now_us();
   if (!r->started) {
     int go = s->vm.watcher ? (s->model && wm_collecting(s->model)) : r->armed;
-    if (!go || s->vm.paused) return;
+    if (go && !r->since) r->since = now;
+    if (!r->since || s->vm.paused) return;
+    if (!r->origin_asked && now - r->since < ORIGIN_WAIT_US) return;
     r->started = 1;
     r->shift = now + LEAD_US - r->origin;
     sim_log(s, "replay: %zu frames over %.1f s from now", r->nframes,

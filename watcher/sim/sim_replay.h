@@ -31,11 +31,15 @@ int64_t sim_replay_span_us(const sim_replay_t *r);
 /* The recording's thread_name metadata events (borrowed JSON array). */
 const json_t *sim_replay_threads(const sim_replay_t *r);
 
-/* A measurement started without a watcher (timeline flags touched): start
- * at the next tick. */
-void sim_replay_arm(sim_replay_t *r);
+/* A client touched the timeline flags (a session starting); origin: it
+ * asked for the timeline's clock (getVMTimelineMicros), the origin of its
+ * first pull. Without a watcher the first call starts the measurement;
+ * either way playback waits for the origin (at most a second) so the
+ * session's first pull covers the first frame's events. */
+void sim_replay_arm(sim_replay_t *r, int origin);
 
-/* Called by the generator's tick: starts playback when due, then hands every
+/* Called by the generator's tick: starts playback when due (the watcher
+ * collecting, or armed without one; then the origin asked), then hands every
  * frame and timeline event whose time has come to the generator and the
  * timeline. */
 void sim_replay_tick(sim_t *s);
