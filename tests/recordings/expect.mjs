@@ -5,7 +5,8 @@
 //
 // Usage: node expect.mjs            regenerate every <name>/expected.json
 //        node expect.mjs --check    exit 1 if regenerating would change a byte
-//        node expect.mjs --explain NAME   print the per-cause table of NAME
+// expected.json lists, besides the answer, the top causes with what each
+// explains and every steady janky frame with its own cause.
 //
 // THE RULE
 // 1. Frames: DevTools' `performance.flutterFrames` when the export has them
