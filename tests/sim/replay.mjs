@@ -44,7 +44,9 @@ await run({
       const c = await Client.connect(sim.wsUri);
       const iso = await isolateOf(c);
       await new Promise((r) => setTimeout(r, 300));
-      assert.equal((await sim.stats()).framesDrawn, 0, 'nothing plays before a measurement');
+      const before = await sim.stats();
+      assert.equal(before.framesDrawn, 0, 'nothing plays before a measurement');
+      assert.equal(before.replay.started, false);
       await c.call('ext.telescope.frames', { isolateId: iso, action: 'start' });
       const got = await waitFor('every recorded frame', async () => {
         const r = await c.call('ext.telescope.frames', { isolateId: iso, action: 'read', since: '0', limit: '500' });
@@ -76,6 +78,7 @@ await run({
       assert.equal(tagged, rec.traceEvents.filter((e) => e.args?.devtoolsTag === 'shaders').length, 'args kept');
       const s = await sim.stats();
       assert.equal(s.framesDrawn, frames.length, 'played once');
+      assert.deepEqual({ ...s.replay, spanUs: undefined }, { frames: frames.length, played: frames.length, started: true, spanUs: undefined });
     } finally { await sim.stop(); }
   },
 

@@ -514,6 +514,7 @@ static json_t *stats_json(sim_t *s) {
                         json_integer((json_int_t)wm_dropped_attributions(s->model)));
   }
   if (j) json_object_set_new(j, "floodSent", json_integer((json_int_t)s->vm.flood_sent));
+  if (j && s->replay) json_object_set_new(j, "replay", sim_replay_stats_json(s->replay));
   if (j && s->dds.attached) json_object_set_new(j, "ddsUri", json_string(s->dds.http_uri));
   if (j)
     json_object_set_new(

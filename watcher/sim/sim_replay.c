@@ -334,6 +334,12 @@ const json_t *sim_replay_threads(const sim_replay_t *r) {
   return r->threads;
 }
 
+json_t *sim_replay_stats_json(const sim_replay_t *r) {
+  return json_pack("{s:I, s:I, s:b, s:I}", "frames", (json_int_t)r->nframes, "played",
+                   (json_int_t)r->next_frame, "started", r->started, "spanUs",
+                   (json_int_t)(r->last - r->origin));
+}
+
 void sim_replay_arm(sim_replay_t *r, int origin) {
   r->armed = 1;
   if (origin) r->origin_asked = 1;

@@ -31,6 +31,9 @@ int64_t sim_replay_span_us(const sim_replay_t *r);
 /* The recording's thread_name metadata events (borrowed JSON array). */
 const json_t *sim_replay_threads(const sim_replay_t *r);
 
+/* `stats`: {"frames", "played", "started", "spanUs"} (new reference). */
+json_t *sim_replay_stats_json(const sim_replay_t *r);
+
 /* A client touched the timeline flags (a session starting); origin: it
  * asked for the timeline's clock (getVMTimelineMicros), the origin of its
  * first pull. Without a watcher the first call starts the measurement;
