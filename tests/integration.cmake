@@ -12,3 +12,9 @@ foreach(t ${INTEGRATION_TESTS})
 endforeach()
 # check.test.mjs (the CI command's exit codes and report) is picked up by the
 # glob above like every *.test.mjs.
+
+# The corpus's expected answers are generated (tests/recordings/expect.mjs):
+# regenerating them must give the committed bytes.
+add_test(NAME recordings.expected
+         COMMAND node ${CMAKE_CURRENT_SOURCE_DIR}/recordings/expect.mjs --check)
+set_tests_properties(recordings.expected PROPERTIES LABELS integration TIMEOUT 60)

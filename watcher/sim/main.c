@@ -14,6 +14,7 @@
 
 #include "sim.h"
 #include "sim_gen.h"
+#include "sim_replay.h"
 #include "sim_server.h"
 #include "sim_vm.h"
 
@@ -103,6 +104,12 @@ static const char usage_text[] =
     "  --build-mode profile   a profile app: no debug-only extensions\n"
     "                         (scheduleFrame, reassemble, debugPaint,\n"
     "                         reinitializeShader); without it they are served\n"
+    "  --replay FILE          play a recording (Chrome trace JSON: a DevTools\n"
+    "                         performance export, a flutter drive timeline) back\n"
+    "                         as the app: its frames, Flutter.Frame events, VM\n"
+    "                         timeline and blocks, once, in real time, from when\n"
+    "                         a measurement starts; --fps and --scenario are then\n"
+    "                         unused (the recording's refresh rate is the fps)\n"
     "  --verbose              log connections and lws notices on stderr\n"
     "  --help, --version\n"
     "\n"
@@ -210,6 +217,7 @@ static int parse_args(int argc, char **argv, sim_config_t *cfg) {
     O_TL_RING,
     O_TL_STREAMS,
     O_BUILD_MODE,
+    O_REPLAY,
     O_HELP,
     O_VERSION
   };
@@ -236,6 +244,7 @@ static int parse_args(int argc, char **argv, sim_config_t *cfg) {
                                        {"timeline-ring", required_argument, NULL, O_TL_RING},
                                        {"timeline-streams", required_argument, NULL, O_TL_STREAMS},
                                        {"build-mode", required_argument, NULL, O_BUILD_MODE},
+                                       {"replay", required_argument, NULL, O_REPLAY},
                                        {"help", no_argument, NULL, O_HELP},
                                        {"version", no_argument, NULL, O_VERSION},
                                        {NULL, 0, NULL, 0}};
@@ -359,6 +368,9 @@ static int parse_args(int argc, char **argv, sim_config_t *cfg) {
         if (strcmp(optarg, "debug") && strcmp(optarg, "profile"))
           return bad_usage("--build-mode wants debug or profile, got '%s'", optarg);
         cfg->profile = !strcmp(optarg, "profile");
+        break;
+      case O_REPLAY:
+        cfg->replay = optarg;
         break;
       case O_VERBOSE:
         cfg->verbose = 1;
@@ -502,6 +514,7 @@ static json_t *stats_json(sim_t *s) {
                         json_integer((json_int_t)wm_dropped_attributions(s->model)));
   }
   if (j) json_object_set_new(j, "floodSent", json_integer((json_int_t)s->vm.flood_sent));
+  if (j && s->replay) json_object_set_new(j, "replay", sim_replay_stats_json(s->replay));
   if (j && s->dds.attached) json_object_set_new(j, "ddsUri", json_string(s->dds.http_uri));
   if (j)
     json_object_set_new(
@@ -803,6 +816,15 @@ int main(int argc, char **argv) {
   make_token(s);
   sim_new_run_id(s);
 
+  if (s->cfg.replay) {
+    char err[512];
+    s->replay = sim_replay_load(s->cfg.replay, err, sizeof err);
+    if (!s->replay) {
+      fprintf(stderr, "telescope-sim: %s\n", err);
+      return 2;
+    }
+    s->cfg.fps = sim_replay_refresh_rate(s->replay);
+  }
   memset(&mcfg, 0, sizeof mcfg);
   mcfg.ring_capacity = s->cfg.ring;
   /* watcher_version: the model's default, the Dart package's version. */
@@ -819,6 +841,7 @@ int main(int argc, char **argv) {
     fprintf(stderr, "telescope-sim: cannot create the timeline\n");
     return 1;
   }
+  if (s->replay) s->tl.threads = sim_replay_threads(s->replay);
   if (sim_server_init(s)) goto fail_server;
   if (sim_vm_init(s)) goto fail_vm;
   if (sim_gen_init(s)) goto fail_gen;
@@ -857,12 +880,15 @@ int main(int argc, char **argv) {
   rc = uv_loop_close(s->loop);
   if (rc) fprintf(stderr, "telescope-sim: loop closed with handles open: %s\n", uv_strerror(rc));
   wm_free(s->model);
+  sim_replay_free(s->replay);
   return 0;
 
 fail_gen:
   sim_vm_close(s);
 fail_vm:
 fail_server:
+  sim_replay_free(s->replay);
+  s->replay = NULL;
   sim_server_close(s);
   uv_run(s->loop, UV_RUN_DEFAULT);
   wm_free(s->model);

@@ -67,6 +67,7 @@ typedef struct {
   size_t timeline_ring;         /* 0: SIM_TL_RING */
   const char *timeline_streams; /* recorded at start (NULL: Flutter's default) */
   int profile;                  /* --build-mode profile: no debug-only extensions */
+  const char *replay;           /* --replay FILE: a recording played back (sim_replay.h) */
 } sim_config_t;
 
 #define SIM_MAX_WORKERS 4
@@ -183,6 +184,7 @@ typedef struct sim {
 
   wm_t *model;
   sim_tl_t tl; /* the VM timeline */
+  struct sim_replay *replay; /* --replay: the recording; the generator draws only its frames */
   char run_id[40];
 } sim_t;
 

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim_replay.h"
 #include "sim_vm.h"
 
 /* Engine rule (shell.cc): in debug/profile, timings are reported at most
@@ -357,6 +358,18 @@ static void draw_frame(sim_t *s, int64_t now) {
   push_timing(s, &timing);
 }
 
+void sim_gen_draw_replayed(sim_t *s, const wm_timing_t *timing, const wm_event_t *events, size_t n,
+                           int64_t drained_us) {
+  s->gen.frame_number = timing->frame_number;
+  s->gen.frame_index++;
+  s->gen.frames_drawn++;
+  if (s->model && s->vm.watcher) {
+    s->vm.watcher_installed = 1;
+    wm_frame_drawn(s->model, timing->frame_number, drained_us, events, n);
+  }
+  push_timing(s, timing);
+}
+
 static void on_tick(uv_timer_t *t);
 
 /* The engine's and the VM's events for one frame, as they reach the VM
@@ -414,6 +427,15 @@ static void on_tick(uv_timer_t *t) {
   int probe = 0, want = 0;
 
   if (s->model && s->vm.watcher && wm_take_probe(s->model)) probe = 1;
+  if (s->replay) { /* the recording's frames only; a probe draws nothing */
+    sim_replay_tick(s);
+    if (s->gen.n_pend && !uv_is_active((uv_handle_t *)&s->gen.flush_timer)) {
+      uint64_t ms = (uint64_t)(s->cfg.timings_batch_ms > 0 ? s->cfg.timings_batch_ms : 1);
+      uv_timer_start(&s->gen.flush_timer, on_flush, ms, ms);
+    }
+    schedule_tick(s);
+    return;
+  }
   if (s->gen.probe_requested) {
     s->gen.probe_requested = 0;
     probe = 1;

@@ -25,6 +25,11 @@ void sim_gen_set_scenario(sim_t *s, sim_scenario_t scenario);
 void sim_gen_set_fps(sim_t *s, double fps);
 /* The next n drawn frames are janky (SlowWidget, build > 2x budget). */
 void sim_gen_inject(sim_t *s, int n);
+/* --replay: one recorded frame, drawn as draw_frame draws a generated one:
+ * its blocks (finish order) to the watcher model at drained_us, its timing to
+ * the batch (and so to Flutter.Frame). The caller records the timeline. */
+void sim_gen_draw_replayed(sim_t *s, const wm_timing_t *timing, const wm_event_t *events, size_t n,
+                           int64_t drained_us);
 /* Delivers every timing that is due now (timings-delay permitting). */
 void sim_gen_flush(sim_t *s);
 

@@ -127,10 +127,16 @@ static json_t *meta(int tid, const char *name) {
 json_t *sim_tl_timeline_json(const sim_tl_t *tl, int64_t origin, int64_t extent) {
   json_t *evs = json_array();
   /* Every reply names the threads the recorder knows (PrintJSONMeta). */
-  json_array_append_new(evs, meta(SIM_TID_PLATFORM, "io.flutter.1.platform"));
-  json_array_append_new(evs, meta(SIM_TID_UI, "io.flutter.1.ui"));
-  json_array_append_new(evs, meta(SIM_TID_RASTER, "io.flutter.1.raster"));
-  json_array_append_new(evs, meta(SIM_TID_IO, "io.flutter.1.io"));
+  if (tl->threads) {
+    size_t k;
+    json_t *m;
+    json_array_foreach(tl->threads, k, m) json_array_append(evs, m);
+  } else {
+    json_array_append_new(evs, meta(SIM_TID_PLATFORM, "io.flutter.1.platform"));
+    json_array_append_new(evs, meta(SIM_TID_UI, "io.flutter.1.ui"));
+    json_array_append_new(evs, meta(SIM_TID_RASTER, "io.flutter.1.raster"));
+    json_array_append_new(evs, meta(SIM_TID_IO, "io.flutter.1.io"));
+  }
   int64_t lo = origin >= 0 ? origin : INT64_MIN;
   int64_t hi = origin >= 0 && extent >= 0 ? origin + extent : INT64_MAX;
   int64_t oldest = -1, newest = -1;
@@ -141,11 +147,15 @@ json_t *sim_tl_timeline_json(const sim_tl_t *tl, int64_t origin, int64_t extent)
     if (oldest < 0 || e->ts < oldest) oldest = e->ts;
     if (e->ts + e->dur > newest) newest = e->ts + e->dur;
     char ph[2] = {e->ph, 0};
-    json_t *j = json_pack("{s:s, s:s, s:s, s:i, s:i, s:I}", "name", e->name, "cat", e->cat, "ph", ph,
+    json_t *j = json_pack("{s:s, s:s, s:s, s:i, s:i, s:I}", "name", e->name_ref ? e->name_ref : e->name,
+                          "cat", e->cat, "ph", ph,
                           "pid", 4242, "tid", e->tid, "ts", (json_int_t)e->ts);
     if (e->ph == 'X') json_object_set_new(j, "dur", json_integer(e->dur));
-    json_object_set_new(j, "args", e->shader ? json_pack("{s:s}", "devtoolsTag", "shaders")
-                                             : json_object());
+    if (e->args)
+      json_object_set_new(j, "args", json_deep_copy(e->args));
+    else
+      json_object_set_new(j, "args", e->shader ? json_pack("{s:s}", "devtoolsTag", "shaders")
+                                               : json_object());
     json_array_append_new(evs, j);
   }
   /* The span of the events returned: the lowest ts to the highest end, 0

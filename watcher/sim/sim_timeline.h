@@ -26,6 +26,10 @@ typedef struct {
   int tid;
   int64_t ts, dur;
   int shader; /* args.devtoolsTag "shaders" */
+  /* --replay: a recording's event, its name and args borrowed from the
+   * loaded recording (which lives as long as the sim); name is then unused. */
+  const char *name_ref;
+  const json_t *args;
 } sim_tl_event_t;
 
 typedef struct {
@@ -33,6 +37,7 @@ typedef struct {
   size_t cap, head, len;
   uint64_t written, overwritten;
   int recorded[16]; /* by stream index (sim_tl_streams) */
+  const json_t *threads; /* --replay: the recording's thread_name events, served instead of ours */
 } sim_tl_t;
 
 /* The streams the VM offers (runtime/vm/timeline.h TIMELINE_STREAM_LIST). */

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "sim_replay.h"
 #include "sim_server.h"
 
 /* The VM-service error codes the simulator speaks, with the message the raw
@@ -1042,12 +1043,20 @@ static int web_unsupported(sim_t *s, sim_call_t *k) {
   return 1;
 }
 
+/* --replay: a session's start touches the timeline flags and asks for the
+ * timeline's clock (server/sessions.c); playback waits for it. */
+static void replay_arm(sim_t *s, int origin) {
+  if (s->replay) sim_replay_arm(s->replay, origin);
+}
+
 static void do_get_vm_timeline_flags(sim_t *s, sim_call_t *k) {
+  replay_arm(s, 0);
   if (web_unsupported(s, k)) return;
   send_result(k, sim_tl_flags_json(&s->tl));
 }
 
 static void do_set_vm_timeline_flags(sim_t *s, sim_call_t *k) {
+  replay_arm(s, 0);
   if (web_unsupported(s, k)) return;
   const json_t *streams = json_object_get(k->params, "recordedStreams");
   const char *bad = NULL;
@@ -1095,6 +1104,7 @@ static void do_get_vm_timeline(sim_t *s, sim_call_t *k) {
 }
 
 static void do_get_vm_timeline_micros(sim_t *s, sim_call_t *k) {
+  replay_arm(s, 1);
   if (web_unsupported(s, k)) return;
   send_result(k, json_pack("{s:s, s:I}", "type", "Timestamp", "timestamp", (json_int_t)sim_now_us()));
 }
