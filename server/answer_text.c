@@ -95,9 +95,10 @@ static void findings(sb_t *b, const json_t *sum) {
   json_array_foreach(fs, i, f) {
     const char *kind = str(f, "kind"), *name = str(f, "name");
     if (!kind || !name) continue;
+    int build = !strcmp(kind, "build");
     sb_printf(b, "cause %zu: %s (%s%s) explains %.0f%% of the jank, in %lld/%lld janky frames: "
                  "%.1f ms per janky frame vs %.1f ms otherwise\n",
-              i + 1, name, kind, strcmp(kind, "raster") ? "" : " thread",
+              i + 1, name, build ? "ui" : kind, strcmp(kind, "raster") && !build ? "" : " thread",
               json_number_value(json_object_get(f, "explains")) * 100.0,
               (long long)num(f, "jankFrames"), (long long)num(f, "ofJankFrames"),
               ms(num(f, "perJankFrameUs")), ms(num(f, "perOtherFrameUs")));

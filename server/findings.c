@@ -29,7 +29,8 @@ finding_kind_t findings_classify(const char *name) {
 }
 
 const char *findings_kind_name(finding_kind_t kind) {
-  static const char *const names[] = {"widget", "render_object", "phase", "raster", "tracking"};
+  static const char *const names[] = {"widget", "render_object", "phase", "raster", "tracking",
+                                      "build"};
   return names[kind];
 }
 
@@ -88,6 +89,9 @@ static const char *hint_for(finding_kind_t kind, const char *name, const finding
       return "semantics updates (accessibility is on): large or changing semantics trees";
     case FINDING_RASTER:
       return "raster-bound with no UI cause: cut saveLayer, Opacity, clips and large images";
+    case FINDING_BUILD:
+      return "the UI thread's frame work (build, layout, paint: FrameTiming's build) is over "
+             "budget, with no blocks to say which part";
     case FINDING_TRACKING:
       break;
   }
@@ -150,8 +154,8 @@ static void rank_order(rank_t *r, size_t n) {
 json_t *findings_to_json(const findings_input_t *in, size_t max) {
   json_t *out = json_array();
   if (!out) return NULL;
-  cand_t *c = malloc((in->nblocks + 1) * sizeof *c);
-  rank_t *r = malloc((in->nblocks + 1) * sizeof *r);
+  cand_t *c = malloc((in->nblocks + 2) * sizeof *c);
+  rank_t *r = malloc((in->nblocks + 2) * sizeof *r);
   if (!c || !r) {
     free(c);
     free(r);
@@ -192,9 +196,26 @@ json_t *findings_to_json(const findings_input_t *in, size_t max) {
                 findings_share(in->raster_explained_us, in->jank_over_us)};
     c[n++] = k;
   }
+  /* Frames measured without blocks (no watcher, or attribution off): the
+   * build time itself is the UI thread's cause, as FrameTiming tells it. */
+  if (in->build_missed && in->nblocks == 0 && in->build_explained_us > 0) {
+    cand_t k = {FINDING_BUILD,
+                "build",
+                "ui",
+                hint_for(FINDING_BUILD, "", in),
+                in->build_missed,
+                in->jank_frames,
+                mean(in->build_us_missed, in->build_missed),
+                mean(in->build_us_other, in->other_frames),
+                in->build_explained_us,
+                findings_share(in->build_explained_us, in->jank_over_us)};
+    c[n++] = k;
+  }
   for (size_t i = 0; i < n; i++)
     r[i] = (rank_t){(double)c[i].explained,
-                    c[i].kind == FINDING_PHASE || c[i].kind == FINDING_RASTER, c[i].name, i};
+                    c[i].kind == FINDING_PHASE || c[i].kind == FINDING_RASTER ||
+                        c[i].kind == FINDING_BUILD,
+                    c[i].name, i};
   rank_order(r, n);
   int bad = 0;
   for (size_t i = 0; i < n && json_array_size(out) < max && !bad; i++)

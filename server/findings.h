@@ -24,7 +24,8 @@ typedef enum {
   FINDING_RENDER_OBJECT, /* "Render…": a layout, paint or intrinsics pass */
   FINDING_PHASE,         /* one of the framework's pipeline phases (BUILD, LAYOUT…) */
   FINDING_RASTER,        /* frames that missed the budget on the raster thread */
-  FINDING_TRACKING       /* names are missing: switch a track* option on */
+  FINDING_TRACKING,      /* names are missing: switch a track* option on (next, not a finding) */
+  FINDING_BUILD          /* frames missed on build and nothing names any of it: no blocks at all */
 } finding_kind_t;
 
 /* 0 for the kinds an agent can change directly (widget, render object, gc,
@@ -66,6 +67,7 @@ typedef struct {
   uint64_t jank_frames;       /* janky frames (build or raster missed): ofJankFrames */
   double jank_over_us;        /* the jank to explain: Σ max(buildUs, rasterUs) − budget */
   int64_t raster_explained_us; /* the raster finding's explained time (as a block's, on raster) */
+  int64_t build_explained_us;  /* the same of buildUs: the `build` finding, frames without blocks */
 } findings_input_t;
 
 /* A finding is at most 1 in 10 less than the one above it: a more specific

@@ -79,14 +79,17 @@ static int keep_recent(store_t *st, const frame_t *f) {
 }
 
 int store_is_startup(const frame_t *f, int frame_events, int run_new) {
+  (void)frame_events;
   /* The engine numbers frames from 1 per process (flutter/engine
-   * flow/frame_timings.cc, frame_number_gen_ = {1}); the first one is the
-   * warm-up frame, built before the first Animator::BeginFrame. */
+   * flow/frame_timings.cc, frame_number_gen_ = {1}). */
   if (f->frame_number == 1) return 1;
-  /* The watcher numbers its records from 1 per run: seq 1 is the first frame
-   * after the app started or was hot-restarted. Frame events number from 1
-   * per isolate seen, which is a start only when the isolate replaced one. */
-  return f->seq == 1 && (!frame_events || run_new);
+  if (f->seq != 1) return 0;
+  /* Both sources number from 1 per run (the watcher from its install, frame
+   * events per isolate): the first frame of a run is the app starting when
+   * the run replaced another under our eyes (a hot restart), or when the
+   * engine had drawn hardly anything before it (the warm-up frame is among
+   * its first recorders: frame 2 in DevTools' Flutter 3.20 iOS recording). */
+  return run_new || (f->frame_number > 0 && f->frame_number <= STORE_STARTUP_NUMBER_MAX);
 }
 
 int store_add_reply(store_t *st, const record_reply_t *r, store_add_result_t *res) {

@@ -40,10 +40,12 @@ void store_free(store_t *st);
 int store_add_reply(store_t *st, const record_reply_t *r, store_add_result_t *res);
 
 /* Whether a frame belongs to the app's start-up (docs/tool.md "Start-up"):
- * the engine's first frame (frameNumber 1), the watcher's first record of a
- * run (seq 1: the app's first frame after a start or hot restart), or, from
- * frame events, the first frame of an isolate that replaced another
- * (run_new). The store marks frame_t.startup with it as frames come in. */
+ * the engine's first frame (frameNumber 1), or the first frame of a run
+ * (seq 1) when that run replaced another during the session (run_new: a hot
+ * restart) or began with the engine's first frames (frameNumber at most
+ * STORE_STARTUP_NUMBER_MAX). The store marks frame_t.startup as frames come
+ * in. frame_events: the source (kept for the model; the rule is the same). */
+#define STORE_STARTUP_NUMBER_MAX 3
 int store_is_startup(const frame_t *f, int frame_events, int run_new);
 
 /* Whether Flutter's profile switches were on while it was fed (1/0, -1

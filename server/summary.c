@@ -511,11 +511,13 @@ const char *summary_bound_by(const summary_t *s) {
  * kept (findings.h): per frame, the time beyond the name's mean in the frames
  * that missed nothing, at most that side's overrun; scaled from the kept
  * janky frames to all of them. explained has s->nblocks entries. */
-static int explain(const summary_t *s, int64_t *explained, int64_t *raster_explained) {
+static int explain(const summary_t *s, int64_t *explained, int64_t *raster_explained,
+                   int64_t *build_explained) {
   uint64_t other = s->frames - s->startup - s->jank;
   double *e = calloc(s->nblocks ? s->nblocks : 1, sizeof *e), re = 0;
   if (!e) return -1;
-  double raster_other = other ? s->raster_us_other / (double)other : 0;
+  double raster_other = other ? s->raster_us_other / (double)other : 0, be = 0;
+  double build_other = other ? s->build_us_other / (double)other : 0;
   for (size_t k = 0; k < s->njf; k++) {
     const jank_frame_t *j = &s->jf[k];
     for (size_t i = 0; i < j->n; i++) {
@@ -528,19 +530,24 @@ static int explain(const summary_t *s, int64_t *explained, int64_t *raster_expla
       double x = (double)(j->raster_over + s->budget_us) - raster_other;
       if (x > 0) re += x < (double)j->raster_over ? x : (double)j->raster_over;
     }
+    if (j->build_over > 0) {
+      double x = (double)(j->build_over + s->budget_us) - build_other;
+      if (x > 0) be += x < (double)j->build_over ? x : (double)j->build_over;
+    }
   }
   double bscale = s->build_missed_kept ? (double)s->build_missed / (double)s->build_missed_kept : 0;
   double rscale = s->raster_missed_kept ? (double)s->raster_missed / (double)s->raster_missed_kept : 0;
   for (size_t i = 0; i < s->nblocks; i++) explained[i] = llround(e[i] * bscale);
   *raster_explained = llround(re * rscale);
+  *build_explained = llround(be * bscale);
   free(e);
   return 0;
 }
 
 json_t *summary_findings(const summary_t *s, size_t max) {
   findings_block_t fb[SUMMARY_MAX_BLOCK_NAMES + 1];
-  int64_t explained[SUMMARY_MAX_BLOCK_NAMES + 1], raster_explained = 0;
-  if (explain(s, explained, &raster_explained) < 0) return NULL;
+  int64_t explained[SUMMARY_MAX_BLOCK_NAMES + 1], raster_explained = 0, build_explained = 0;
+  if (explain(s, explained, &raster_explained, &build_explained) < 0) return NULL;
   size_t n = 0;
   for (size_t i = 0; i < s->nblocks; i++) {
     const block_agg_t *b = &s->blocks[i];
@@ -565,7 +572,8 @@ json_t *summary_findings(const summary_t *s, size_t max) {
                          n,
                          s->jank,
                          s->jank_over_us,
-                         raster_explained};
+                         raster_explained,
+                         build_explained};
   return findings_to_json(&in, max);
 }
 
@@ -580,7 +588,7 @@ json_t *summary_next(const summary_t *s) {
                          s->frames - s->startup - s->jank, s->build_missed_named,
                          s->build_us_missed, s->build_us_other, s->raster_us_missed,
                          s->raster_us_other, s->track[0], s->track[1], s->track[2], fb, n, s->jank,
-                         s->jank_over_us, 0};
+                         s->jank_over_us, 0, 0};
   return findings_next_to_json(&in);
 }
 
