@@ -305,19 +305,9 @@ static void print_summary(const check_t *ck, const json_t *sum, const json_t *ve
   printf("  build p50/p90/p99 %.1f/%.1f/%.1f ms, raster %.1f/%.1f/%.1f ms\n", ms(b, "p50"),
          ms(b, "p90"), ms(b, "p99"), ms(r, "p50"), ms(r, "p90"), ms(r, "p99"));
   if (!verdict) return;
-  const json_t *failed = json_object_get(verdict, "failed");
-  if (!json_array_size(failed)) {
-    printf("budgets: pass (%zu checked)\n", json_array_size(json_object_get(verdict, "checked")));
-    return;
-  }
-  printf("budgets: FAIL");
-  size_t i;
-  json_t *f;
-  json_array_foreach(failed, i, f)
-      printf("%s %s %g > %g", i ? ";" : "", json_string_value(json_object_get(f, "name")),
-             json_number_value(json_object_get(f, "actual")),
-             json_number_value(json_object_get(f, "limit")));
-  printf("\n");
+  char line[1024];
+  budgets_format(verdict, line, sizeof line);
+  printf("%s\n", line);
 }
 
 /* Writes under a temporary name and renames, so a dashboard never reads

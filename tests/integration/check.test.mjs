@@ -61,7 +61,7 @@ test('steady app within generous budgets: exit 0, report keys match the summary'
     '--budgets', join(dir, 'budgets.json'), '--report', report]);
   assert.equal(r.code, 0, r.stdout + r.stderr);
   assert.match(r.stdout, /^telescope check: \d+ frames in 1\.5 s/);
-  assert.match(r.stdout, /budgets: pass \(4 checked\)/);
+  assert.match(r.stdout, /budgets: PASS \(4 checked\)/);
   assert.ok(r.stdout.split('\n').length <= 6, 'the human summary is short');
   const rep = readReport(report);
   const s = rep.summary;

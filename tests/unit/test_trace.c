@@ -105,7 +105,7 @@ START_TEST(one_frame_nesting_by_hand) {
                         blk("LAYOUT", 800, 800)};
   f.blocks = b;
   f.nblocks = 4;
-  json_t *doc = parse(trace_json(&f, 1, 16667, "demo"));
+  json_t *doc = parse(trace_json(&f, 1, 16667, "demo", NULL));
   json_t *blocks = events_where(doc, "block", 1);
   ck_assert_int_eq(json_array_size(blocks), 4);
   const struct {
@@ -130,7 +130,7 @@ START_TEST(one_frame_nesting_by_hand) {
    * halved (floor): BUILD [100, 1600), A [100, 850), B [850, 1100), LAYOUT
    * [1600, 2000) — the end of the build slice. */
   f.build_us = 1900;
-  doc = parse(trace_json(&f, 1, 16667, NULL));
+  doc = parse(trace_json(&f, 1, 16667, NULL, NULL));
   blocks = events_where(doc, "block", 1);
   ck_assert_int_eq(ts(named(blocks, "LAYOUT")), 1600);
   ck_assert_int_eq(dur(named(blocks, "LAYOUT")), 400);
@@ -169,7 +169,7 @@ START_TEST(session_round_trip) {
     }
     t += slow ? 33334 : 16667;
   }
-  json_t *doc = parse(trace_json(f, N, 16667, "telescope s1"));
+  json_t *doc = parse(trace_json(f, N, 16667, "telescope s1", NULL));
   json_t *ui = events_where(doc, "frame", 1), *raster = events_where(doc, "raster", 2);
   json_t *ia = events_where(doc, "interaction", 3);
   ck_assert_int_eq(json_array_size(ui), N);
@@ -219,7 +219,7 @@ START_TEST(session_round_trip) {
 END_TEST
 
 START_TEST(no_frames) {
-  json_t *doc = parse(trace_json(NULL, 0, 16667, NULL));
+  json_t *doc = parse(trace_json(NULL, 0, 16667, NULL, NULL));
   json_t *x = events_where(doc, NULL, 0);
   ck_assert_int_eq(json_array_size(x), 0);
   ck_assert_int_eq(json_array_size(json_object_get(doc, "traceEvents")), 7); /* metadata only */

@@ -101,6 +101,8 @@ static const char usage_text[] =
     "  --timeline-streams L   streams recorded at start (default Dart,Embedder,GC,\n"
     "                         as a Flutter app; \"\" for none)\n"
     "  --build-mode profile   a profile app: no debug-only extensions\n"
+    "  --plain-dart           a plain Dart program, not a Flutter app: no ext.flutter.*\n"
+    "                         or ext.ui.* extension, no watcher, no Flutter.Frame\n"
     "                         (scheduleFrame, reassemble, debugPaint,\n"
     "                         reinitializeShader); without it they are served\n"
     "  --verbose              log connections and lws notices on stderr\n"
@@ -210,6 +212,7 @@ static int parse_args(int argc, char **argv, sim_config_t *cfg) {
     O_TL_RING,
     O_TL_STREAMS,
     O_BUILD_MODE,
+    O_PLAIN_DART,
     O_HELP,
     O_VERSION
   };
@@ -236,6 +239,7 @@ static int parse_args(int argc, char **argv, sim_config_t *cfg) {
                                        {"timeline-ring", required_argument, NULL, O_TL_RING},
                                        {"timeline-streams", required_argument, NULL, O_TL_STREAMS},
                                        {"build-mode", required_argument, NULL, O_BUILD_MODE},
+                                       {"plain-dart", no_argument, NULL, O_PLAIN_DART},
                                        {"help", no_argument, NULL, O_HELP},
                                        {"version", no_argument, NULL, O_VERSION},
                                        {NULL, 0, NULL, 0}};
@@ -359,6 +363,9 @@ static int parse_args(int argc, char **argv, sim_config_t *cfg) {
         if (strcmp(optarg, "debug") && strcmp(optarg, "profile"))
           return bad_usage("--build-mode wants debug or profile, got '%s'", optarg);
         cfg->profile = !strcmp(optarg, "profile");
+        break;
+      case O_PLAIN_DART:
+        cfg->plain_dart = cfg->no_watcher = 1;
         break;
       case O_VERBOSE:
         cfg->verbose = 1;

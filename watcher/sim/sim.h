@@ -67,6 +67,7 @@ typedef struct {
   size_t timeline_ring;         /* 0: SIM_TL_RING */
   const char *timeline_streams; /* recorded at start (NULL: Flutter's default) */
   int profile;                  /* --build-mode profile: no debug-only extensions */
+  int plain_dart;               /* --plain-dart: no Flutter extensions, no watcher, no Flutter.Frame */
 } sim_config_t;
 
 #define SIM_MAX_WORKERS 4
