@@ -399,9 +399,8 @@ static void comparison(sb_t *b, const json_t *c, int is_error) {
       const json_t *m = json_object_get(ms_, compare_metrics[k].key);
       sb_printf(b, "%s ", first ? "" : ";");
       metric_values(b, k, m);
-      sb_printf(b, " (");
+      sb_printf(b, ", ");
       p_value(b, m);
-      sb_printf(b, ")");
       first = 0;
     }
     sb_printf(b, "\n");

@@ -96,33 +96,36 @@ done:
 }
 
 /* A janky frame's cause, as the findings see it: the phase that missed
- * (the longer one when both did), the block below the phases with the most
- * self time (else any block), and what the timeline put in its windows. */
+ * (the longer one when both did), and inside it the largest of the block
+ * below the phases with the most self time and what the timeline put in
+ * that phase's window. A phase block (BUILD, LAYOUT) is never the cause
+ * when anything more specific is there: a GC pause inside the build is
+ * counted in BUILD's self time too. */
 static int put_cause(json_t *a, const frame_t *f, int64_t budget_us, const vmtl_causes_t *c) {
   int bm = f->build_us > budget_us, rm = f->raster_us > budget_us;
-  const char *bound = bm && (!rm || f->build_us >= f->raster_us) ? "build" : "raster";
-  const record_block_t *top = NULL, *any = NULL;
+  int build = bm && (!rm || f->build_us >= f->raster_us);
+  const record_block_t *top = NULL, *phase = NULL;
   for (size_t i = 0; i < f->nblocks; i++) {
     const record_block_t *b = &f->blocks[i];
-    if (!any || b->self_micros > any->self_micros) any = b;
-    if (findings_classify(b->name) != FINDING_PHASE && (!top || b->self_micros > top->self_micros))
-      top = b;
+    const record_block_t **slot = findings_classify(b->name) == FINDING_PHASE ? &phase : &top;
+    if (!*slot || b->self_micros > (*slot)->self_micros) *slot = b;
   }
-  if (!top) top = any;
-  int bad = json_object_set_new(a, "boundBy", json_string(bound));
-  if (top) {
-    bad |= json_object_set_new(a, "topBlock", json_string(top->name));
-    bad |= json_object_set_new(a, "topBlockSelfUs", json_integer(top->self_micros));
+  int bad = json_object_set_new(a, "boundBy", json_string(build ? "build" : "raster"));
+  const record_block_t *shown = top ? top : phase;
+  if (shown) {
+    bad |= json_object_set_new(a, "topBlock", json_string(shown->name));
+    bad |= json_object_set_new(a, "topBlockSelfUs", json_integer(shown->self_micros));
   }
-  /* The cause: the largest thing inside the phase that missed. */
-  const char *cause = bound;
+  const char *cause = build ? "build" : "raster";
   int64_t cause_us = 0;
-  if (c && !strcmp(bound, "build") && c->gc_us > cause_us) cause = "GC", cause_us = c->gc_us;
-  if (top && !strcmp(bound, "build") && top->self_micros > cause_us)
-    cause = top->name, cause_us = top->self_micros;
-  if (c && !strcmp(bound, "raster")) {
+  if (build) {
+    if (c && c->gc_us > cause_us) cause = "GC", cause_us = c->gc_us;
+    if (top && top->self_micros > cause_us) cause = top->name, cause_us = top->self_micros;
+    if (!cause_us && phase) cause = phase->name, cause_us = phase->self_micros;
+  } else if (c) {
     if (c->shader_us > cause_us) cause = "shader compilation", cause_us = c->shader_us;
-    if (c->raster_top[0] && c->raster_top_us > cause_us) cause = c->raster_top, cause_us = c->raster_top_us;
+    if (c->raster_top[0] && c->raster_top_us > cause_us)
+      cause = c->raster_top, cause_us = c->raster_top_us;
   }
   bad |= json_object_set_new(a, "cause", json_string(cause));
   if (cause_us) bad |= json_object_set_new(a, "causeUs", json_integer(cause_us));
