@@ -123,6 +123,14 @@ test('nothing measurable: exit 2 with the diagnosis (no app, idle app, paused is
   const none = await check(['--vm-service-uri', 'ws://127.0.0.1:9/abcdefghijk=/ws', '--duration-ms', '200']);
   assert.equal(none.code, 2, none.stdout + none.stderr);
   assert.match(none.stdout, /nothing measured: not_connected/);
+  assert.match(none.stdout, /^  detail: could not connect/m, 'the reason, not only the code');
+
+  // A plain Dart program: not a Flutter app, said so, not "add the watcher".
+  const dart = await startSim(['--plain-dart']); sims.push(dart);
+  const d = await check(['--vm-service-uri-file', dart.uriFile, '--duration-ms', '300']);
+  assert.equal(d.code, 2, d.stdout + d.stderr);
+  assert.match(d.stdout, /nothing measured: not_flutter: Not a Flutter app/);
+  assert.doesNotMatch(d.stdout, /TelescopePlugin/);
 
   const idle = await startSim(['--scenario', 'idle']); sims.push(idle);
   const report = join(tempDir(), 'report.json');
