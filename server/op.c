@@ -259,8 +259,7 @@ void op_fail_diag(op_t *op, diag_code_t code, const char *detail) {
                               vm_app_is_flutter(op->app->app),
                               fe_frames(op->app->fe)) == DIAG_NOT_FLUTTER) {
     code = DIAG_NOT_FLUTTER;
-    detail = "the isolate lists no ext.flutter.* or ext.ui.* service extension and posted no "
-             "Flutter.Frame event";
+    detail = NULL; /* the message says it all; the watcher's absence is beside the point */
   }
   if (op->revert_uri && (code == DIAG_NOT_CONNECTED || code == DIAG_CONNECTION_REJECTED ||
                          code == DIAG_UNRESPONSIVE)) {
