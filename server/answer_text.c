@@ -429,8 +429,7 @@ static void comparison(sb_t *b, const json_t *c, int is_error) {
     shown++;
   }
   if (shown) sb_printf(b, "\n");
-  for (int breaking = 1; breaking >= 0; breaking--)
-    json_array_foreach(ws, i, w) {
+  for (int breaking = 1; breaking >= 0; breaking--) json_array_foreach(ws, i, w) {
       if (json_is_true(json_object_get(w, "notComparable")) != breaking) continue;
       sb_printf(b, "warning%s: %s\n", breaking ? " (not comparable)" : "", str(w, "message"));
     }

@@ -118,7 +118,8 @@ static void put(char *buf, size_t len, size_t *n, const char *fmt, ...) {
 }
 
 int budgets_format(const json_t *v, char *buf, size_t len) {
-  const json_t *failed = json_object_get(v, "failed"), *unmeasured = json_object_get(v, "unmeasured");
+  const json_t *failed = json_object_get(v, "failed"),
+               *unmeasured = json_object_get(v, "unmeasured");
   size_t checked = json_array_size(json_object_get(v, "checked")), n = 0, i;
   const json_t *f;
   if (len) buf[0] = 0;
@@ -126,10 +127,10 @@ int budgets_format(const json_t *v, char *buf, size_t len) {
     put(buf, len, &n, "budgets: PASS (%zu checked", checked);
   } else {
     put(buf, len, &n, "budgets: FAIL");
-    json_array_foreach(failed, i, f)
-        put(buf, len, &n, "%s %s %g > %g", i ? ";" : "", json_string_value(json_object_get(f, "name")),
-            json_number_value(json_object_get(f, "actual")),
-            json_number_value(json_object_get(f, "limit")));
+    json_array_foreach(failed, i, f) put(buf, len, &n, "%s %s %g > %g", i ? ";" : "",
+                                         json_string_value(json_object_get(f, "name")),
+                                         json_number_value(json_object_get(f, "actual")),
+                                         json_number_value(json_object_get(f, "limit")));
     put(buf, len, &n, " (%zu of %zu passed", checked - json_array_size(failed), checked);
   }
   if (json_array_size(unmeasured)) {

@@ -284,7 +284,8 @@ static void print_diagnosis(const json_t *diag, const char *text) {
            json_string_value(json_object_get(diag, "code")),
            json_string_value(json_object_get(diag, "message")));
     /* What went wrong in its own words (a malformed URI says what is malformed). */
-    const char *detail = json_string_value(json_object_get(json_object_get(diag, "evidence"), "detail"));
+    const char *detail =
+        json_string_value(json_object_get(json_object_get(diag, "evidence"), "detail"));
     if (detail && *detail) printf("  detail: %s\n", detail);
     const char *hint = json_string_value(json_object_get(diag, "hint"));
     if (hint) printf("  hint: %s\n", hint);

@@ -176,14 +176,15 @@ END_TEST
 /* A diagnosis whose evidence.detail explains the failure carries it: the
  * malformed part of a URI, between the message and the hint. */
 START_TEST(diagnosis_detail_in_the_text) {
-  json_t *r = json_pack(
-      "{s:s,s:{s:s,s:s,s:s,s:{s:s}}}", "action", "status", "diagnosis", "code", "not_connected",
-      "message", "No Flutter app is connected.", "hint", "Pass vmServiceUri.", "evidence",
-      "detail", "VM-service URI scheme must be http, https, ws or wss");
+  json_t *r = json_pack("{s:s,s:{s:s,s:s,s:s,s:{s:s}}}", "action", "status", "diagnosis", "code",
+                        "not_connected", "message", "No Flutter app is connected.", "hint",
+                        "Pass vmServiceUri.", "evidence", "detail",
+                        "VM-service URI scheme must be http, https, ws or wss");
   char *t = render(r, 0, "detail");
-  ck_assert_str_eq(t, "status: diagnosis not_connected: No Flutter app is connected. Detail: "
-                      "VM-service URI scheme must be http, https, ws or wss. Hint: Pass "
-                      "vmServiceUri.");
+  ck_assert_str_eq(t,
+                   "status: diagnosis not_connected: No Flutter app is connected. Detail: "
+                   "VM-service URI scheme must be http, https, ws or wss. Hint: Pass "
+                   "vmServiceUri.");
   free(t);
   json_object_del(json_object_get(json_object_get(r, "diagnosis"), "evidence"), "detail");
   t = render(r, 0, "no detail");
@@ -204,13 +205,15 @@ START_TEST(budgets_verdict_line) {
                                 0.35, "name", "buildP90MsMax", "limit", 16.0, "actual", 22.4,
                                 "checked", "jankRatioMax", "buildP90MsMax", "frozenMax"));
   char *t = render(r, is_error, "budgets fail");
-  ck_assert_int_eq(line_of(t, "budgets: FAIL jankRatioMax 0.35 > 0.05; buildP90MsMax 22.4 > 16 "
-                              "(1 of 3 passed)\n"),
+  ck_assert_int_eq(line_of(t,
+                           "budgets: FAIL jankRatioMax 0.35 > 0.05; buildP90MsMax 22.4 > 16 "
+                           "(1 of 3 passed)\n"),
                    2);
   ck_assert_uint_le(strlen(t), 1500);
   free(t);
-  json_object_set_new(r, "budgets", json_pack("{s:s,s:[],s:[s]}", "verdict", "pass", "failed",
-                                              "checked", "frozenMax"));
+  json_object_set_new(
+      r, "budgets",
+      json_pack("{s:s,s:[],s:[s]}", "verdict", "pass", "failed", "checked", "frozenMax"));
   t = render(r, is_error, "budgets pass");
   ck_assert_int_eq(line_of(t, "budgets: PASS (1 checked)\n"), 2);
   free(t);
@@ -227,7 +230,8 @@ END_TEST
  * interaction, and the warnings (not-comparable ones first and so marked). */
 static json_t *comparison(int comparable) {
   json_error_t err;
-  json_t *c = json_pack_ex(&err, 0,
+  json_t *c = json_pack_ex(
+      &err, 0,
       "{s:{s:s,s:i},s:{s:s,s:i},s:s,s:b,s:s,s:["
       "{s:s,s:s,s:b},{s:s,s:s,s:b}],"
       "s:{s:{s:f,s:f,s:f,s:b,s:s,s:i,s:i},"
@@ -246,11 +250,11 @@ static json_t *comparison(int comparable) {
       "baselineCount", 0, "candidateCount", 0, "buildUs", "baseline", "p50", 9100, "p90", 30300,
       "candidate", "p50", 4000, "p90", 5200, "shiftUs", -5050.0, "p", 3.4e-12, "significant", 1,
       "change", "better", "rasterUs", "baseline", "p50", 2800, "p90", 4200, "candidate", "p50",
-      3100, "p90", 4100, "shiftUs", 300.0, "p", 0.28, "significant", 0, "change", "same", "findings", "name",
-      "SlowWidget", "baselineUsPerFrame", 2700.0, "candidateUsPerFrame", 0.0, "p", 1e-7, "change",
-      "better", "name", "Card", "baselineUsPerFrame", 400.0, "candidateUsPerFrame", 410.0, "p",
-      0.8, "change", "same", "interactions", "interactionId", "scroll", "verdict", "improved",
-      "interactionId", "tap", "verdict", "unchanged");
+      3100, "p90", 4100, "shiftUs", 300.0, "p", 0.28, "significant", 0, "change", "same",
+      "findings", "name", "SlowWidget", "baselineUsPerFrame", 2700.0, "candidateUsPerFrame", 0.0,
+      "p", 1e-7, "change", "better", "name", "Card", "baselineUsPerFrame", 400.0,
+      "candidateUsPerFrame", 410.0, "p", 0.8, "change", "same", "interactions", "interactionId",
+      "scroll", "verdict", "improved", "interactionId", "tap", "verdict", "unchanged");
   ck_assert_msg(c != NULL, "%s", err.text);
   json_t *r = json_pack("{s:s,s:o}", "action", "compare", "comparison", c);
   return r;
@@ -277,8 +281,9 @@ START_TEST(compare_verdict_and_moved_metrics) {
    * the reason first among the warnings. */
   r = comparison(0);
   t = render(r, 0, "compare not comparable");
-  ck_assert_int_eq(line_of(t, "compare: NOT COMPARABLE (as measured: improved; do not act on "
-                              "it), candidate s2"),
+  ck_assert_int_eq(line_of(t,
+                           "compare: NOT COMPARABLE (as measured: improved; do not act on "
+                           "it), candidate s2"),
                    0);
   ck_assert_int_lt(line_of(t, "warning (not comparable): budgets differ"),
                    line_of(t, "warning: debug-build"));

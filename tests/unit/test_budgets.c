@@ -122,8 +122,9 @@ START_TEST(format_line) {
   s = summary(100, 0.25, 3, 5201, 7000);
   r = budgets_eval(b, s);
   int n = budgets_format(r, line, sizeof line);
-  ck_assert_str_eq(line, "budgets: FAIL jankRatioMax 0.25 > 0.05; buildP90MsMax 5.201 > 5.2; "
-                         "frozenMax 3 > 1 (1 of 4 passed)");
+  ck_assert_str_eq(line,
+                   "budgets: FAIL jankRatioMax 0.25 > 0.05; buildP90MsMax 5.201 > 5.2; "
+                   "frozenMax 3 > 1 (1 of 4 passed)");
   ck_assert_int_eq(n, (int)strlen(line));
   char small[16];
   ck_assert_int_eq(budgets_format(r, small, sizeof small), n);
@@ -141,9 +142,10 @@ START_TEST(format_line) {
   s = summary(0, 0, 0, 0, 0);
   r = budgets_eval(b, s);
   budgets_format(r, line, sizeof line);
-  ck_assert_str_eq(line, "budgets: PASS (0 checked; not measured: jankRatioMax, buildP90MsMax, "
-                         "rasterP90MsMax, frozenMax; no frames were measured, so no budget could "
-                         "fail)");
+  ck_assert_str_eq(line,
+                   "budgets: PASS (0 checked; not measured: jankRatioMax, buildP90MsMax, "
+                   "rasterP90MsMax, frozenMax; no frames were measured, so no budget could "
+                   "fail)");
   json_decref(r);
   json_decref(s);
   json_decref(b);

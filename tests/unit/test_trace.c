@@ -308,7 +308,8 @@ START_TEST(timeline_slices_and_frame_causes) {
    * holds the 9 ms compile, so the draw is the longest raster work but the
    * shader time is reported beside it. */
   json_t *ui = events_where(doc, "frame", TRACE_TID_UI);
-  const json_t *f1 = json_array_get(ui, 0), *f2 = json_array_get(ui, 1), *f3 = json_array_get(ui, 2);
+  const json_t *f1 = json_array_get(ui, 0), *f2 = json_array_get(ui, 1),
+               *f3 = json_array_get(ui, 2);
   ck_assert_str_eq(json_string_value(json_object_get(f1, "name")), "Frame 1001");
   ck_assert_str_eq(json_string_value(arg(f1, "boundBy")), "build");
   ck_assert_str_eq(json_string_value(arg(f1, "cause")), "GC");
@@ -327,7 +328,8 @@ START_TEST(timeline_slices_and_frame_causes) {
   ck_assert_int_eq(json_integer_value(arg(f3, "causeUs")), 11000);
   /* The raster slice carries the same args. */
   json_t *ra = events_where(doc, "raster", TRACE_TID_RASTER);
-  ck_assert(json_equal(json_object_get(json_array_get(ra, 2), "args"), json_object_get(f3, "args")));
+  ck_assert(
+      json_equal(json_object_get(json_array_get(ra, 2), "args"), json_object_get(f3, "args")));
   json_decref(ra);
   json_decref(ui);
   json_decref(gc);
@@ -339,8 +341,8 @@ START_TEST(timeline_slices_and_frame_causes) {
   /* A compile that is the raster's only named work is the cause; with no
    * timeline at all, the phase block is the build's cause and no timeline
    * track is declared. */
-  vmtl_event_t only[] = {
-      tl_event(VMTL_SHADER, VMTL_THREAD_RASTER, 67000, 9000, "GrMtlPipelineStateBuilder::finalize")};
+  vmtl_event_t only[] = {tl_event(VMTL_SHADER, VMTL_THREAD_RASTER, 67000, 9000,
+                                  "GrMtlPipelineStateBuilder::finalize")};
   trace_timeline_t tl2 = {only, 1, 0};
   doc = parse(trace_json(f, 3, 16667, "t", &tl2));
   ui = events_where(doc, "frame", TRACE_TID_UI);
