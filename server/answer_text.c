@@ -280,7 +280,8 @@ static void diagnosis(sb_t *b, const json_t *d) {
   if (!d) return;
   sb_printf(b, "diagnosis %s: %s", str(d, "code"), str(d, "message") ? str(d, "message") : "");
   const char *detail = str(json_object_get(d, "evidence"), "detail");
-  if (detail && *detail) sb_printf(b, " Detail: %s.", detail);
+  if (detail && *detail)
+    sb_printf(b, " Detail: %s%s", detail, strchr(".!?", detail[strlen(detail) - 1]) ? "" : ".");
   if (str(d, "hint")) sb_printf(b, " Hint: %s", str(d, "hint"));
   sb_printf(b, "\n");
 }

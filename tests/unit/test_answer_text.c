@@ -186,6 +186,12 @@ START_TEST(diagnosis_detail_in_the_text) {
                    "VM-service URI scheme must be http, https, ws or wss. Hint: Pass "
                    "vmServiceUri.");
   free(t);
+  /* A detail that ends its own sentence gets no second full stop. */
+  json_object_set_new(json_object_get(json_object_get(r, "diagnosis"), "evidence"), "detail",
+                      json_string("the app threw."));
+  t = render(r, 0, "detail with a full stop");
+  ck_assert_ptr_nonnull(strstr(t, " Detail: the app threw. Hint: "));
+  free(t);
   json_object_del(json_object_get(json_object_get(r, "diagnosis"), "evidence"), "detail");
   t = render(r, 0, "no detail");
   ck_assert_ptr_null(strstr(t, "Detail:"));
