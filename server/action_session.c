@@ -167,10 +167,13 @@ static json_t *chart_put(op_t *op, json_t *r, store_t *st, int64_t budget) {
   snprintf(title, sizeof title, "telescope %s %s%s%s", sid, op->action == A_STOP ? "stop" : "capture",
            iid ? " of " : "", iid ? iid : "");
   int trace = op->a.chart == 2;
+  /* The GC pauses and compiles the findings name, on their own tracks. */
+  trace_timeline_t tl = {NULL, 0, 0};
+  tl.events = session_timeline(op->s, &tl.nevents);
   snprintf(name, sizeof name, "telescope-%s-%s.%03ldZ.%s", sid, when, ts.tv_nsec / 1000000,
            trace ? "trace.json" : "svg");
   char *svg = n && !frames ? NULL
-              : trace      ? trace_json(frames, m, budget, title)
+              : trace      ? trace_json(frames, m, budget, title, &tl)
                            : chart_svg(frames, m, budget, title);
   int rc = svg ? chart_file_write(op->ctx->cfg->chart_dir, name, svg, path, sizeof path, err,
                                   sizeof err)

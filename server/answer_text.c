@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "budgets.h"
 #include "findings.h"
 
 /* ---- a growing string that remembers running out of memory ------------- */
@@ -328,11 +329,167 @@ static void session(sb_t *b, const char *action, const json_t *s) {
   sb_printf(b, "\n");
 }
 
+/* evidence.detail is what went wrong in the agent's own terms (which part
+ * of the URI is malformed, the error the app sent): the message alone would
+ * leave it guessing. */
 static void diagnosis(sb_t *b, const json_t *d) {
   if (!d) return;
   sb_printf(b, "diagnosis %s: %s", str(d, "code"), str(d, "message") ? str(d, "message") : "");
+  const char *detail = str(json_object_get(d, "evidence"), "detail");
+  if (detail && *detail)
+    sb_printf(b, " Detail: %s%s", detail, strchr(".!?", detail[strlen(detail) - 1]) ? "" : ".");
   if (str(d, "hint")) sb_printf(b, " Hint: %s", str(d, "hint"));
   sb_printf(b, "\n");
+}
+
+/* ---- verdicts: budgets and compare ------------------------------------------ */
+
+/* The same line `check` prints (budgets_format). */
+static void budgets_line(sb_t *b, const json_t *v) {
+  if (!json_is_object(v)) return;
+  char line[1024];
+  budgets_format(v, line, sizeof line);
+  sb_printf(b, "%s\n", line);
+}
+
+/* p as the test gives it, two significant digits: its order of magnitude is
+ * what a reader weighs. */
+static void p_value(sb_t *b, const json_t *m) {
+  sb_printf(b, "p=%.2g", json_number_value(json_object_get(m, "p")));
+}
+
+/* "jank ratio 3.3% → 41.7% (2/60 → 25/60 frames)" */
+static void ratio_values(sb_t *b, const char *label, const json_t *m, int percent) {
+  double k = percent ? 100.0 : 1.0;
+  sb_printf(b, "%s %.*f%s \xe2\x86\x92 %.*f%s", label, percent ? 1 : 0,
+            json_number_value(json_object_get(m, "baseline")) * k, percent ? "%" : "",
+            percent ? 1 : 0, json_number_value(json_object_get(m, "candidate")) * k,
+            percent ? "%" : "");
+  if (has(m, "baselineCount"))
+    sb_printf(b, " (%lld \xe2\x86\x92 %lld frames)", (long long)num(m, "baselineCount"),
+              (long long)num(m, "candidateCount"));
+}
+
+/* "build p50 4.0 → 9.1 ms, p90 5.2 → 30.3 ms" */
+static void time_values(sb_t *b, const char *label, const json_t *m) {
+  const json_t *x = json_object_get(m, "baseline"), *y = json_object_get(m, "candidate");
+  sb_printf(b, "%s p50 %.1f \xe2\x86\x92 %.1f ms, p90 %.1f \xe2\x86\x92 %.1f ms", label,
+            ms(num(x, "p50")), ms(num(y, "p50")), ms(num(x, "p90")), ms(num(y, "p90")));
+}
+
+static const struct {
+  const char *key, *label;
+  int ratio, percent;
+} compare_metrics[] = {
+    {"jankRatio", "jank ratio", 1, 1},
+    {"frozen", "frozen frames", 1, 0},
+    {"buildUs", "build", 0, 0},
+    {"rasterUs", "raster", 0, 0},
+};
+#define N_COMPARE_METRICS (sizeof compare_metrics / sizeof compare_metrics[0])
+
+static void metric_values(sb_t *b, size_t k, const json_t *m) {
+  if (compare_metrics[k].ratio) {
+    /* frozen: the share is near 0; the counts say it */
+    if (compare_metrics[k].percent)
+      ratio_values(b, compare_metrics[k].label, m, 1);
+    else
+      sb_printf(b, "%s %lld \xe2\x86\x92 %lld", compare_metrics[k].label,
+                (long long)num(m, "baselineCount"), (long long)num(m, "candidateCount"));
+  } else {
+    time_values(b, compare_metrics[k].label, m);
+  }
+}
+
+/* The comparison (compare.h) as an agent acts on it: the verdict and what
+ * decided it, one line per metric that moved (before → after, which way,
+ * p), the unmoved ones on one line, the findings and interactions that
+ * moved, and every warning, those that make the sessions not comparable
+ * first and said so. */
+static void comparison(sb_t *b, const json_t *c, int is_error) {
+  const json_t *ws = json_object_get(c, "warnings"), *w, *ms_ = json_object_get(c, "metrics");
+  const char *verdict = str(c, "verdict") ? str(c, "verdict") : "?";
+  const char *base = str(json_object_get(c, "baseline"), "id");
+  const char *cand = str(json_object_get(c, "candidate"), "id");
+  int comparable = !json_is_false(json_object_get(c, "comparable"));
+  size_t i;
+  sb_printf(b, "%scompare: ", is_error ? "error: " : "");
+  if (comparable)
+    sb_printf(b, "%s", verdict);
+  else
+    sb_printf(b, "NOT COMPARABLE (as measured: %s; do not act on it)", verdict);
+  sb_printf(b, ", candidate %s vs baseline %s (%lld vs %lld frames", cand ? cand : "?",
+            base ? base : "?", (long long)num(json_object_get(c, "candidate"), "frames"),
+            (long long)num(json_object_get(c, "baseline"), "frames"));
+  if (str(c, "decidedBy")) {
+    const char *d = str(c, "decidedBy");
+    for (size_t k = 0; k < N_COMPARE_METRICS; k++)
+      if (!strcmp(d, compare_metrics[k].key)) d = compare_metrics[k].label;
+    sb_printf(b, "; decided by %s", d);
+  }
+  sb_printf(b, ")\n");
+  /* The metrics that moved, in the order that decides the verdict. */
+  int same[N_COMPARE_METRICS] = {0}, nsame = 0;
+  for (size_t k = 0; k < N_COMPARE_METRICS; k++) {
+    const json_t *m = json_object_get(ms_, compare_metrics[k].key);
+    if (!m) continue;
+    const char *change = str(m, "change") ? str(m, "change") : "same";
+    if (!strcmp(change, "same")) {
+      same[k] = 1;
+      nsame++;
+      continue;
+    }
+    sb_printf(b, "  ");
+    metric_values(b, k, m);
+    sb_printf(b, ": %s", change);
+    if (!compare_metrics[k].ratio)
+      sb_printf(b, " (shift %+.1f ms)", json_number_value(json_object_get(m, "shiftUs")) / 1000.0);
+    sb_printf(b, ", ");
+    p_value(b, m);
+    sb_printf(b, "\n");
+  }
+  if (nsame) {
+    sb_printf(b, "  no significant change:");
+    int first = 1;
+    for (size_t k = 0; k < N_COMPARE_METRICS; k++) {
+      if (!same[k]) continue;
+      const json_t *m = json_object_get(ms_, compare_metrics[k].key);
+      sb_printf(b, "%s ", first ? "" : ";");
+      metric_values(b, k, m);
+      sb_printf(b, ", ");
+      p_value(b, m);
+      first = 0;
+    }
+    sb_printf(b, "\n");
+  }
+  const json_t *f;
+  size_t shown = 0;
+  json_array_foreach(json_object_get(c, "findings"), i, f) {
+    const char *change = str(f, "change");
+    if (!change || !strcmp(change, "same") || shown == 2) continue;
+    sb_printf(b, "  %s: %.1f \xe2\x86\x92 %.1f ms per frame: %s, ", str(f, "name"),
+              json_number_value(json_object_get(f, "baselineUsPerFrame")) / 1000.0,
+              json_number_value(json_object_get(f, "candidateUsPerFrame")) / 1000.0, change);
+    p_value(b, f);
+    sb_printf(b, "\n");
+    shown++;
+  }
+  shown = 0;
+  json_array_foreach(json_object_get(c, "interactions"), i, f) {
+    const char *v = str(f, "verdict");
+    if (!v || !strcmp(v, "unchanged")) continue;
+    if (shown == 3) {
+      sb_printf(b, ", \xe2\x80\xa6");
+      break;
+    }
+    sb_printf(b, "%s %s %s", shown ? "," : "  interactions:", str(f, "interactionId"), v);
+    shown++;
+  }
+  if (shown) sb_printf(b, "\n");
+  for (int breaking = 1; breaking >= 0; breaking--) json_array_foreach(ws, i, w) {
+      if (json_is_true(json_object_get(w, "notComparable")) != breaking) continue;
+      sb_printf(b, "warning%s: %s\n", breaking ? " (not comparable)" : "", str(w, "message"));
+    }
 }
 
 char *answer_text_render(const json_t *r, int is_error) {
@@ -341,6 +498,7 @@ char *answer_text_render(const json_t *r, int is_error) {
   const json_t *sum = json_object_get(r, "summary");
   if (sum) {
     verdict(&b, action, sum, is_error);
+    budgets_line(&b, json_object_get(r, "budgets")); /* a verdict too: next to the first */
     startup(&b, sum);
     findings(&b, sum);
     next(&b, sum);
@@ -356,6 +514,8 @@ char *answer_text_render(const json_t *r, int is_error) {
               str(in, "state") ? str(in, "state") : "");
   } else if (!strcmp(action, "status")) {
     sb_printf(&b, "status: ");
+  } else if (json_is_object(json_object_get(r, "comparison"))) {
+    comparison(&b, json_object_get(r, "comparison"), is_error);
   } else if (!strcmp(action, "start") && json_object_get(r, "session")) {
     /* the session line below is the verdict */
   } else {

@@ -1,6 +1,7 @@
 #include "budgets.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -102,4 +103,43 @@ fail:
   json_decref(checked);
   json_decref(unmeasured);
   return NULL;
+}
+
+/* Appends to buf at *n without ever passing len; *n counts what would have
+ * been written, as snprintf does. */
+static void put(char *buf, size_t len, size_t *n, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void put(char *buf, size_t len, size_t *n, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  int k = vsnprintf(*n < len ? buf + *n : NULL, *n < len ? len - *n : 0, fmt, ap);
+  va_end(ap);
+  if (k > 0) *n += (size_t)k;
+}
+
+int budgets_format(const json_t *v, char *buf, size_t len) {
+  const json_t *failed = json_object_get(v, "failed"),
+               *unmeasured = json_object_get(v, "unmeasured");
+  size_t checked = json_array_size(json_object_get(v, "checked")), n = 0, i;
+  const json_t *f;
+  if (len) buf[0] = 0;
+  if (!json_array_size(failed)) {
+    put(buf, len, &n, "budgets: PASS (%zu checked", checked);
+  } else {
+    put(buf, len, &n, "budgets: FAIL");
+    json_array_foreach(failed, i, f) put(buf, len, &n, "%s %s %g > %g", i ? ";" : "",
+                                         json_string_value(json_object_get(f, "name")),
+                                         json_number_value(json_object_get(f, "actual")),
+                                         json_number_value(json_object_get(f, "limit")));
+    put(buf, len, &n, " (%zu of %zu passed", checked - json_array_size(failed), checked);
+  }
+  if (json_array_size(unmeasured)) {
+    put(buf, len, &n, "; not measured:");
+    json_array_foreach(unmeasured, i, f)
+        put(buf, len, &n, "%s %s", i ? "," : "", json_string_value(f));
+  }
+  const char *note = json_string_value(json_object_get(v, "note"));
+  if (note) put(buf, len, &n, "; %s", note);
+  put(buf, len, &n, ")");
+  return (int)n;
 }

@@ -27,4 +27,11 @@ int budgets_validate(const json_t *budgets, char *err, size_t errlen);
  * "unmeasured" instead of failing. New reference; NULL when out of memory. */
 json_t *budgets_eval(const json_t *budgets, const json_t *summary);
 
+/* The verdict of budgets_eval as one line, the words `check` prints and the
+ * text block of stop/capture shows: "budgets: PASS (4 checked)" or
+ * "budgets: FAIL jankRatioMax 0.35 > 0.1; buildP90MsMax 22.4 > 16 (1 of 4
+ * passed)", then what went unmeasured. No trailing newline. Returns what
+ * snprintf returns (the line is cut to fit len). */
+int budgets_format(const json_t *verdict, char *buf, size_t len);
+
 #endif

@@ -283,6 +283,10 @@ static void print_diagnosis(const json_t *diag, const char *text) {
     printf("telescope check: nothing measured: %s: %s\n",
            json_string_value(json_object_get(diag, "code")),
            json_string_value(json_object_get(diag, "message")));
+    /* What went wrong in its own words (a malformed URI says what is malformed). */
+    const char *detail =
+        json_string_value(json_object_get(json_object_get(diag, "evidence"), "detail"));
+    if (detail && *detail) printf("  detail: %s\n", detail);
     const char *hint = json_string_value(json_object_get(diag, "hint"));
     if (hint) printf("  hint: %s\n", hint);
   } else {
@@ -305,19 +309,9 @@ static void print_summary(const check_t *ck, const json_t *sum, const json_t *ve
   printf("  build p50/p90/p99 %.1f/%.1f/%.1f ms, raster %.1f/%.1f/%.1f ms\n", ms(b, "p50"),
          ms(b, "p90"), ms(b, "p99"), ms(r, "p50"), ms(r, "p90"), ms(r, "p99"));
   if (!verdict) return;
-  const json_t *failed = json_object_get(verdict, "failed");
-  if (!json_array_size(failed)) {
-    printf("budgets: pass (%zu checked)\n", json_array_size(json_object_get(verdict, "checked")));
-    return;
-  }
-  printf("budgets: FAIL");
-  size_t i;
-  json_t *f;
-  json_array_foreach(failed, i, f)
-      printf("%s %s %g > %g", i ? ";" : "", json_string_value(json_object_get(f, "name")),
-             json_number_value(json_object_get(f, "actual")),
-             json_number_value(json_object_get(f, "limit")));
-  printf("\n");
+  char line[1024];
+  budgets_format(verdict, line, sizeof line);
+  printf("%s\n", line);
 }
 
 /* Writes under a temporary name and renames, so a dashboard never reads

@@ -33,6 +33,9 @@ typedef enum {
   XX(WATCHER_MISSING, "watcher_missing", 1,                                   \
      "No isolate of the app serves ext.telescope.frames.",                    \
      "Add `if (!kReleaseMode) { TelescopePlugin.install(); TelescopePlugin.registerWatcher(FramePerfWatcher()); }` to main() and run a debug or profile build.") \
+  XX(NOT_FLUTTER, "not_flutter", 1,                                           \
+     "Not a Flutter app: the isolate registers no Flutter extension (ext.flutter.*, ext.ui.*) and posts no Flutter.Frame event; it is a plain Dart program.", \
+     "telescope measures Flutter frames, which a plain Dart program does not draw. Point vmServiceUri at the VM service of the Flutter app (the URI `flutter run` prints).") \
   XX(ISOLATE_PAUSED, "isolate_paused", 1,                                     \
      "The app's isolate is paused in the debugger.",                          \
      "Resume it in the debugger; calls into the app would hang until then.") \

@@ -54,6 +54,11 @@ diagnose_step_t diagnose_step(const diagnose_facts_t *f) {
   return next(DIAGNOSE_NEXT_PROBE, DIAGNOSE_PROBE_WAIT_MS);
 }
 
+diag_code_t diagnose_watcher_absent(int known, int flutter_extensions, uint64_t frame_events) {
+  return known && !flutter_extensions && frame_events == 0 ? DIAG_NOT_FLUTTER
+                                                           : DIAG_WATCHER_MISSING;
+}
+
 static void set_liveness(json_t *ev, int *bad, const diagnose_facts_t *f) {
   if (f->liveness_before_known) json_put(ev, bad, "livenessBefore", json_integer(f->liveness_before));
   json_put(ev, bad, "livenessNow", json_integer(f->liveness_now));
@@ -76,6 +81,7 @@ json_t *diagnose_to_json(diag_code_t code, const diagnose_facts_t *f) {
     case DIAG_NOT_CONNECTED:
     case DIAG_CONNECTION_REJECTED:
     case DIAG_WATCHER_MISSING:
+    case DIAG_NOT_FLUTTER:
       break;
     case DIAG_ISOLATE_PAUSED:
       if (f->pause_kind) json_put(ev, &bad, "pauseKind", json_string(f->pause_kind));

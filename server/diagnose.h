@@ -67,6 +67,13 @@ typedef struct {
  * first, then restart, loss and attribution, then the empty-read procedure. */
 diagnose_step_t diagnose_step(const diagnose_facts_t *f);
 
+/* Why no isolate answers ext.telescope.frames: DIAG_NOT_FLUTTER when the
+ * isolate is known (a native VM's fresh look: on the web DWDS lists
+ * extensions only once asked, so absence proves nothing) to register none
+ * of Flutter's own extensions (ext.flutter.*, ext.ui.*) and no Flutter.Frame
+ * event came from the app; else DIAG_WATCHER_MISSING (add the watcher). */
+diag_code_t diagnose_watcher_absent(int known, int flutter_extensions, uint64_t frame_events);
+
 /* {"code","message","hint","evidence"} for a final code (new reference; NULL
  * for DIAG_NONE); evidence lists the facts that led there. */
 json_t *diagnose_to_json(diag_code_t code, const diagnose_facts_t *f);

@@ -252,6 +252,15 @@ void op_fail_text(op_t *op, const char *fmt, ...) {
 static void op_finish_diag(op_t *op, json_t *r, diag_code_t code, const char *detail);
 
 void op_fail_diag(op_t *op, diag_code_t code, const char *detail) {
+  /* No watcher, and nothing says the isolate is a Flutter app's: adding the
+   * watcher would not help a plain Dart program. */
+  if (code == DIAG_WATCHER_MISSING && op->app &&
+      diagnose_watcher_absent(vm_app_watcher_missing(op->app->app) && !vm_app_is_web(op->app->app),
+                              vm_app_is_flutter(op->app->app),
+                              fe_frames(op->app->fe)) == DIAG_NOT_FLUTTER) {
+    code = DIAG_NOT_FLUTTER;
+    detail = NULL; /* the message says it all; the watcher's absence is beside the point */
+  }
   if (op->revert_uri && (code == DIAG_NOT_CONNECTED || code == DIAG_CONNECTION_REJECTED ||
                          code == DIAG_UNRESPONSIVE)) {
     /* This call's vmServiceUri could not be reached: the app in use before

@@ -758,6 +758,8 @@ int vm_app_watcher_missing(const vm_app_t *app) {
 
 int vm_app_is_flutter(const vm_app_t *app) { return app->flutter; }
 
+int vm_app_is_web(const vm_app_t *app) { return app->runtime == RUNTIME_WEB; }
+
 vm_call_t *vm_app_refresh(vm_app_t *app, vm_reply_cb cb, void *arg) {
   vm_call_t *call = call_new(app, CALL_REFRESH, "refresh", cb, arg);
   if (!call) return NULL;

@@ -107,6 +107,8 @@ int vm_app_watcher_missing(const vm_app_t *app);
 /* 1 when the isolate is a Flutter app's (it registered Flutter's own
  * extensions, so it posts Flutter.Frame events in debug and profile). */
 int vm_app_is_flutter(const vm_app_t *app);
+/* 1 when the app is a web app behind DWDS (its extension list proves nothing). */
+int vm_app_is_web(const vm_app_t *app);
 
 /* The connection object (as vm_app_connection_json) for `status`. While the
  * connection is up and the isolate known, it answers from the state the

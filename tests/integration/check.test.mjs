@@ -61,7 +61,7 @@ test('steady app within generous budgets: exit 0, report keys match the summary'
     '--budgets', join(dir, 'budgets.json'), '--report', report]);
   assert.equal(r.code, 0, r.stdout + r.stderr);
   assert.match(r.stdout, /^telescope check: \d+ frames in 1\.5 s/);
-  assert.match(r.stdout, /budgets: pass \(4 checked\)/);
+  assert.match(r.stdout, /budgets: PASS \(4 checked\)/);
   assert.ok(r.stdout.split('\n').length <= 6, 'the human summary is short');
   const rep = readReport(report);
   const s = rep.summary;
@@ -123,6 +123,14 @@ test('nothing measurable: exit 2 with the diagnosis (no app, idle app, paused is
   const none = await check(['--vm-service-uri', 'ws://127.0.0.1:9/abcdefghijk=/ws', '--duration-ms', '200']);
   assert.equal(none.code, 2, none.stdout + none.stderr);
   assert.match(none.stdout, /nothing measured: not_connected/);
+  assert.match(none.stdout, /^  detail: could not connect/m, 'the reason, not only the code');
+
+  // A plain Dart program: not a Flutter app, said so, not "add the watcher".
+  const dart = await startSim(['--plain-dart']); sims.push(dart);
+  const d = await check(['--vm-service-uri-file', dart.uriFile, '--duration-ms', '300']);
+  assert.equal(d.code, 2, d.stdout + d.stderr);
+  assert.match(d.stdout, /nothing measured: not_flutter: Not a Flutter app/);
+  assert.doesNotMatch(d.stdout, /TelescopePlugin/);
 
   const idle = await startSim(['--scenario', 'idle']); sims.push(idle);
   const report = join(tempDir(), 'report.json');

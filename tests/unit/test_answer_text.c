@@ -171,6 +171,132 @@ START_TEST(error_carries_the_diagnosis) {
 }
 END_TEST
 
+/* A diagnosis whose evidence.detail explains the failure carries it: the
+ * malformed part of a URI, between the message and the hint. */
+START_TEST(diagnosis_detail_in_the_text) {
+  json_t *r = json_pack("{s:s,s:{s:s,s:s,s:s,s:{s:s}}}", "action", "status", "diagnosis", "code",
+                        "not_connected", "message", "No Flutter app is connected.", "hint",
+                        "Pass vmServiceUri.", "evidence", "detail",
+                        "VM-service URI scheme must be http, https, ws or wss");
+  char *t = render(r, 0, "detail");
+  ck_assert_str_eq(t,
+                   "status: diagnosis not_connected: No Flutter app is connected. Detail: "
+                   "VM-service URI scheme must be http, https, ws or wss. Hint: Pass "
+                   "vmServiceUri.");
+  free(t);
+  /* A detail that ends its own sentence gets no second full stop. */
+  json_object_set_new(json_object_get(json_object_get(r, "diagnosis"), "evidence"), "detail",
+                      json_string("the app threw."));
+  t = render(r, 0, "detail with a full stop");
+  ck_assert_ptr_nonnull(strstr(t, " Detail: the app threw. Hint: "));
+  free(t);
+  json_object_del(json_object_get(json_object_get(r, "diagnosis"), "evidence"), "detail");
+  t = render(r, 0, "no detail");
+  ck_assert_ptr_null(strstr(t, "Detail:"));
+  free(t);
+  json_decref(r);
+}
+END_TEST
+
+/* budgets on stop/capture: the verdict line right after the summary's
+ * verdict, in check's words. */
+START_TEST(budgets_verdict_line) {
+  int is_error;
+  json_t *r = fixture("stop_janky", &is_error);
+  json_object_set_new(r, "budgets",
+                      json_pack("{s:s,s:[{s:s,s:f,s:f},{s:s,s:f,s:f}],s:[s,s,s]}", "verdict",
+                                "fail", "failed", "name", "jankRatioMax", "limit", 0.05, "actual",
+                                0.35, "name", "buildP90MsMax", "limit", 16.0, "actual", 22.4,
+                                "checked", "jankRatioMax", "buildP90MsMax", "frozenMax"));
+  char *t = render(r, is_error, "budgets fail");
+  ck_assert_int_eq(line_of(t,
+                           "budgets: FAIL jankRatioMax 0.35 > 0.05; buildP90MsMax 22.4 > 16 "
+                           "(1 of 3 passed)\n"),
+                   2);
+  ck_assert_uint_le(strlen(t), 1500);
+  free(t);
+  json_object_set_new(
+      r, "budgets",
+      json_pack("{s:s,s:[],s:[s]}", "verdict", "pass", "failed", "checked", "frozenMax"));
+  t = render(r, is_error, "budgets pass");
+  ck_assert_int_eq(line_of(t, "budgets: PASS (1 checked)\n"), 2);
+  free(t);
+  json_object_del(r, "budgets");
+  t = render(r, is_error, "no budgets");
+  ck_assert_int_eq(line_of(t, "budgets:"), -1);
+  free(t);
+  json_decref(r);
+}
+END_TEST
+
+/* compare: the verdict and what decided it, each moved metric with before →
+ * after and p, the unmoved ones on one line, the moved finding and
+ * interaction, and the warnings (not-comparable ones first and so marked). */
+static json_t *comparison(int comparable) {
+  json_error_t err;
+  json_t *c = json_pack_ex(
+      &err, 0,
+      "{s:{s:s,s:i},s:{s:s,s:i},s:s,s:b,s:s,s:["
+      "{s:s,s:s,s:b},{s:s,s:s,s:b}],"
+      "s:{s:{s:f,s:f,s:f,s:b,s:s,s:i,s:i},"
+      "s:{s:f,s:f,s:f,s:b,s:s,s:i,s:i},"
+      "s:{s:{s:i,s:i},s:{s:i,s:i},s:f,s:f,s:b,s:s},"
+      "s:{s:{s:i,s:i},s:{s:i,s:i},s:f,s:f,s:b,s:s}},"
+      "s:[{s:s,s:f,s:f,s:f,s:s},{s:s,s:f,s:f,s:f,s:s}],"
+      "s:[{s:s,s:s},{s:s,s:s}]}",
+      "baseline", "id", "s1", "frames", 240, "candidate", "id", "s2", "frames", 236, "verdict",
+      "improved", "comparable", comparable, "decidedBy", "jankRatio", "warnings", "code",
+      "debug_build", "message", "debug-build timings are inflated", "notComparable", 0, "code",
+      "budget_differs", "message", "budgets differ (16667 µs vs 8000 µs)", "notComparable",
+      !comparable, "metrics", "jankRatio", "baseline", 0.3, "candidate", 0.0125, "p", 1.2e-9,
+      "significant", 1, "change", "better", "baselineCount", 72, "candidateCount", 3, "frozen",
+      "baseline", 0.0, "candidate", 0.0, "p", 1.0, "significant", 0, "change", "same",
+      "baselineCount", 0, "candidateCount", 0, "buildUs", "baseline", "p50", 9100, "p90", 30300,
+      "candidate", "p50", 4000, "p90", 5200, "shiftUs", -5050.0, "p", 3.4e-12, "significant", 1,
+      "change", "better", "rasterUs", "baseline", "p50", 2800, "p90", 4200, "candidate", "p50",
+      3100, "p90", 4100, "shiftUs", 300.0, "p", 0.28, "significant", 0, "change", "same",
+      "findings", "name", "SlowWidget", "baselineUsPerFrame", 2700.0, "candidateUsPerFrame", 0.0,
+      "p", 1e-7, "change", "better", "name", "Card", "baselineUsPerFrame", 400.0,
+      "candidateUsPerFrame", 410.0, "p", 0.8, "change", "same", "interactions", "interactionId",
+      "scroll", "verdict", "improved", "interactionId", "tap", "verdict", "unchanged");
+  ck_assert_msg(c != NULL, "%s", err.text);
+  json_t *r = json_pack("{s:s,s:o}", "action", "compare", "comparison", c);
+  return r;
+}
+
+START_TEST(compare_verdict_and_moved_metrics) {
+  json_t *r = comparison(1);
+  char *t = render(r, 0, "compare");
+  ck_assert_str_eq(
+      t,
+      "compare: improved, candidate s2 vs baseline s1 (236 vs 240 frames; decided by jank ratio)\n"
+      "  jank ratio 30.0% \xe2\x86\x92 1.2% (72 \xe2\x86\x92 3 frames): better, p=1.2e-09\n"
+      "  build p50 9.1 \xe2\x86\x92 4.0 ms, p90 30.3 \xe2\x86\x92 5.2 ms: better (shift -5.0 "
+      "ms), p=3.4e-12\n"
+      "  no significant change: frozen frames 0 \xe2\x86\x92 0, p=1; raster p50 2.8 "
+      "\xe2\x86\x92 3.1 ms, p90 4.2 \xe2\x86\x92 4.1 ms, p=0.28\n"
+      "  SlowWidget: 2.7 \xe2\x86\x92 0.0 ms per frame: better, p=1e-07\n"
+      "  interactions: scroll improved\n"
+      "warning: debug-build timings are inflated\n"
+      "warning: budgets differ (16667 \xc2\xb5s vs 8000 \xc2\xb5s)");
+  free(t);
+  json_decref(r);
+  /* Not comparable: said first, the verdict kept only as what was measured,
+   * the reason first among the warnings. */
+  r = comparison(0);
+  t = render(r, 0, "compare not comparable");
+  ck_assert_int_eq(line_of(t,
+                           "compare: NOT COMPARABLE (as measured: improved; do not act on "
+                           "it), candidate s2"),
+                   0);
+  ck_assert_int_lt(line_of(t, "warning (not comparable): budgets differ"),
+                   line_of(t, "warning: debug-build"));
+  ck_assert_ptr_null(strstr(t, "compare: ok"));
+  free(t);
+  json_decref(r);
+}
+END_TEST
+
 /* The optional lines, each present only when its field is. */
 START_TEST(warnings_cursor_truncation_chart_frames) {
   json_t *r = json_pack(
@@ -303,6 +429,9 @@ int main(void) {
   tcase_add_test(tc, raster_and_layout_bound_stops);
   tcase_add_test(tc, short_actions_within_600);
   tcase_add_test(tc, error_carries_the_diagnosis);
+  tcase_add_test(tc, diagnosis_detail_in_the_text);
+  tcase_add_test(tc, budgets_verdict_line);
+  tcase_add_test(tc, compare_verdict_and_moved_metrics);
   tcase_add_test(tc, warnings_cursor_truncation_chart_frames);
   tcase_add_test(tc, worst_frames_by_cause);
   tcase_add_test(tc, startup_gc_and_next_lines);

@@ -107,6 +107,51 @@ START_TEST(empty_session_fails_nothing_and_says_so) {
 }
 END_TEST
 
+/* The one line check prints and the text block shows, from the verdicts
+ * budgets_eval gives: pass, fail with each broken limit, unmeasured, the
+ * empty session, and a buffer too small (cut, NUL-terminated, length as
+ * snprintf reports it). */
+START_TEST(format_line) {
+  char line[256];
+  json_t *b = all_budgets(), *s = summary(100, 0.02, 0, 5000, 7000);
+  json_t *r = budgets_eval(b, s);
+  budgets_format(r, line, sizeof line);
+  ck_assert_str_eq(line, "budgets: PASS (4 checked)");
+  json_decref(r);
+  json_decref(s);
+  s = summary(100, 0.25, 3, 5201, 7000);
+  r = budgets_eval(b, s);
+  int n = budgets_format(r, line, sizeof line);
+  ck_assert_str_eq(line,
+                   "budgets: FAIL jankRatioMax 0.25 > 0.05; buildP90MsMax 5.201 > 5.2; "
+                   "frozenMax 3 > 1 (1 of 4 passed)");
+  ck_assert_int_eq(n, (int)strlen(line));
+  char small[16];
+  ck_assert_int_eq(budgets_format(r, small, sizeof small), n);
+  ck_assert_str_eq(small, "budgets: FAIL j");
+  json_decref(r);
+  json_decref(s);
+  /* A budget the summary cannot judge is named, not passed silently. */
+  s = summary(100, 0.02, 0, 5000, 7000);
+  json_object_del(s, "rasterUs");
+  r = budgets_eval(b, s);
+  budgets_format(r, line, sizeof line);
+  ck_assert_str_eq(line, "budgets: PASS (3 checked; not measured: rasterP90MsMax)");
+  json_decref(r);
+  json_decref(s);
+  s = summary(0, 0, 0, 0, 0);
+  r = budgets_eval(b, s);
+  budgets_format(r, line, sizeof line);
+  ck_assert_str_eq(line,
+                   "budgets: PASS (0 checked; not measured: jankRatioMax, buildP90MsMax, "
+                   "rasterP90MsMax, frozenMax; no frames were measured, so no budget could "
+                   "fail)");
+  json_decref(r);
+  json_decref(s);
+  json_decref(b);
+}
+END_TEST
+
 START_TEST(validation) {
   char err[256];
   const char *bad[][2] = {
@@ -143,6 +188,7 @@ int main(void) {
   tcase_add_test(tc, just_over_limit_fails);
   tcase_add_test(tc, subset_checks_only_what_was_given);
   tcase_add_test(tc, empty_session_fails_nothing_and_says_so);
+  tcase_add_test(tc, format_line);
   tcase_add_test(tc, validation);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);

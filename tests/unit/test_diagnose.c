@@ -42,6 +42,21 @@ START_TEST(connection_problems_in_order) {
 }
 END_TEST
 
+/* No watcher: a plain Dart program (known, no Flutter extension, no frame
+ * event) is not_flutter; anything that says Flutter, or an extension list
+ * that proves nothing (web), keeps watcher_missing. */
+START_TEST(watcher_absent_or_not_flutter) {
+  ck_assert_int_eq(diagnose_watcher_absent(1, 0, 0), DIAG_NOT_FLUTTER);
+  ck_assert_int_eq(diagnose_watcher_absent(1, 1, 0), DIAG_WATCHER_MISSING);
+  ck_assert_int_eq(diagnose_watcher_absent(1, 0, 3), DIAG_WATCHER_MISSING);
+  ck_assert_int_eq(diagnose_watcher_absent(0, 0, 0), DIAG_WATCHER_MISSING);
+  ck_assert(diag_is_error(DIAG_NOT_FLUTTER));
+  ck_assert_str_eq(diag_name(DIAG_NOT_FLUTTER), "not_flutter");
+  ck_assert_ptr_null(strstr(diag_hint(DIAG_NOT_FLUTTER), "TelescopePlugin"));
+  ck_assert_ptr_nonnull(strstr(diag_hint(DIAG_NOT_FLUTTER), "vmServiceUri"));
+}
+END_TEST
+
 START_TEST(restart_and_loss) {
   diagnose_facts_t f = base();
   f.restarted = 1, f.frames_lost = 4, f.new_frames = 10;
@@ -199,6 +214,7 @@ int main(void) {
   Suite *s = suite_create("diagnose");
   TCase *tc = tcase_create("decide");
   tcase_add_test(tc, connection_problems_in_order);
+  tcase_add_test(tc, watcher_absent_or_not_flutter);
   tcase_add_test(tc, restart_and_loss);
   tcase_add_test(tc, frames_present);
   tcase_add_test(tc, liveness_moved_rereads_then_pending);

@@ -1,8 +1,11 @@
 /* trace: the Chrome trace-event document parsed back — one UI and one raster
  * slice per frame, named threads, janky frames flagged, blocks nested by the
- * reconstruction docs/tool.md describes (checked by hand on one frame), and
- * every track properly nested, which the viewers require. */
+ * reconstruction docs/tool.md describes (checked by hand on one frame),
+ * every track properly nested, which the viewers require, and the VM
+ * timeline's GC pauses and compiles on their tracks with each janky frame's
+ * cause in its args (hand-computed). */
 #include <check.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -105,7 +108,7 @@ START_TEST(one_frame_nesting_by_hand) {
                         blk("LAYOUT", 800, 800)};
   f.blocks = b;
   f.nblocks = 4;
-  json_t *doc = parse(trace_json(&f, 1, 16667, "demo"));
+  json_t *doc = parse(trace_json(&f, 1, 16667, "demo", NULL));
   json_t *blocks = events_where(doc, "block", 1);
   ck_assert_int_eq(json_array_size(blocks), 4);
   const struct {
@@ -130,7 +133,7 @@ START_TEST(one_frame_nesting_by_hand) {
    * halved (floor): BUILD [100, 1600), A [100, 850), B [850, 1100), LAYOUT
    * [1600, 2000) — the end of the build slice. */
   f.build_us = 1900;
-  doc = parse(trace_json(&f, 1, 16667, NULL));
+  doc = parse(trace_json(&f, 1, 16667, NULL, NULL));
   blocks = events_where(doc, "block", 1);
   ck_assert_int_eq(ts(named(blocks, "LAYOUT")), 1600);
   ck_assert_int_eq(dur(named(blocks, "LAYOUT")), 400);
@@ -169,7 +172,7 @@ START_TEST(session_round_trip) {
     }
     t += slow ? 33334 : 16667;
   }
-  json_t *doc = parse(trace_json(f, N, 16667, "telescope s1"));
+  json_t *doc = parse(trace_json(f, N, 16667, "telescope s1", NULL));
   json_t *ui = events_where(doc, "frame", 1), *raster = events_where(doc, "raster", 2);
   json_t *ia = events_where(doc, "interaction", 3);
   ck_assert_int_eq(json_array_size(ui), N);
@@ -218,8 +221,153 @@ START_TEST(session_round_trip) {
 }
 END_TEST
 
+static vmtl_event_t tl_event(vmtl_kind_t kind, vmtl_thread_t thread, int64_t ts, int64_t dur,
+                             const char *name) {
+  vmtl_event_t e;
+  memset(&e, 0, sizeof e);
+  e.kind = kind;
+  e.thread = thread;
+  e.ts_us = ts;
+  e.dur_us = dur;
+  snprintf(e.name, sizeof e.name, "%s", name);
+  return e;
+}
+
+static const json_t *arg(const json_t *e, const char *key) {
+  return json_object_get(json_object_get(e, "args"), key);
+}
+
+START_TEST(timeline_slices_and_frame_causes) {
+  /* Three frames 16.667 ms apart on the frames' clock; the timeline's clock
+   * is 1 s behind (offset +1 s). Frame 1 misses on build with a 12 ms GC
+   * pause on the UI thread inside its build window [100, 22100) (and a
+   * helper thread's parallel GC work inside it, not counted again); frame 2
+   * is fine; frame 3 misses on raster with a 9 ms shader compile inside its
+   * raster window and an 11 ms engine event around it; a shader compile on
+   * the IO thread; one GC long before the frames. */
+  frame_t f[3];
+  f[0] = frame(1, 0, 22000, 3000);
+  f[1] = frame(2, 40000, 4000, 3000);
+  f[2] = frame(3, 60000, 4000, 20000);
+  record_block_t b0[] = {blk("BUILD", 21000, 9000), blk("HeavyList", 12000, 5000)};
+  f[0].blocks = b0;
+  f[0].nblocks = 2;
+  int64_t off = 1000000; /* events + off = frames' clock */
+  /* frame 3's raster window: vsync 60000 + span (100+4000+300+20000) − 20000 = [64400, 84400) */
+  vmtl_event_t ev[] = {
+      tl_event(VMTL_GC, VMTL_THREAD_UI, 5000 - off, 12000, "CollectOldGeneration"),
+      tl_event(VMTL_GC, VMTL_THREAD_OTHER, 6000 - off, 8000, "MarkSweep helper"),
+      tl_event(VMTL_RASTER, VMTL_THREAD_RASTER, 66000 - off, 11000, "GPURasterizer::Draw"),
+      tl_event(VMTL_SHADER, VMTL_THREAD_RASTER, 67000 - off, 9000, "GrGLProgramBuilder::finalize"),
+      tl_event(VMTL_SHADER, VMTL_THREAD_OTHER, 41000 - off, 2000, "PipelineLibrary warm-up"),
+      tl_event(VMTL_GC, VMTL_THREAD_UI, -500000 - off, 3000, "CollectNewGeneration"),
+  };
+  trace_timeline_t tl = {ev, sizeof ev / sizeof ev[0], off};
+  json_t *doc = parse(trace_json(f, 3, 16667, "t", &tl));
+  json_t *gc = events_where(doc, "gc", TRACE_TID_GC);
+  json_t *sh = events_where(doc, "shader", TRACE_TID_RASTER_WORK);
+  json_t *rw = events_where(doc, "raster-work", TRACE_TID_RASTER_WORK);
+  json_t *other = events_where(doc, "shader", TRACE_TID_OTHER_SHADERS);
+  /* Only the UI thread's pause inside the span: the helper's work and the
+   * pause long before the first frame are not slices. */
+  ck_assert_int_eq(json_array_size(gc), 1);
+  json_t *all_gc = events_where(doc, "gc", 0);
+  ck_assert_int_eq(json_array_size(all_gc), 1);
+  json_decref(all_gc);
+  ck_assert_str_eq(json_string_value(json_object_get(json_array_get(gc, 0), "name")),
+                   "CollectOldGeneration");
+  ck_assert_int_eq(ts(json_array_get(gc, 0)), 5000); /* its real time, from the first vsync */
+  ck_assert_int_eq(dur(json_array_get(gc, 0)), 12000);
+  ck_assert_int_eq(json_array_size(sh), 1);
+  ck_assert_int_eq(ts(json_array_get(sh, 0)), 67000);
+  ck_assert_int_eq(json_array_size(rw), 1);
+  ck_assert_int_eq(json_array_size(other), 1);
+  /* Timeline tracks are named, and nest (the compile inside the draw). */
+  int named_tracks = 0;
+  size_t i;
+  json_t *e;
+  json_array_foreach(json_object_get(doc, "traceEvents"), i, e) {
+    if (strcmp(json_string_value(json_object_get(e, "name")), "thread_name")) continue;
+    json_int_t tid = json_integer_value(json_object_get(e, "tid"));
+    const char *n = json_string_value(arg(e, "name"));
+    if (tid == TRACE_TID_GC) {
+      ck_assert_str_eq(n, "UI GC");
+      named_tracks++;
+    }
+    if (tid == TRACE_TID_RASTER_WORK) {
+      ck_assert_str_eq(n, "Raster work");
+      named_tracks++;
+    }
+    if (tid == TRACE_TID_OTHER_SHADERS) named_tracks++;
+  }
+  ck_assert_int_eq(named_tracks, 3);
+  for (int tid = 1; tid <= TRACE_TID_OTHER_SHADERS; tid++) assert_nested(doc, tid);
+  /* Each frame's args: frame 1 bound by build, its cause the GC (12 ms, more
+   * than HeavyList's 5 ms self; BUILD is a phase, never the cause); frame 2
+   * not janky: no cause; frame 3 bound by raster, the engine's 11 ms draw
+   * holds the 9 ms compile, so the draw is the longest raster work but the
+   * shader time is reported beside it. */
+  json_t *ui = events_where(doc, "frame", TRACE_TID_UI);
+  const json_t *f1 = json_array_get(ui, 0), *f2 = json_array_get(ui, 1),
+               *f3 = json_array_get(ui, 2);
+  ck_assert_str_eq(json_string_value(json_object_get(f1, "name")), "Frame 1001");
+  ck_assert_str_eq(json_string_value(arg(f1, "boundBy")), "build");
+  ck_assert_str_eq(json_string_value(arg(f1, "cause")), "GC");
+  ck_assert_int_eq(json_integer_value(arg(f1, "causeUs")), 12000);
+  ck_assert_int_eq(json_integer_value(arg(f1, "gcUs")), 12000);
+  ck_assert_int_eq(json_integer_value(arg(f1, "gcPauses")), 1);
+  ck_assert_str_eq(json_string_value(arg(f1, "topBlock")), "HeavyList");
+  ck_assert_int_eq(json_integer_value(arg(f1, "topBlockSelfUs")), 5000);
+  ck_assert_ptr_null(arg(f2, "boundBy"));
+  ck_assert_ptr_null(arg(f2, "cause"));
+  ck_assert_ptr_null(arg(f2, "gcUs"));
+  ck_assert_str_eq(json_string_value(arg(f3, "boundBy")), "raster");
+  ck_assert_int_eq(json_integer_value(arg(f3, "shaderUs")), 9000);
+  ck_assert_int_eq(json_integer_value(arg(f3, "shaderCompiles")), 1);
+  ck_assert_str_eq(json_string_value(arg(f3, "cause")), "GPURasterizer::Draw");
+  ck_assert_int_eq(json_integer_value(arg(f3, "causeUs")), 11000);
+  /* The raster slice carries the same args. */
+  json_t *ra = events_where(doc, "raster", TRACE_TID_RASTER);
+  ck_assert(
+      json_equal(json_object_get(json_array_get(ra, 2), "args"), json_object_get(f3, "args")));
+  json_decref(ra);
+  json_decref(ui);
+  json_decref(gc);
+  json_decref(sh);
+  json_decref(rw);
+  json_decref(other);
+  json_decref(doc);
+
+  /* A compile that is the raster's only named work is the cause; with no
+   * timeline at all, the phase block is the build's cause and no timeline
+   * track is declared. */
+  vmtl_event_t only[] = {tl_event(VMTL_SHADER, VMTL_THREAD_RASTER, 67000, 9000,
+                                  "GrMtlPipelineStateBuilder::finalize")};
+  trace_timeline_t tl2 = {only, 1, 0};
+  doc = parse(trace_json(f, 3, 16667, "t", &tl2));
+  ui = events_where(doc, "frame", TRACE_TID_UI);
+  ck_assert_str_eq(json_string_value(arg(json_array_get(ui, 2), "cause")), "shader compilation");
+  json_decref(ui);
+  json_decref(doc);
+  record_block_t b1[] = {blk("BUILD", 21000, 9000), blk("LAYOUT", 500, 500)};
+  f[0].blocks = b1;
+  doc = parse(trace_json(f, 3, 16667, "t", NULL));
+  ui = events_where(doc, "frame", TRACE_TID_UI);
+  ck_assert_str_eq(json_string_value(arg(json_array_get(ui, 0), "cause")), "BUILD");
+  ck_assert_ptr_null(arg(json_array_get(ui, 0), "gcUs"));
+  json_decref(ui);
+  ck_assert_int_eq(json_array_size(json_object_get(doc, "traceEvents")),
+                   7 + 3 * 2 + 2); /* metadata, frames on two tracks, two blocks */
+  json_decref(doc);
+  for (size_t k = 0; k < 2; k++) {
+    free(b0[k].name);
+    free(b1[k].name);
+  }
+}
+END_TEST
+
 START_TEST(no_frames) {
-  json_t *doc = parse(trace_json(NULL, 0, 16667, NULL));
+  json_t *doc = parse(trace_json(NULL, 0, 16667, NULL, NULL));
   json_t *x = events_where(doc, NULL, 0);
   ck_assert_int_eq(json_array_size(x), 0);
   ck_assert_int_eq(json_array_size(json_object_get(doc, "traceEvents")), 7); /* metadata only */
@@ -233,6 +381,7 @@ int main(void) {
   TCase *tc = tcase_create("core");
   tcase_add_test(tc, one_frame_nesting_by_hand);
   tcase_add_test(tc, session_round_trip);
+  tcase_add_test(tc, timeline_slices_and_frame_causes);
   tcase_add_test(tc, no_frames);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);

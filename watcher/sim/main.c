@@ -104,6 +104,8 @@ static const char usage_text[] =
     "  --build-mode profile   a profile app: no debug-only extensions\n"
     "                         (scheduleFrame, reassemble, debugPaint,\n"
     "                         reinitializeShader); without it they are served\n"
+    "  --plain-dart           a plain Dart program, not a Flutter app: no ext.flutter.*\n"
+    "                         or ext.ui.* extension, no watcher, no Flutter.Frame\n"
     "  --replay FILE          play a recording (Chrome trace JSON: a DevTools\n"
     "                         performance export, a flutter drive timeline) back\n"
     "                         as the app: its frames, Flutter.Frame events, VM\n"
@@ -218,6 +220,7 @@ static int parse_args(int argc, char **argv, sim_config_t *cfg) {
     O_TL_STREAMS,
     O_BUILD_MODE,
     O_REPLAY,
+    O_PLAIN_DART,
     O_HELP,
     O_VERSION
   };
@@ -245,6 +248,7 @@ static int parse_args(int argc, char **argv, sim_config_t *cfg) {
                                        {"timeline-streams", required_argument, NULL, O_TL_STREAMS},
                                        {"build-mode", required_argument, NULL, O_BUILD_MODE},
                                        {"replay", required_argument, NULL, O_REPLAY},
+                                       {"plain-dart", no_argument, NULL, O_PLAIN_DART},
                                        {"help", no_argument, NULL, O_HELP},
                                        {"version", no_argument, NULL, O_VERSION},
                                        {NULL, 0, NULL, 0}};
@@ -371,6 +375,9 @@ static int parse_args(int argc, char **argv, sim_config_t *cfg) {
         break;
       case O_REPLAY:
         cfg->replay = optarg;
+        break;
+      case O_PLAIN_DART:
+        cfg->plain_dart = cfg->no_watcher = 1;
         break;
       case O_VERBOSE:
         cfg->verbose = 1;

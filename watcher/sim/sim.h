@@ -68,6 +68,7 @@ typedef struct {
   const char *timeline_streams; /* recorded at start (NULL: Flutter's default) */
   int profile;                  /* --build-mode profile: no debug-only extensions */
   const char *replay;           /* --replay FILE: a recording played back (sim_replay.h) */
+  int plain_dart;               /* --plain-dart: no Flutter extensions, no watcher, no Flutter.Frame */
 } sim_config_t;
 
 #define SIM_MAX_WORKERS 4

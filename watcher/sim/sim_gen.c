@@ -263,7 +263,7 @@ void sim_gen_flush(sim_t *s) {
     s->gen.first_reported = 1;
     /* The binding's own timings callback posts Flutter.Frame per timing
      * (debug/profile), whether or not a watcher is installed. */
-    for (i = 0; i < n; i++) {
+    for (i = 0; i < n && !s->cfg.plain_dart; i++) {
       const wm_timing_t *t = &s->gen.pend[i];
       sim_vm_post_event(
           s, "Flutter.Frame",

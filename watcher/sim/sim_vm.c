@@ -407,6 +407,8 @@ static void new_isolate(sim_t *s) {
 }
 
 static int ext_available(const sim_t *s, size_t i) {
+  /* A plain Dart program has dart:io's extensions and none of Flutter's. */
+  if (s->cfg.plain_dart && strncmp(flutter_exts[i].name, "ext.dart.io.", 12)) return 0;
   return !(flutter_exts[i].native_only && s->cfg.mode == SIM_MODE_WEB) &&
          !(flutter_exts[i].debug_only && s->cfg.profile);
 }
