@@ -44,9 +44,10 @@ class FramePerfWatcher {
   /// The VM service extension this watcher serves.
   static const String extensionName = 'ext.telescope.frames';
 
-  /// Most settle periods a pointer interaction stays open after its last
-  /// pointer event while frames keep coming (an endless animation would
-  /// otherwise keep it open for ever): 10 × 300 ms = 3 s by default.
+  /// Most times the settle period is extended while frames keep coming (an
+  /// endless animation would otherwise keep an interaction open for ever):
+  /// the first period plus 10 extensions, 11 × 300 ms = 3.3 s after the last
+  /// pointer event by default.
   static const int maxSettleExtensions = 10;
 
   /// Whether pointer gestures open interactions.
@@ -86,8 +87,12 @@ class FramePerfWatcher {
   bool _collectionOurs = false;
   bool _collectionBefore = false;
 
-  /// Frames drawn in this isolate since the watcher started, whether or not
-  /// a session runs: the proof that the engine renders.
+  /// Runs of the framework's persistent frame callbacks since the watcher
+  /// started, whether or not a session runs: the frames the framework drew,
+  /// warm-up frames included (`scheduleWarmUpFrame` runs them without an
+  /// engine vsync), counted whether or not the engine then shows them (a web
+  /// scene dropped behind one still rasterizing counts too). Not a count of
+  /// engine frames; the proof that the app is drawing.
   static int get livenessCounter => _active?._core?.livenessCounter ?? 0;
 
   /// The core this watcher feeds (null before [attach]).

@@ -39,8 +39,9 @@ class PendingFrame {
   Map<String, BlockStats> get blocks => _blocks ??= BlockAttribution.attribute(events);
 }
 
-/// Parks drains until the FrameTiming of the same frame arrives (timings
-/// come in batches, ~100 ms late in debug/profile).
+/// Parks drains until the FrameTiming of the same frame arrives (native
+/// engines send timings in batches, at most 100 ms late in debug/profile;
+/// the web engine at the first frame more than 100 ms after its last batch).
 ///
 /// Rules (the same as `watcher/sim/model.c`, documented with the vectors in
 /// `tests/vectors/watcher/README.md`):

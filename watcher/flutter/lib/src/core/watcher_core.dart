@@ -140,7 +140,8 @@ class WatcherCore {
   /// Chosen at install; new on hot restart.
   String get runId => _runId;
 
-  /// Frames drawn since install, collecting or not.
+  /// Calls of [frameDrawn] (the framework's persistent frame callbacks, not
+  /// engine frames) since install, collecting or not.
   int get livenessCounter => _livenessCounter;
 
   /// Whether attribution is on (FlutterTimeline collection).
