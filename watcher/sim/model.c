@@ -281,9 +281,11 @@ static wm_event_t *events_copy(const wm_event_t *events, size_t n) {
 }
 
 /* The block map of a pending entry (new reference; NULL when out of
- * memory): attributed now, out of the frame, unless the frame did it. */
+ * memory): attributed now, out of the frame, unless the frame did it. A
+ * copy that failed (events NULL) gives no blocks. */
 static json_t *pending_blocks_take(pending_t *p) {
-  json_t *blocks = p->blocks ? p->blocks : blocks_attribute(p->events, p->n_events);
+  json_t *blocks =
+      p->blocks ? p->blocks : blocks_attribute(p->events, p->events ? p->n_events : 0);
   p->blocks = NULL;
   return blocks;
 }
