@@ -600,6 +600,56 @@ START_TEST(protocol_2_reply_size) {
 }
 END_TEST
 
+/* Issue 21 item 8, deterministically: the frame callback builds no JSON
+ * (the block map is built in the timings callback), where 0.1.0's placement
+ * built the whole map in the frame. jansson allocations are counted. */
+static size_t json_allocs;
+static void *counting_malloc(size_t n) {
+  json_allocs++;
+  return malloc(n);
+}
+
+START_TEST(attribution_leaves_the_frame) {
+  wm_event_t ev[50];
+  static char names[50][16];
+  for (int i = 0; i < 50; i++) {
+    snprintf(names[i], sizeof names[i], "Widget%02d", i % 25);
+    ev[i] = (wm_event_t){names[i], 1000 + i * 10, 5}; /* siblings */
+  }
+  for (int in_frame = 0; in_frame <= 1; in_frame++) {
+    wm_config_t cfg = {.attribute_in_frame = in_frame};
+    wm_t *wm = wm_new(&cfg, "run-cost");
+    char *detail = NULL;
+    json_t *params = json_pack("{s:s}", "action", "start");
+    json_decref(wm_handle(wm, params, 0, &detail));
+    json_decref(params);
+    json_set_alloc_funcs(counting_malloc, free);
+    json_allocs = 0;
+    wm_frame_drawn(wm, 1, 1600, ev, 50);
+    size_t in_the_frame = json_allocs;
+    wm_timing_t t = {1, 900, 950, 1500, 1550, 2000, 0, 0};
+    wm_timings(wm, &t, 1);
+    size_t in_the_timings = json_allocs - in_the_frame;
+    json_set_alloc_funcs(malloc, free);
+    if (in_frame) {
+      ck_assert_msg(in_the_frame > 25, "0.1.0's placement builds the map in the frame (%zu)",
+                    in_the_frame);
+    } else {
+      ck_assert_msg(in_the_frame == 0, "the frame built %zu JSON values", in_the_frame);
+      ck_assert_msg(in_the_timings > 25, "the timings callback built %zu JSON values",
+                    in_the_timings);
+    }
+    json_t *read = json_pack("{s:s,s:s}", "action", "read", "since", "0");
+    json_t *reply = wm_handle(wm, read, 2100, &detail);
+    json_t *rec = json_array_get(json_object_get(reply, "records"), 0);
+    ck_assert_uint_eq(json_object_size(json_object_get(rec, "blocks")), 25);
+    json_decref(reply);
+    json_decref(read);
+    wm_free(wm);
+  }
+}
+END_TEST
+
 int main(void) {
   vectors_list();
   Suite *s = suite_create("watcher_vectors");
@@ -615,6 +665,7 @@ int main(void) {
   tcase_add_test(model, attribution_property);
   tcase_add_test(model, protocol_2_reply_size);
   tcase_add_test(model, drain_error_bounded);
+  tcase_add_test(model, attribution_leaves_the_frame);
   suite_add_tcase(s, model);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);
