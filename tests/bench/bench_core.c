@@ -13,6 +13,16 @@
  *   bench_core memory FRAMES
  *       one store fed FRAMES frames (the 500-record reply, seqs shifted), then
  *       its summary; prints JSON with the peak RSS (VmHWM).
+ *   bench_core inframe BLOCKS [FRAMES]
+ *       the watcher's own work inside a frame (issue 21 item 8): the C model
+ *       fed FRAMES frames of BLOCKS timeline blocks (nested like widget
+ *       builds), once attributing them in the frame as 0.1.0 did (the
+ *       baseline, attribute_in_frame) and once parking them raw for the
+ *       timings callback (today), interleaved in batches of 8 frames, the
+ *       same input for both, after 4 096 unmeasured frames that fill the
+ *       ring. Prints JSON with the thread CPU time per frame in
+ *       wm_frame_drawn (in the frame) and in wm_timings (outside), and
+ *       whether both placements wrote the same records.
  *   bench_core hot framing|dispatch|ingest|summary
  *       runs one hot path once on a small fixed input inside a function named
  *       hot_<name>, for valgrind --tool=callgrind --toggle-collect=hot_<name>.
@@ -277,6 +287,98 @@ static int run_memory(uint64_t frames) {
   return 0;
 }
 
+/* ---- in-frame cost ------------------------------------------------------- */
+
+#define INFRAME_BATCH 8 /* frames between two timings batches (~130 ms at 60 Hz) */
+#define INFRAME_NAMES 40 /* distinct names: trackWidgets repeats widget types */
+#define INFRAME_WARMUP 4096 /* frames run first, unmeasured: the ring (4 096) fills and the
+                               heap stops growing, so page faults do not count as frame work */
+
+static double thread_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+/* n blocks of one frame in finish order: chains of 5 nested builds (the
+ * innermost finishes first) side by side, all inside BUILD, the last. */
+static void inframe_events(wm_event_t *ev, size_t n, int64_t start, int64_t frame) {
+  static char names[INFRAME_NAMES][16];
+  if (!names[0][0])
+    for (int i = 0; i < INFRAME_NAMES; i++) snprintf(names[i], sizeof names[i], "Widget%02d", i);
+  size_t k = 0;
+  int64_t t = start + 10;
+  while (k + 1 < n) {
+    size_t depth = n - 1 - k < 5 ? n - 1 - k : 5;
+    int64_t span = 40 + (frame * 7 + (int64_t)k) % 60;
+    for (size_t j = depth; j-- > 0; k++) /* innermost first */
+      ev[k] = (wm_event_t){names[(k * 7 + j) % INFRAME_NAMES], t + (int64_t)j,
+                           span - 2 * (int64_t)j};
+    t += span + 3;
+  }
+  ev[k] = (wm_event_t){"BUILD", start, t - start + 20};
+}
+
+static int run_inframe(size_t nblocks, size_t frames) {
+  if (nblocks < 1 || frames < INFRAME_BATCH) return 2;
+  frames -= frames % INFRAME_BATCH;
+  wm_t *wm[2];
+  double in_ns[2] = {0, 0}, out_ns[2] = {0, 0};
+  for (int m = 0; m < 2; m++) {
+    wm_config_t cfg = {0};
+    cfg.attribute_in_frame = m == 0; /* 0: the baseline, 0.1.0's placement */
+    cfg.auto_off_us = INT64_MAX / 4;
+    wm[m] = wm_new(&cfg, "bench-inframe");
+    if (!wm[m]) die("out of memory");
+    json_decref(model_call(wm[m], json_pack("{s:s}", "action", "start"), 0));
+  }
+  wm_event_t *ev = calloc(nblocks * INFRAME_BATCH, sizeof *ev);
+  wm_timing_t timing[INFRAME_BATCH];
+  if (!ev) die("out of memory");
+  for (size_t done = 0; done < INFRAME_WARMUP + frames; done += INFRAME_BATCH) {
+    int timed = done >= INFRAME_WARMUP;
+    for (size_t k = 0; k < INFRAME_BATCH; k++) {
+      int64_t f = (int64_t)(done + k) + 1, vsync = 1000000 + f * 16667;
+      inframe_events(ev + k * nblocks, nblocks, vsync + 100, f);
+      timing[k] = (wm_timing_t){f, vsync, vsync + 100, vsync + 9000, vsync + 9100, vsync + 14000,
+                                0, 0};
+    }
+    /* Alternate which placement goes first: caches and the neighbours'
+     * load then favour neither. */
+    for (int i = 0; i < 2; i++) {
+      int m = (int)((done / INFRAME_BATCH + (size_t)i) % 2);
+      double t0 = thread_ns();
+      for (size_t k = 0; k < INFRAME_BATCH; k++)
+        wm_frame_drawn(wm[m], timing[k].frame_number, timing[k].build_finish_us - 50,
+                       ev + k * nblocks, nblocks);
+      double t1 = thread_ns();
+      wm_timings(wm[m], timing, INFRAME_BATCH);
+      double t2 = thread_ns();
+      if (timed) {
+        in_ns[m] += t1 - t0;
+        out_ns[m] += t2 - t1;
+      }
+    }
+  }
+  /* Both placements must have written the same records. */
+  json_t *reply[2];
+  for (int m = 0; m < 2; m++)
+    reply[m] = model_call(wm[m], json_pack("{s:s,s:s}", "action", "read", "since", "0"), 0);
+  json_t *recs[2] = {json_object_get(reply[0], "records"), json_object_get(reply[1], "records")};
+  int same = json_array_size(recs[0]) > 0 && json_equal(recs[0], recs[1]);
+  json_decref(reply[0]);
+  json_decref(reply[1]);
+  printf("{\"blocks\":%zu,\"frames\":%zu,\"sameRecords\":%s,"
+         "\"baseline\":{\"inFrameNs\":%.1f,\"timingsNs\":%.1f},"
+         "\"now\":{\"inFrameNs\":%.1f,\"timingsNs\":%.1f},\"ratio\":%.4f}\n",
+         nblocks, frames, same ? "true" : "false", in_ns[0] / (double)frames,
+         out_ns[0] / (double)frames, in_ns[1] / (double)frames, out_ns[1] / (double)frames,
+         in_ns[1] / in_ns[0]);
+  free(ev);
+  for (int m = 0; m < 2; m++) wm_free(wm[m]);
+  return same ? 0 : 1;
+}
+
 /* ---- hot paths (callgrind) ----------------------------------------------- */
 
 /* Not static and never inlined: callgrind toggles collection on these names. */
@@ -428,9 +530,13 @@ int main(int argc, char **argv) {
   if (argc >= 3 && !strcmp(argv[1], "memory"))
     return run_memory(strtoull(argv[2], NULL, 10));
   if (argc >= 3 && !strcmp(argv[1], "hot")) return run_hot(argv[2]);
+  if (argc >= 3 && !strcmp(argv[1], "inframe"))
+    return run_inframe(strtoul(argv[2], NULL, 10),
+                       argc >= 4 ? strtoul(argv[3], NULL, 10) : 2000);
 usage:
   fprintf(stderr, "usage: bench_core throughput parse|ingest [PASSES]\n"
                   "       bench_core memory FRAMES\n"
+                  "       bench_core inframe BLOCKS [FRAMES]\n"
                   "       bench_core hot framing|dispatch|ingest|summary\n");
   return 2;
 }

@@ -32,6 +32,21 @@ export function memory({ benchCore, rounds, sizes = [0, 1000, 10000, 100000, 100
   return { res, sizes };
 }
 
+// Section 10: the watcher's own work inside a frame, 0.1.0's placement
+// (attribution in the frame, the baseline) against today's (the frame
+// parks the blocks; the timings callback attributes them), one bench_core
+// process per run measuring both on the same frames.
+export function inframe({ benchCore, rounds, sizes = [20, 300] }) {
+  const res = Object.fromEntries(sizes.map((n) => [n, []]));
+  for (let r = 0; r < rounds; r++)
+    for (const n of r % 2 ? [...sizes].reverse() : sizes) {
+      const o = run(benchCore, ['inframe', String(n), '2000']);
+      if (!o.sameRecords) throw new Error(`bench_core inframe ${n}: the two placements wrote different records`);
+      res[n].push(o);
+    }
+  return { res, sizes };
+}
+
 // Section 6: Ir of each hot path now, and the committed figures.
 export function callgrind({ benchCore, config }) {
   const base = JSON.parse(readFileSync(new URL('./callgrind_baseline.json', import.meta.url), 'utf8'));

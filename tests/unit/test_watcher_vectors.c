@@ -13,7 +13,7 @@
 #include "record.h"
 
 #define VECTOR_DIR TELESCOPE_SOURCE_DIR "/tests/vectors/watcher"
-#define MIN_VECTORS 16
+#define MIN_VECTORS 22
 #define MAX_VECTORS 256
 
 static char *vector_paths[MAX_VECTORS];
@@ -108,14 +108,15 @@ static void fail_diff(const char *name, size_t step, const char *what, json_t *w
 /* The model's state under the reply's field names, for "state" steps. */
 static json_t *model_state(wm_t *wm) {
   const char *drain = wm_drain_error(wm);
-  return json_pack("{s:I,s:I,s:I,s:I,s:I,s:b,s:s,s:I,s:b,s:b,s:o}", "livenessCounter",
+  return json_pack("{s:I,s:I,s:I,s:I,s:I,s:b,s:s,s:I,s:b,s:b,s:o,s:b}", "livenessCounter",
                    (json_int_t)wm_liveness(wm), "pending", (json_int_t)wm_pending(wm),
                    "droppedAttributions", (json_int_t)wm_dropped_attributions(wm), "firstSeq",
                    (json_int_t)wm_first_seq(wm), "lastSeq", (json_int_t)wm_last_seq(wm),
                    "collecting", wm_collecting(wm), "runId", wm_run_id(wm), "ringBytes",
                    (json_int_t)wm_ring_bytes(wm), "timingsMissing", wm_timings_missing(wm),
                    "collectionAutoOff", wm_collection_auto_off(wm), "drainError",
-                   drain ? json_string(drain) : json_null());
+                   drain ? json_string(drain) : json_null(), "collectionTakenOver",
+                   wm_collection_taken_over(wm));
 }
 
 static void step_frame_drawn(wm_t *wm, json_t *step) {
@@ -270,13 +271,18 @@ static void replies_agree(wm_t *wm, const char *name) {
   record_reply_close(&r[1]);
 }
 
-static void vector_run(const char *file) {
+/* Runs the vector in file with blocks attributed in the frame (in_frame,
+ * 0.1.0's placement) or in the timings callback (today's): the records must
+ * be the same either way. */
+static void vector_run(const char *file, int in_frame) {
   json_error_t jerr;
   json_t *v = json_load_file(file, 0, &jerr);
   ck_assert_msg(v != NULL, "%s: line %d: %s", file, jerr.line, jerr.text);
-  const char *name = json_string_value(json_object_get(v, "name"));
-  ck_assert_msg(name && json_is_string(json_object_get(v, "description")),
+  const char *vname = json_string_value(json_object_get(v, "name"));
+  ck_assert_msg(vname && json_is_string(json_object_get(v, "description")),
                 "%s: needs name and description", file);
+  char name[160];
+  snprintf(name, sizeof name, "%s%s", vname, in_frame ? " (attributed in the frame)" : "");
   json_t *c = json_object_get(v, "config");
   wm_config_t cfg = {
       .ring_capacity = (size_t)int_of(c, "ringCapacity"),
@@ -290,6 +296,9 @@ static void vector_run(const char *file) {
       .auto_off_us = int_of(c, "autoOffUs"),
       .timings_missing_frames = (uint64_t)int_of(c, "timingsMissingFrames"),
       .timings_missing_us = int_of(c, "timingsMissingUs"),
+      .pending_blocks = (size_t)int_of(c, "pendingBlocks"),
+      .join_by_time = json_is_true(json_object_get(c, "joinByTime")),
+      .attribute_in_frame = in_frame,
   };
   const char *run_id = json_string_value(json_object_get(c, "runId"));
   wm_t *wm = wm_new(&cfg, run_id ? run_id : "run-1");
@@ -315,6 +324,8 @@ static void vector_run(const char *file) {
       wm_set_lifecycle(wm, json_string_value(json_object_get(step, "lifecycle")));
     } else if (!strcmp(op, "setFramesEnabled")) {
       wm_set_frames_enabled(wm, json_is_true(json_object_get(step, "enabled")));
+    } else if (!strcmp(op, "setForeignCollection")) {
+      wm_set_foreign_collection(wm, json_is_true(json_object_get(step, "on")));
     } else if (!strcmp(op, "drainFailed")) {
       wm_drain_failed(wm, json_string_value(json_object_get(step, "error")));
     } else if (!strcmp(op, "takeProbe")) {
@@ -353,7 +364,12 @@ START_TEST(enough_vectors) {
 END_TEST
 
 START_TEST(vector) {
-  vector_run(vector_paths[_i]);
+  vector_run(vector_paths[_i], 0);
+}
+END_TEST
+
+START_TEST(vector_attributed_in_frame) {
+  vector_run(vector_paths[_i], 1);
 }
 END_TEST
 
@@ -584,6 +600,56 @@ START_TEST(protocol_2_reply_size) {
 }
 END_TEST
 
+/* Issue 21 item 8, deterministically: the frame callback builds no JSON
+ * (the block map is built in the timings callback), where 0.1.0's placement
+ * built the whole map in the frame. jansson allocations are counted. */
+static size_t json_allocs;
+static void *counting_malloc(size_t n) {
+  json_allocs++;
+  return malloc(n);
+}
+
+START_TEST(attribution_leaves_the_frame) {
+  wm_event_t ev[50];
+  static char names[50][16];
+  for (int i = 0; i < 50; i++) {
+    snprintf(names[i], sizeof names[i], "Widget%02d", i % 25);
+    ev[i] = (wm_event_t){names[i], 1000 + i * 10, 5}; /* siblings */
+  }
+  for (int in_frame = 0; in_frame <= 1; in_frame++) {
+    wm_config_t cfg = {.attribute_in_frame = in_frame};
+    wm_t *wm = wm_new(&cfg, "run-cost");
+    char *detail = NULL;
+    json_t *params = json_pack("{s:s}", "action", "start");
+    json_decref(wm_handle(wm, params, 0, &detail));
+    json_decref(params);
+    json_set_alloc_funcs(counting_malloc, free);
+    json_allocs = 0;
+    wm_frame_drawn(wm, 1, 1600, ev, 50);
+    size_t in_the_frame = json_allocs;
+    wm_timing_t t = {1, 900, 950, 1500, 1550, 2000, 0, 0};
+    wm_timings(wm, &t, 1);
+    size_t in_the_timings = json_allocs - in_the_frame;
+    json_set_alloc_funcs(malloc, free);
+    if (in_frame) {
+      ck_assert_msg(in_the_frame > 25, "0.1.0's placement builds the map in the frame (%zu)",
+                    in_the_frame);
+    } else {
+      ck_assert_msg(in_the_frame == 0, "the frame built %zu JSON values", in_the_frame);
+      ck_assert_msg(in_the_timings > 25, "the timings callback built %zu JSON values",
+                    in_the_timings);
+    }
+    json_t *read = json_pack("{s:s,s:s}", "action", "read", "since", "0");
+    json_t *reply = wm_handle(wm, read, 2100, &detail);
+    json_t *rec = json_array_get(json_object_get(reply, "records"), 0);
+    ck_assert_uint_eq(json_object_size(json_object_get(rec, "blocks")), 25);
+    json_decref(reply);
+    json_decref(read);
+    wm_free(wm);
+  }
+}
+END_TEST
+
 int main(void) {
   vectors_list();
   Suite *s = suite_create("watcher_vectors");
@@ -591,6 +657,7 @@ int main(void) {
   tcase_add_test(tc, enough_vectors);
   tcase_add_test(tc, comparison_is_strict);
   if (n_vectors > 0) tcase_add_loop_test(tc, vector, 0, n_vectors);
+  if (n_vectors > 0) tcase_add_loop_test(tc, vector_attributed_in_frame, 0, n_vectors);
   suite_add_tcase(s, tc);
   TCase *model = tcase_create("model");
   tcase_add_test(model, vm_stringified_params);
@@ -598,6 +665,7 @@ int main(void) {
   tcase_add_test(model, attribution_property);
   tcase_add_test(model, protocol_2_reply_size);
   tcase_add_test(model, drain_error_bounded);
+  tcase_add_test(model, attribution_leaves_the_frame);
   suite_add_tcase(s, model);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);

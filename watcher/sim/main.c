@@ -839,6 +839,9 @@ int main(int argc, char **argv) {
   /* Without --build-mode the model keeps its default ("profile") while the
    * debug-only extensions are served: what the tests were written against. */
   if (s->cfg.profile) mcfg.build_mode = "profile";
+  /* The Dart watcher joins web frames by time (kIsWeb): their numbers do not
+   * tell frames apart there (issue 21 item 9). */
+  mcfg.join_by_time = s->cfg.mode == SIM_MODE_WEB;
   s->model = wm_new(&mcfg, s->run_id);
   if (!s->model) {
     fprintf(stderr, "telescope-sim: cannot create the watcher model\n");

@@ -13,6 +13,7 @@
 
 #define WM_DEFAULT_RING 4096
 #define WM_DEFAULT_PENDING 256
+#define WM_DEFAULT_PENDING_BLOCKS 65536
 #define WM_DEFAULT_READ_CAP 500
 #define WM_DEFAULT_VERSION "0.1.0"
 #define WM_DEFAULT_REFRESH 60.0
@@ -27,11 +28,15 @@
 #define WM_INTERACTION_MAX 128
 #define WM_LINKED_BY_MAX 64
 
-/* One drained block map waiting for its FrameTiming. */
+/* One frame's drain waiting for its FrameTiming. The frame keeps only what
+ * the drain collected (events, raw); they are attributed when a timing
+ * takes the entry, in the timings callback, outside any frame. */
 typedef struct {
-  int64_t frame_number;
+  int64_t frame_number; /* -1: unnumbered, joined by time */
   int64_t at_us;
-  json_t *blocks;       /* owned */
+  wm_event_t *events;   /* owned, names in the same allocation; NULL when none */
+  size_t n_events;      /* blocks the drain returned (counted even when the copy failed) */
+  json_t *blocks;       /* owned; set only when attributed in the frame (attribute_in_frame) */
   char *interaction_id; /* owned; NULL when no interaction was current */
   char *linked_by;      /* owned; set exactly when interaction_id is */
 } pending_t;
@@ -39,6 +44,9 @@ typedef struct {
 struct wm {
   size_t ring_capacity;
   size_t pending_capacity;
+  size_t pending_blocks_cap;
+  int join_by_time;
+  int attribute_in_frame;
   size_t read_limit_cap;
   char *watcher_version;
   double refresh_rate;
@@ -62,11 +70,15 @@ struct wm {
   int64_t last_call_us;   /* now_us of the newest successful call */
   uint64_t untimed;       /* frames drawn since the last FrameTiming */
   int64_t untimed_from_us, last_frame_us;
+  int foreign_collection; /* the binding sees collection on that it did not switch */
+  int taken_over;         /* the current session's start took another tool's buffer */
+  int discard_drain;      /* the next drain holds that tool's blocks: ignore it */
 
   /* Pending map, oldest first (park order). Small (256), so a linear scan
    * and memmove are cheaper to read than a hash and fast enough. */
   pending_t *pending;
   size_t n_pending;
+  size_t n_pending_blocks; /* sum of n_events over the pending entries */
   uint64_t dropped;
   int64_t max_reported; /* newest frame number a timing carried, -1: none */
 
@@ -84,6 +96,7 @@ static char *dup_or_null(const char *s) {
 }
 
 static void pending_clear(pending_t *p) {
+  free(p->events);
   json_decref(p->blocks);
   free(p->interaction_id);
   free(p->linked_by);
@@ -91,6 +104,7 @@ static void pending_clear(pending_t *p) {
 }
 
 static void pending_remove_at(wm_t *wm, size_t i) {
+  wm->n_pending_blocks -= wm->pending[i].n_events;
   pending_clear(&wm->pending[i]);
   memmove(&wm->pending[i], &wm->pending[i + 1], (wm->n_pending - i - 1) * sizeof *wm->pending);
   wm->n_pending--;
@@ -119,6 +133,9 @@ static void state_reset(wm_t *wm) {
   wm->last_call_us = 0;
   wm->untimed = 0;
   wm->untimed_from_us = wm->last_frame_us = 0;
+  wm->foreign_collection = 0;
+  wm->taken_over = 0;
+  wm->discard_drain = 0;
 }
 
 static const char *const build_modes[] = {"debug", "profile", "release", NULL};
@@ -128,6 +145,10 @@ wm_t *wm_new(const wm_config_t *cfg, const char *run_id) {
   if (!wm) return NULL;
   wm->ring_capacity = cfg && cfg->ring_capacity ? cfg->ring_capacity : WM_DEFAULT_RING;
   wm->pending_capacity = cfg && cfg->pending_capacity ? cfg->pending_capacity : WM_DEFAULT_PENDING;
+  wm->pending_blocks_cap =
+      cfg && cfg->pending_blocks ? cfg->pending_blocks : WM_DEFAULT_PENDING_BLOCKS;
+  wm->join_by_time = cfg && cfg->join_by_time;
+  wm->attribute_in_frame = cfg && cfg->attribute_in_frame;
   wm->read_limit_cap = cfg && cfg->read_limit_cap ? cfg->read_limit_cap : WM_DEFAULT_READ_CAP;
   wm->refresh_rate = cfg && cfg->refresh_rate > 0 ? cfg->refresh_rate : WM_DEFAULT_REFRESH;
   wm->build_mode = WM_DEFAULT_BUILD_MODE;
@@ -240,6 +261,35 @@ static size_t pending_find(const wm_t *wm, int64_t frame_number) {
 
 static void interaction_set(wm_t *wm, const char *id, const char *linked_by);
 
+/* A copy of n events, the names in the same allocation (one malloc, the
+ * C stand-in for the TimedBlocks debugCollect() builds); NULL when out of
+ * memory (that frame then gets no blocks, never a crash). */
+static wm_event_t *events_copy(const wm_event_t *events, size_t n) {
+  size_t names = 0;
+  for (size_t i = 0; i < n; i++) names += strlen(events[i].name ? events[i].name : "") + 1;
+  wm_event_t *copy = malloc(n * sizeof *copy + names);
+  if (!copy) return NULL;
+  char *at = (char *)(copy + n);
+  for (size_t i = 0; i < n; i++) {
+    const char *name = events[i].name ? events[i].name : "";
+    size_t len = strlen(name) + 1;
+    memcpy(at, name, len);
+    copy[i] = (wm_event_t){at, events[i].start_us, events[i].dur_us};
+    at += len;
+  }
+  return copy;
+}
+
+/* The block map of a pending entry (new reference; NULL when out of
+ * memory): attributed now, out of the frame, unless the frame did it. A
+ * copy that failed (events NULL) gives no blocks. */
+static json_t *pending_blocks_take(pending_t *p) {
+  json_t *blocks =
+      p->blocks ? p->blocks : blocks_attribute(p->events, p->events ? p->n_events : 0);
+  p->blocks = NULL;
+  return blocks;
+}
+
 void wm_frame_drawn(wm_t *wm, int64_t frame_number, int64_t now_us, const wm_event_t *events,
                     size_t n_events) {
   wm->liveness++;
@@ -254,30 +304,50 @@ void wm_frame_drawn(wm_t *wm, int64_t frame_number, int64_t now_us, const wm_eve
   }
   /* While collection is off FlutterTimeline records nothing, so whatever the
    * caller passes would not exist in the app: it is ignored. So is it once a
-   * drain failed: the binding stopped draining. */
+   * drain failed: the binding stopped draining. The first drain after a
+   * start that took another tool's collection over holds everything since
+   * that tool switched it on: not this frame's, so it is ignored too. */
   int draining = wm->collecting && !wm->drain_error;
-  json_t *blocks = blocks_attribute(events, draining ? n_events : 0);
-  if (!blocks) return;
+  if (draining && wm->discard_drain) {
+    wm->discard_drain = 0;
+    draining = 0;
+  }
+  if (!draining) n_events = 0;
+  /* On the web frame numbers say nothing (-1, a constant, or a warm-up's
+   * stale one): every drain is joined by time. */
+  if (wm->join_by_time || frame_number < 0) frame_number = -1;
   /* A number the engine already reported can never be matched again
    * (numbers only grow), and a number already parked is a warm-up frame
    * whose frameData is stale: the first parked map is the real frame's, so
    * it stays and the repeat is dropped. */
   if (frame_number >= 0 &&
       (frame_number <= wm->max_reported || pending_find(wm, frame_number) != (size_t)-1)) {
-    json_decref(blocks);
     wm->dropped++;
     return;
   }
-  if (wm->n_pending == wm->pending_capacity) {
+  /* Bounded by entries and by the blocks they hold (the newest is kept,
+   * however large): with trackWidgets a frame holds hundreds of blocks,
+   * and without timings (timingsMissing) nothing would take them. */
+  while (wm->n_pending > 0 && (wm->n_pending == wm->pending_capacity ||
+                               wm->n_pending_blocks + n_events > wm->pending_blocks_cap)) {
     pending_remove_at(wm, 0);
     wm->dropped++;
   }
-  pending_t *p = &wm->pending[wm->n_pending++];
+  pending_t *p = &wm->pending[wm->n_pending];
+  memset(p, 0, sizeof *p);
   p->frame_number = frame_number;
   p->at_us = now_us;
-  p->blocks = blocks;
+  p->n_events = n_events;
+  /* The frame does only the copy (in Dart not even that: the binding parks
+   * the list debugCollect() returned); attribution waits for the timing. */
+  if (wm->attribute_in_frame)
+    p->blocks = blocks_attribute(events, n_events);
+  else if (n_events > 0)
+    p->events = events_copy(events, n_events);
   p->interaction_id = dup_or_null(wm->interaction_id);
   p->linked_by = dup_or_null(wm->linked_by);
+  wm->n_pending++;
+  wm->n_pending_blocks += n_events;
 }
 
 static int64_t nonneg(int64_t v) {
@@ -329,13 +399,6 @@ static void ring_push(wm_t *wm, json_t *record) {
   wm->ring_len++;
 }
 
-/* The oldest map parked under -1 (a web drain before flutter#171592). */
-static size_t pending_find_unnumbered(const wm_t *wm) {
-  for (size_t i = 0; i < wm->n_pending; i++)
-    if (wm->pending[i].frame_number < 0) return i;
-  return (size_t)-1;
-}
-
 /* Writes the record of timing t, stealing the pending entry p (may be NULL:
  * no drain matched, so blocks are {} and atUs is the timing's buildFinish,
  * the engine's moment closest to where the drain would have run). */
@@ -356,8 +419,8 @@ static void record_write(wm_t *wm, const wm_timing_t *t, pending_t *p) {
   json_object_set_new(rec, "layerCacheCount", json_integer(nonneg(t->layer_cache_count)));
   json_object_set_new(rec, "pictureCacheCount", json_integer(nonneg(t->picture_cache_count)));
   if (p) {
-    json_object_set_new(rec, "blocks", p->blocks);
-    p->blocks = NULL;
+    json_t *blocks = pending_blocks_take(p);
+    json_object_set_new(rec, "blocks", blocks ? blocks : json_object());
     if (p->interaction_id && p->linked_by) {
       json_object_set_new(rec, "interactionId", json_string(p->interaction_id));
       json_object_set_new(rec, "linkedBy", json_string(p->linked_by));
@@ -369,20 +432,48 @@ static void record_write(wm_t *wm, const wm_timing_t *t, pending_t *p) {
   ring_push(wm, rec);
 }
 
+/* The entry timing t takes, or (size_t)-1. next_vsync_us is the vsyncStart
+ * of the next timing of the batch when it is later than t's, else -1.
+ *
+ * Unnumbered entries (web, or -1) are joined by time: the drain runs inside
+ * its frame, after that frame's vsyncStart and before the next frame's, on
+ * the same clock (performance.now() on the web; the engine's clock source is
+ * the Dart timeline's on native). So an unnumbered entry older than t's
+ * vsyncStart belongs to a frame that got no timing (a scene the web engine
+ * dropped while another rasterized): it is dropped and counted, never handed
+ * to a later frame. t then takes the oldest one left if it drained before
+ * the next frame began; else t's own drain is missing and t gets none. */
+static size_t pending_match(wm_t *wm, const wm_timing_t *t, int64_t next_vsync_us) {
+  for (size_t i = 0; i < wm->n_pending;) {
+    if (wm->pending[i].frame_number < 0 && wm->pending[i].at_us < t->vsync_start_us) {
+      pending_remove_at(wm, i);
+      wm->dropped++;
+    } else {
+      i++;
+    }
+  }
+  if (t->frame_number >= 0) {
+    size_t at = pending_find(wm, t->frame_number);
+    if (at != (size_t)-1) return at;
+  }
+  for (size_t i = 0; i < wm->n_pending; i++) {
+    if (wm->pending[i].frame_number >= 0) continue;
+    if (next_vsync_us >= 0 && wm->pending[i].at_us >= next_vsync_us) return (size_t)-1;
+    return i;
+  }
+  return (size_t)-1;
+}
+
 void wm_timings(wm_t *wm, const wm_timing_t *timings, size_t n) {
   if (n > 0) wm->untimed = 0;
   for (size_t i = 0; i < n; i++) {
     const wm_timing_t *t = &timings[i];
-    size_t at;
-    if (t->frame_number < 0) {
-      at = wm->n_pending > 0 ? 0 : (size_t)-1; /* unnumbered: FIFO */
-    } else {
-      at = pending_find(wm, t->frame_number);
-      /* Web before flutter#171592: frameData.frameNumber is always -1 while
-       * FrameTiming.frameNumber defaults to 1 (or counts on its own), so
-       * the numbers never meet; the drains then join first-in-first-out. */
-      if (at == (size_t)-1) at = pending_find_unnumbered(wm);
-    }
+    /* A web warm-up frame's timing repeats the previous frame's vsyncStart:
+     * no bound between two timings of one vsync. */
+    int64_t next_vsync = i + 1 < n && timings[i + 1].vsync_start_us > t->vsync_start_us
+                             ? timings[i + 1].vsync_start_us
+                             : -1;
+    size_t at = pending_match(wm, t, next_vsync);
     if (at == (size_t)-1) {
       record_write(wm, t, NULL);
     } else {
@@ -393,8 +484,7 @@ void wm_timings(wm_t *wm, const wm_timing_t *timings, size_t n) {
   }
   /* Frame numbers only grow, so a numbered entry at or below the newest
    * reported number will never be matched: it was a frame without a
-   * FrameTiming. Entries parked under -1 wait for any timing (FIFO), so no
-   * number says they are stale; the pending bound evicts them. */
+   * FrameTiming. Unnumbered entries go by time (pending_match). */
   if (wm->max_reported < 0) return;
   for (size_t i = 0; i < wm->n_pending;) {
     if (wm->pending[i].frame_number >= 0 && wm->pending[i].frame_number <= wm->max_reported) {
@@ -415,6 +505,10 @@ void wm_set_lifecycle(wm_t *wm, const char *lifecycle) {
 
 void wm_set_frames_enabled(wm_t *wm, int enabled) {
   wm->frames_enabled = enabled != 0;
+}
+
+void wm_set_foreign_collection(wm_t *wm, int on) {
+  wm->foreign_collection = on != 0;
 }
 
 /* ---- ext.telescope.frames --------------------------------------------- */
@@ -558,7 +652,7 @@ static json_t *reply_new(const wm_t *wm, int64_t now_us, int protocol) {
           ? json_pack("{s:s,s:s}", "interactionId", wm->interaction_id, "linkedBy", wm->linked_by)
           : json_null();
   return json_pack(
-      "{s:i,s:s,s:s,s:I,s:I,s:b,s:o,s:b,s:f,s:o,s:I,s:I,s:I,s:I,s:s,s:o,s:b,s:b}", "protocol",
+      "{s:i,s:s,s:s,s:I,s:I,s:b,s:o,s:b,s:f,s:o,s:I,s:I,s:I,s:I,s:s,s:o,s:b,s:b,s:b}", "protocol",
       protocol, "watcherVersion",
       wm->watcher_version, "runId", wm->run_id, "livenessCounter", (json_int_t)wm->liveness,
       "nowUs", (json_int_t)now_us, "collecting", wm->collecting, "lifecycle",
@@ -567,7 +661,8 @@ static json_t *reply_new(const wm_t *wm, int64_t now_us, int protocol) {
       (json_int_t)wm_first_seq(wm), "lastSeq", (json_int_t)wm_last_seq(wm), "pending",
       (json_int_t)wm->n_pending, "droppedAttributions", (json_int_t)wm->dropped, "buildMode",
       wm->build_mode, "drainError", wm->drain_error ? json_string(wm->drain_error) : json_null(),
-      "timingsMissing", timings_missing(wm), "collectionAutoOff", wm->auto_off);
+      "timingsMissing", timings_missing(wm), "collectionAutoOff", wm->auto_off,
+      "collectionTakenOver", wm->taken_over);
 }
 
 /* Protocol 2 form of a protocol-1 record (new reference): the same object
@@ -672,6 +767,14 @@ json_t *wm_handle(wm_t *wm, json_t *params, int64_t now_us, char **err_detail) {
     if (id && linked_by && (detail = check_text("linkedBy", linked_by, WM_LINKED_BY_MAX)))
       goto fail;
     if (!strcmp(action, "start")) {
+      /* Collection on that this watcher did not switch means another tool
+       * (DevTools, a benchmark harness) is collecting: the buffer holds its
+       * blocks since it switched on, which the first drain would hand to
+       * one frame. A start while already collecting changes nothing. */
+      if (!wm->collecting) {
+        wm->taken_over = wm->foreign_collection;
+        wm->discard_drain = wm->foreign_collection;
+      }
       wm->collecting = 1;
       wm->auto_off = 0;
     }
@@ -737,6 +840,9 @@ int wm_timings_missing(const wm_t *wm) {
 }
 int wm_collection_auto_off(const wm_t *wm) {
   return wm->auto_off;
+}
+int wm_collection_taken_over(const wm_t *wm) {
+  return wm->taken_over;
 }
 const char *wm_drain_error(const wm_t *wm) {
   return wm->drain_error;

@@ -43,6 +43,10 @@ typedef struct {
   int64_t auto_off_us;     /* no call for this long: collection goes off (default 30 s) */
   uint64_t timings_missing_frames; /* frames without any FrameTiming ... (default 120) */
   int64_t timings_missing_us;      /* ... over at least this long: timingsMissing (default 2 s) */
+  size_t pending_blocks;   /* raw blocks the pending drains may hold (default 65536) */
+  int join_by_time;        /* web: every drain is joined by time, numbers ignored */
+  int attribute_in_frame;  /* 0.1.0's placement: attribute inside the frame (the benchmark's
+                              baseline; records are the same either way) */
 } wm_config_t;
 
 /* The newest wire form the model speaks: a call with param protocol >= 2
@@ -64,28 +68,38 @@ void wm_restart(wm_t *wm, const char *run_id);
 /* The persistent frame callback of frame frame_number at now_us: liveness +1;
  * first, collection goes off (collectionAutoOff) when no call came for
  * auto_off_us; then, when collecting and draining works, the events drained
- * since the previous drain become this frame's block map (else they are
- * ignored and the map is empty); the current interaction is captured with
- * it; the map is parked in the pending map. Not parked (counted in
- * droppedAttributions): a number >= 0 already parked (a warm-up frame's
- * stale number: the first map stays) or at or below the newest reported
- * one. A full pending map evicts its oldest. */
+ * since the previous drain are this frame's blocks (else, and for the first
+ * drain after a start that took another tool's collection over, they are
+ * ignored). The frame only parks them, raw (copied), with the current
+ * interaction; they are attributed when a timing takes them (wm_timings),
+ * outside the frame. Not parked (counted in droppedAttributions): a number
+ * >= 0 already parked (a warm-up frame's stale number: the first stays) or
+ * at or below the newest reported one. The pending map is bounded by
+ * entries and by raw blocks: the oldest go first. With join_by_time (web)
+ * or frame_number -1 the drain is parked unnumbered. */
 void wm_frame_drawn(wm_t *wm, int64_t frame_number, int64_t now_us,
                     const wm_event_t *events, size_t n_events);
 
 /* The timings callback with a batch of n FrameTimings: the only writer of
- * records (one per timing, joined by frame number; a timing numbered -1, or
- * one whose number has no map, takes the oldest map parked under -1, FIFO,
- * as web engines before flutter#171592 number every drain -1; no match:
- * blocks {} and atUs = build_finish_us). Afterwards numbered maps at or below
- * the newest reported number are pruned and counted as dropped; maps parked
- * under -1 are never pruned by number. */
+ * records, one per timing, and where blocks are attributed. A numbered
+ * timing takes the map parked under its number; otherwise unnumbered maps
+ * join by time: those drained before the timing's vsyncStart are dropped
+ * (their frame got no timing), and the oldest left is taken if it drained
+ * before the next timing's vsyncStart. No match: blocks {} and atUs =
+ * build_finish_us. Afterwards numbered maps at or below the newest reported
+ * number are pruned. Every drop counts in droppedAttributions. */
 void wm_timings(wm_t *wm, const wm_timing_t *timings, size_t n);
 
 /* Lifecycle ("resumed", ..., or NULL for null; copied) and framesEnabled,
  * reported in replies. */
 void wm_set_lifecycle(wm_t *wm, const char *lifecycle);
 void wm_set_frames_enabled(wm_t *wm, int enabled);
+
+/* What the binding sees before a call: FlutterTimeline collection on while
+ * this watcher did not switch it (another tool collects). A start that
+ * switches collection on then reports collectionTakenOver (until the next
+ * such start) and ignores the first drain. */
+void wm_set_foreign_collection(wm_t *wm, int on);
 
 /* ext.telescope.frames: params as the VM hands them (every value a JSON
  * string; integers, booleans and null are read as the VM's toString() would
@@ -120,6 +134,7 @@ size_t wm_pending(const wm_t *wm);
 size_t wm_ring_bytes(const wm_t *wm); /* sum of wm_record_cost over the ring */
 int wm_timings_missing(const wm_t *wm);
 int wm_collection_auto_off(const wm_t *wm);
+int wm_collection_taken_over(const wm_t *wm);
 const char *wm_drain_error(const wm_t *wm); /* NULL while draining works */
 const char *wm_run_id(const wm_t *wm);
 

@@ -200,6 +200,45 @@ void main() {
     expect(FlutterTimeline.debugCollectionEnabled, isFalse);
   });
 
+  testWidgets("a start over someone else's collection drops their buffer and says so",
+      (WidgetTester tester) async {
+    register();
+    await tester.pumpWidget(const Counter());
+    FlutterTimeline.debugCollectionEnabled = true; // DevTools, or the app
+    FlutterTimeline.startSync('SomeoneElsesBlock');
+    FlutterTimeline.finishSync();
+    final Json started = await callExtension(tester, <String, String>{'action': 'start'});
+    expect(started['collectionTakenOver'], isTrue);
+    expect(TelescopePlugin.watcher!.core!.discardsNextDrain, isTrue);
+
+    tester.state<CounterState>(find.byType(Counter)).bump();
+    await tester.pump();
+    final int first = fakeFrameNumber;
+    expect(TelescopePlugin.watcher!.core!.discardsNextDrain, isFalse);
+    tester.state<CounterState>(find.byType(Counter)).bump();
+    await tester.pump();
+    final int second = fakeFrameNumber;
+    tester.binding.platformDispatcher.onReportTimings!(<FrameTiming>[
+      timingOf(first, 1000),
+      timingOf(second, 2000),
+    ]);
+    final Json read = await callExtension(tester, <String, String>{'action': 'read', 'since': '0'});
+    final List<Object?> records = read['records']! as List<Object?>;
+    final Json dropped = records.cast<Json>().firstWhere((Json r) => r['frameNumber'] == first);
+    final Json own = records.cast<Json>().firstWhere((Json r) => r['frameNumber'] == second);
+    expect(dropped['blocks'], isEmpty, reason: 'the first drain held the other tool\'s blocks');
+    expect((own['blocks']! as Json).keys, contains('BUILD'));
+    expect(jsonEncode(records), isNot(contains('SomeoneElsesBlock')));
+
+    final Json stopped = await callExtension(tester, <String, String>{'action': 'stop'});
+    expect(stopped['collectionTakenOver'], isTrue, reason: 'the stop reply says it too');
+    expect(FlutterTimeline.debugCollectionEnabled, isTrue, reason: 'theirs again');
+    FlutterTimeline.debugCollectionEnabled = false;
+    final Json again = await callExtension(tester, <String, String>{'action': 'start'});
+    expect(again['collectionTakenOver'], isFalse);
+    await callExtension(tester, <String, String>{'action': 'stop'});
+  });
+
   testWidgets('bad params answer invalidParams', (WidgetTester tester) async {
     register();
     final developer.ServiceExtensionResponse? response = await tester.runAsync(() =>

@@ -12,7 +12,7 @@ import 'package:telescope/telescope.dart';
 const String vectorDir = '../../tests/vectors/watcher';
 
 /// Fewer vectors than this means the directory was not found or emptied.
-const int minVectors = 16;
+const int minVectors = 22;
 
 typedef Json = Map<String, Object?>;
 
@@ -108,6 +108,8 @@ void runVector(Json vector) {
       autoOff: Duration(microseconds: _int(c, 'autoOffUs', 30000000)),
       timingsMissingFrames: _int(c, 'timingsMissingFrames', 120),
       timingsMissingAfter: Duration(microseconds: _int(c, 'timingsMissingUs', 2000000)),
+      pendingBlocks: _int(c, 'pendingBlocks', 65536),
+      joinByTime: c['joinByTime'] == true,
     ),
     runId: (c['runId'] as String?) ?? 'run-1',
   );
@@ -144,6 +146,8 @@ void runVector(Json vector) {
         ]);
       case 'ext':
         runExt(core, step, where);
+      case 'setForeignCollection':
+        core.foreignCollection = step['on']! as bool;
       case 'drainFailed':
         core.drainFailed(step['error']! as String);
       case 'restart':
@@ -167,6 +171,7 @@ void runVector(Json vector) {
           'timingsMissing': core.timingsMissing,
           'collectionAutoOff': core.collectionAutoOff,
           'drainError': core.drainError,
+          'collectionTakenOver': core.collectionTakenOver,
         }, where);
       default:
         fail('$where: unknown op');

@@ -6,6 +6,7 @@
 // source file, in docs/flutter-apis.md.
 
 import 'dart:async';
+import 'dart:collection';
 import 'dart:convert';
 import 'dart:developer' as developer;
 import 'dart:ui' show Display, FlutterView, FramePhase, FrameTiming, PlatformDispatcher;
@@ -43,9 +44,10 @@ class FramePerfWatcher {
   /// The VM service extension this watcher serves.
   static const String extensionName = 'ext.telescope.frames';
 
-  /// Most settle periods a pointer interaction stays open after its last
-  /// pointer event while frames keep coming (an endless animation would
-  /// otherwise keep it open for ever): 10 × 300 ms = 3 s by default.
+  /// Most times the settle period is extended while frames keep coming (an
+  /// endless animation would otherwise keep an interaction open for ever):
+  /// the first period plus 10 extensions, 11 × 300 ms = 3.3 s after the last
+  /// pointer event by default.
   static const int maxSettleExtensions = 10;
 
   /// Whether pointer gestures open interactions.
@@ -85,8 +87,12 @@ class FramePerfWatcher {
   bool _collectionOurs = false;
   bool _collectionBefore = false;
 
-  /// Frames drawn in this isolate since the watcher started, whether or not
-  /// a session runs: the proof that the engine renders.
+  /// Runs of the framework's persistent frame callbacks since the watcher
+  /// started, whether or not a session runs: the frames the framework drew,
+  /// warm-up frames included (`scheduleWarmUpFrame` runs them without an
+  /// engine vsync), counted whether or not the engine then shows them (a web
+  /// scene dropped behind one still rasterizing counts too). Not a count of
+  /// engine frames; the proof that the app is drawing.
   static int get livenessCounter => _active?._core?.livenessCounter ?? 0;
 
   /// The core this watcher feeds (null before [attach]).
@@ -99,7 +105,10 @@ class FramePerfWatcher {
       return;
     }
     _core = WatcherCore(config: config, runId: runId)
-      ..buildMode = kDebugMode ? 'debug' : (kProfileMode ? 'profile' : 'release');
+      ..buildMode = kDebugMode ? 'debug' : (kProfileMode ? 'profile' : 'release')
+      // Web frame numbers do not tell frames apart (-1 before flutter#171592,
+      // a warm-up frame's stale number after it): join by time there.
+      ..joinByTime = kIsWeb;
     _active = this;
     final SchedulerBinding scheduler = SchedulerBinding.instance;
     // Appends to the binding's list: other listeners keep their timings.
@@ -131,15 +140,23 @@ class FramePerfWatcher {
     _core?.setInteraction(interaction);
   }
 
+  // Runs inside the frame, in the window the engine reports as build time
+  // (native engines record buildFinish in Animator::EndFrame, after the
+  // framework's onDrawFrame returns), so it does only what cannot wait: read
+  // the frame number and the clock, and cut the frame's blocks out of
+  // FlutterTimeline's buffer. The blocks are parked as debugCollect()
+  // returned them; converting and attributing them waits for the timings
+  // callback, which the engine calls outside any frame.
   void _onFrame() {
     final WatcherCore? core = _core;
     if (core == null) {
       return;
     }
     _framesSeen++;
-    // Read inside the frame: the engine set it in _beginFrame, and the
-    // FrameTiming of this frame carries the same number (-1 on web engines
-    // before flutter#171592; the core joins those first-in-first-out).
+    // Read inside the frame, during onDrawFrame: the engine updates frameData
+    // after onBeginFrame and before onDrawFrame (hooks.dart _beginFrame), and
+    // the FrameTiming of this frame carries the same number on native engines.
+    // On the web the core ignores it and joins by time.
     final int frameNumber = frameNumberSource?.call() ??
         SchedulerBinding.instance.platformDispatcher.frameData.frameNumber;
     final int nowUs = FlutterTimeline.now;
@@ -148,14 +165,13 @@ class FramePerfWatcher {
     // else (DevTools) turned on is left to them.
     if (core.draining && _collectionOurs && FlutterTimeline.debugCollectionEnabled) {
       try {
-        events = <TimelineEvent>[
-          for (final TimedBlock block in FlutterTimeline.debugCollect().timedBlocks)
-            TimelineEvent(
-              block.name,
-              block.start.round(),
-              block.end.round() - block.start.round(),
-            ),
-        ];
+        if (core.discardsNextDrain) {
+          // The buffer holds another tool's blocks since it switched
+          // collection on: dropped unread (O(1)) rather than collected here.
+          FlutterTimeline.debugReset();
+        } else {
+          events = _TimedBlockEvents(FlutterTimeline.debugCollect().timedBlocks);
+        }
       } on Object catch (error) {
         // debugCollect asserts (debug builds) when someone left a block
         // open. Every later drain would assert again, so draining stops for
@@ -218,6 +234,9 @@ class FramePerfWatcher {
     core.lifecycle = scheduler.lifecycleState?.name;
     core.framesEnabled = scheduler.framesEnabled;
     core.refreshRate = refreshRateOf(scheduler.platformDispatcher);
+    // Collection on that we did not switch is another tool's (DevTools):
+    // a start then takes its buffer over, and says so.
+    core.foreignCollection = !_collectionOurs && FlutterTimeline.debugCollectionEnabled;
     final Map<String, Object?> reply;
     try {
       reply = core.handle(params, FlutterTimeline.now);
@@ -335,4 +354,31 @@ class FramePerfWatcher {
     }
     _pointerInteraction = null;
   }
+}
+
+/// The blocks `FlutterTimeline.debugCollect()` returned, seen as
+/// [TimelineEvent]s without a copy: the frame parks this view, and each
+/// block is converted (start and end rounded to whole µs, which keeps
+/// containment) only when the timings callback attributes it, outside the
+/// frame.
+class _TimedBlockEvents extends ListBase<TimelineEvent> {
+  _TimedBlockEvents(this._blocks);
+
+  final List<TimedBlock> _blocks;
+
+  @override
+  int get length => _blocks.length;
+
+  @override
+  set length(int newLength) => throw UnsupportedError('read-only');
+
+  @override
+  TimelineEvent operator [](int index) {
+    final TimedBlock block = _blocks[index];
+    final int start = block.start.round();
+    return TimelineEvent(block.name, start, block.end.round() - start);
+  }
+
+  @override
+  void operator []=(int index, TimelineEvent value) => throw UnsupportedError('read-only');
 }

@@ -19,8 +19,10 @@ import 'frame_perf_watcher.dart';
 /// ```
 ///
 /// Both calls are idempotent per isolate: a VM service extension cannot be
-/// registered twice, so a second call does nothing. A hot restart starts a
-/// new isolate, where `main()` installs again with a new run id. In release
+/// registered twice, so a second call does nothing. A hot restart runs
+/// `main()` again with fresh statics, so it installs again with a new run id:
+/// in a new isolate on native platforms; on the web in the same page, where
+/// DWDS replaces the isolate it shows the VM service. In release
 /// builds both calls do nothing (FlutterTimeline collection and the VM
 /// service are not available there).
 class TelescopePlugin {

@@ -1,65 +1,88 @@
-// The frame-number join between drains and FrameTimings.
+// The join between drains and FrameTimings: by frame number on native
+// engines, by time on the web.
 
 import 'block_attribution.dart';
 import 'interaction.dart';
 
-/// A drained block map waiting for its FrameTiming.
+/// One frame's drain waiting for its FrameTiming.
+///
+/// The frame only parks what `FlutterTimeline.debugCollect()` returned
+/// ([events], unconverted); [blocks] attributes them on first use, which is
+/// in the timings callback, outside any frame (issue 21: the watcher's own
+/// work must not land in the build time it measures).
 class PendingFrame {
   /// The drain of frame [frameNumber] at [atUs].
-  const PendingFrame({
+  PendingFrame({
     required this.frameNumber,
     required this.atUs,
-    required this.blocks,
+    required this.events,
     this.interaction,
   });
 
-  /// `PlatformDispatcher.instance.frameData.frameNumber` read in the frame.
+  /// `PlatformDispatcher.instance.frameData.frameNumber` read in the frame;
+  /// -1 for a drain joined by time (the web, or no number yet).
   final int frameNumber;
 
   /// `FlutterTimeline.now` at the drain.
   final int atUs;
 
-  /// What the drain attributed (empty while attribution is off).
-  final Map<String, BlockStats> blocks;
+  /// The blocks the drain returned, in finish order (empty while
+  /// attribution is off).
+  final List<TimelineEvent> events;
 
   /// The interaction current when the frame was drawn.
   final Interaction? interaction;
+
+  Map<String, BlockStats>? _blocks;
+
+  /// The per-name aggregate of [events], computed once, when first asked.
+  Map<String, BlockStats> get blocks => _blocks ??= BlockAttribution.attribute(events);
 }
 
-/// Parks drained maps by frame number until the FrameTiming of the same
-/// frame arrives (timings come in batches, ~100 ms late in debug/profile).
+/// Parks drains until the FrameTiming of the same frame arrives (native
+/// engines send timings in batches, at most 100 ms late in debug/profile;
+/// the web engine at the first frame more than 100 ms after its last batch).
 ///
 /// Rules (the same as `watcher/sim/model.c`, documented with the vectors in
 /// `tests/vectors/watcher/README.md`):
-/// * a number already parked is a warm-up frame repeating a stale
-///   `frameData` number: the first map stays, the repeat is dropped;
-/// * a number at or below the newest reported one can never match: dropped;
-/// * a full map evicts its oldest entry;
-/// * a timing numbered -1 takes the oldest entry (FIFO);
-/// * a numbered timing takes the entry with its number, else the oldest
-///   entry parked under -1: Flutter web before flutter#171592 (mid 2025)
-///   reads `frameData.frameNumber` as -1 in every frame while web
-///   `FrameTiming.frameNumber` defaults to 1, so the two never meet;
-/// * after a batch, numbered entries at or below the newest reported number
-///   are pruned (a frame that never got a FrameTiming); entries parked
-///   under -1 are never pruned by number (the capacity bounds them).
+/// * numbered drains (native): a number already parked is a warm-up frame
+///   repeating a stale `frameData` number: the first stays, the repeat is
+///   dropped; a number at or below the newest reported one can never match:
+///   dropped; a timing takes the drain with its number;
+/// * unnumbered drains (parked under -1: the web, where numbers are -1, a
+///   constant or a warm-up's stale one) join by time: the drain runs inside
+///   its frame, after the frame's vsyncStart and before the next frame's, on
+///   the same clock. A timing first drops every unnumbered drain older than
+///   its vsyncStart (its frame got no timing), then takes the oldest one left
+///   if it drained before the next timing's vsyncStart;
+/// * parking evicts the oldest drains while the map is full by count
+///   ([capacity]) or the raw blocks would exceed [blockCapacity] (the newest
+///   is always kept);
+/// * after a batch, numbered drains at or below the newest reported number
+///   are pruned (frames that never got a FrameTiming).
 ///
 /// Every drop is counted in [droppedAttributions].
 class FrameJoiner {
-  /// A joiner holding at most [capacity] pending maps.
-  FrameJoiner({this.capacity = 256}) : assert(capacity > 0);
+  /// A joiner holding at most [capacity] drains and [blockCapacity] raw
+  /// blocks.
+  FrameJoiner({this.capacity = 256, this.blockCapacity = 65536}) : assert(capacity > 0);
 
-  /// Most maps parked at once.
+  /// Most drains parked at once.
   final int capacity;
 
+  /// Most raw blocks parked at once (with `trackWidgets` a frame holds
+  /// hundreds, and without timings nothing would take them).
+  final int blockCapacity;
+
   final List<PendingFrame> _pending = <PendingFrame>[];
+  int _blocks = 0;
   int _droppedAttributions = 0;
   int _maxReported = -1;
 
-  /// Maps parked now.
+  /// Drains parked now.
   int get pending => _pending.length;
 
-  /// Maps dropped before a timing could claim them.
+  /// Drains dropped before a timing could claim them.
   int get droppedAttributions => _droppedAttributions;
 
   /// Parks [frame] unless its number can never or must not match.
@@ -69,48 +92,78 @@ class FrameJoiner {
       _droppedAttributions++;
       return;
     }
-    if (_pending.length >= capacity) {
-      _pending.removeAt(0);
+    while (_pending.isNotEmpty &&
+        (_pending.length >= capacity || _blocks + frame.events.length > blockCapacity)) {
+      _removeAt(0);
       _droppedAttributions++;
     }
     _pending.add(frame);
+    _blocks += frame.events.length;
   }
 
-  /// The parked map of the frame [frameNumber] reported, removed; null when
-  /// none was parked.
-  PendingFrame? take(int frameNumber) {
-    int index;
-    if (frameNumber < 0) {
-      index = _pending.isEmpty ? -1 : 0;
-    } else {
-      index = _indexOf(frameNumber);
-      if (index < 0) {
-        index = _indexOf(-1);
+  /// The drain of the frame a timing numbered [frameNumber] with vsyncStart
+  /// [vsyncStartUs] reported, removed; null when none. [nextVsyncUs] is the
+  /// vsyncStart of the next timing of the batch when it is later, else -1
+  /// (a web warm-up frame's timing repeats the previous vsyncStart).
+  PendingFrame? take(int frameNumber, int vsyncStartUs, int nextVsyncUs) {
+    for (int i = 0; i < _pending.length;) {
+      if (_pending[i].frameNumber < 0 && _pending[i].atUs < vsyncStartUs) {
+        _removeAt(i);
+        _droppedAttributions++;
+      } else {
+        i++;
       }
     }
     if (frameNumber > _maxReported) {
       _maxReported = frameNumber;
     }
-    return index < 0 ? null : _pending.removeAt(index);
+    if (frameNumber >= 0) {
+      final int index = _indexOf(frameNumber);
+      if (index >= 0) {
+        return _removeAt(index);
+      }
+    }
+    for (int i = 0; i < _pending.length; i++) {
+      if (_pending[i].frameNumber >= 0) {
+        continue;
+      }
+      if (nextVsyncUs >= 0 && _pending[i].atUs >= nextVsyncUs) {
+        return null; // its own drain is missing; this one is the next frame's
+      }
+      return _removeAt(i);
+    }
+    return null;
   }
 
-  /// Drops every entry at or below the newest reported frame number (none
-  /// while no timing carried a number). Call after each batch.
+  /// Drops every numbered drain at or below the newest reported frame
+  /// number (none while no timing carried a number). Call after each batch.
   void prune() {
     if (_maxReported < 0) {
       return;
     }
-    final int before = _pending.length;
-    _pending.removeWhere(
-        (PendingFrame p) => p.frameNumber >= 0 && p.frameNumber <= _maxReported);
-    _droppedAttributions += before - _pending.length;
+    for (int i = 0; i < _pending.length;) {
+      final int number = _pending[i].frameNumber;
+      if (number >= 0 && number <= _maxReported) {
+        _removeAt(i);
+        _droppedAttributions++;
+      } else {
+        i++;
+      }
+    }
   }
 
   /// Forgets everything (hot restart).
   void reset() {
     _pending.clear();
+    _blocks = 0;
     _droppedAttributions = 0;
     _maxReported = -1;
+  }
+
+  PendingFrame _removeAt(int index) {
+    final PendingFrame frame = _pending.removeAt(index);
+    _blocks -= frame.events.length;
+    return frame;
   }
 
   int _indexOf(int frameNumber) {

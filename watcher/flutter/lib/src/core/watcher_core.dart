@@ -34,13 +34,24 @@ class WatcherConfig {
     this.autoOff = const Duration(seconds: 30),
     this.timingsMissingFrames = 120,
     this.timingsMissingAfter = const Duration(seconds: 2),
+    this.pendingBlocks = 65536,
+    this.joinByTime = false,
   });
 
   /// Records kept.
   final int ringCapacity;
 
-  /// Drained maps awaiting their FrameTiming.
+  /// Drains awaiting their FrameTiming.
   final int pendingCapacity;
+
+  /// Raw blocks the drains awaiting their FrameTiming may hold: they are
+  /// attributed only when the timing comes, outside the frame.
+  final int pendingBlocks;
+
+  /// Join every drain by time, ignoring frame numbers (the web, where they
+  /// are -1, a constant, or a warm-up frame's stale one). The binding sets
+  /// [WatcherCore.joinByTime] from `kIsWeb` whatever this says.
+  final bool joinByTime;
 
   /// Most records in one read reply.
   final int readLimitCap;
@@ -80,7 +91,8 @@ class WatcherCore {
   WatcherCore({this.config = const WatcherConfig(), required String runId})
       : _runId = runId,
         buildMode = config.buildMode,
-        _joiner = FrameJoiner(capacity: config.pendingCapacity),
+        joinByTime = config.joinByTime,
+        _joiner = FrameJoiner(capacity: config.pendingCapacity, blockCapacity: config.pendingBlocks),
         _ring = RecordRing(capacity: config.ringCapacity, byteBudget: config.ringBytes);
 
   /// Sizes and fixed values.
@@ -99,6 +111,8 @@ class WatcherCore {
   int _untimed = 0;
   int _untimedFromUs = 0;
   int _lastFrameUs = 0;
+  bool _takenOver = false;
+  bool _discardDrain = false;
 
   /// The app's lifecycle as reported (`resumed`, …, or null); set by the
   /// binding before each reply.
@@ -114,10 +128,20 @@ class WatcherCore {
   /// sets what the build really is).
   String buildMode;
 
+  /// Whether drains join their timings by time rather than by frame number
+  /// (from [WatcherConfig.joinByTime]; the binding sets `kIsWeb`).
+  bool joinByTime;
+
+  /// Whether FlutterTimeline collection is on while this watcher did not
+  /// switch it on: another tool (DevTools, a benchmark harness) collects.
+  /// Set by the binding before each call.
+  bool foreignCollection = false;
+
   /// Chosen at install; new on hot restart.
   String get runId => _runId;
 
-  /// Frames drawn since install, collecting or not.
+  /// Calls of [frameDrawn] (the framework's persistent frame callbacks, not
+  /// engine frames) since install, collecting or not.
   int get livenessCounter => _livenessCounter;
 
   /// Whether attribution is on (FlutterTimeline collection).
@@ -132,6 +156,15 @@ class WatcherCore {
 
   /// Whether collection switched itself off because no call came.
   bool get collectionAutoOff => _autoOff;
+
+  /// Whether the `start` that switched collection on found another tool's
+  /// collection on and took its buffer over (until the next such start).
+  bool get collectionTakenOver => _takenOver;
+
+  /// Whether the next drain holds another tool's blocks and is thrown away:
+  /// the binding then empties the buffer (`FlutterTimeline.debugReset()`,
+  /// O(1)) instead of collecting it inside the frame.
+  bool get discardsNextDrain => draining && _discardDrain;
 
   /// Whether frames are drawn but no FrameTiming arrives (the app assigned
   /// `PlatformDispatcher.onReportTimings` itself, dropping ours).
@@ -171,7 +204,12 @@ class WatcherCore {
 
   /// The persistent frame callback of frame [frameNumber] at [nowUs], with
   /// the blocks drained since the previous frame ([events], finish order;
-  /// ignored while not collecting, as FlutterTimeline records nothing then).
+  /// ignored while not collecting, as FlutterTimeline records nothing then,
+  /// and for the first drain after a start that took another tool's
+  /// collection over: it holds everything since that tool switched on).
+  ///
+  /// The frame only parks [events], unconverted and unattributed: the
+  /// timings callback attributes them, outside the frame.
   ///
   /// First, collection switches itself off (as `stop`, with
   /// [collectionAutoOff] set) when no call came for [WatcherConfig.autoOff].
@@ -186,26 +224,35 @@ class WatcherCore {
       _autoOff = true;
       _interaction = null;
     }
-    final Map<String, BlockStats> blocks = draining
-        ? BlockAttribution.attribute(events)
-        : <String, BlockStats>{};
+    bool drain = draining;
+    if (drain && _discardDrain) {
+      _discardDrain = false;
+      drain = false;
+    }
     _joiner.park(PendingFrame(
-      frameNumber: frameNumber,
+      frameNumber: joinByTime || frameNumber < 0 ? -1 : frameNumber,
       atUs: nowUs,
-      blocks: blocks,
+      events: drain ? events : const <TimelineEvent>[],
       interaction: _interaction,
     ));
   }
 
   /// The timings callback: one record per timing, the only writer of
-  /// records. A timing without a parked map gets empty blocks, no
-  /// interaction and its own buildFinish as `atUs`.
+  /// records, and where the drained blocks are attributed. A timing without
+  /// a drain gets empty blocks, no interaction and its own buildFinish as
+  /// `atUs`.
   void timings(List<FrameTimingSample> batch) {
     if (batch.isNotEmpty) {
       _untimed = 0;
     }
-    for (final FrameTimingSample timing in batch) {
-      final PendingFrame? frame = _joiner.take(timing.frameNumber);
+    for (int i = 0; i < batch.length; i++) {
+      final FrameTimingSample timing = batch[i];
+      // Two timings of one vsync (a web warm-up frame) bound nothing.
+      final int nextVsyncUs =
+          i + 1 < batch.length && batch[i + 1].vsyncStartUs > timing.vsyncStartUs
+              ? batch[i + 1].vsyncStartUs
+              : -1;
+      final PendingFrame? frame = _joiner.take(timing.frameNumber, timing.vsyncStartUs, nextVsyncUs);
       _ring.add((int seq) => FramePerfRecord(
             seq: seq,
             atUs: frame?.atUs ?? timing.buildFinishUs,
@@ -244,6 +291,9 @@ class WatcherCore {
     _untimed = 0;
     _untimedFromUs = 0;
     _lastFrameUs = 0;
+    foreignCollection = false;
+    _takenOver = false;
+    _discardDrain = false;
   }
 
   /// `ext.telescope.frames` with the VM's string [params] at [nowUs].
@@ -264,6 +314,13 @@ class WatcherCore {
     } else if (action == WatcherAction.start || action == WatcherAction.mark) {
       final Interaction? requested = _requestedInteraction(params);
       if (action == WatcherAction.start) {
+        // Collection on that this watcher did not switch: another tool's
+        // buffer, whose first drain would land in one frame. A start while
+        // already collecting changes nothing.
+        if (!_collecting) {
+          _takenOver = foreignCollection;
+          _discardDrain = foreignCollection;
+        }
         _collecting = true;
         _autoOff = false;
       }
@@ -339,5 +396,6 @@ class WatcherCore {
         'drainError': _drainError,
         'timingsMissing': timingsMissing,
         'collectionAutoOff': _autoOff,
+        'collectionTakenOver': _takenOver,
       };
 }
