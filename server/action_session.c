@@ -269,6 +269,10 @@ static void closed_diag(op_t *op, diag_code_t code) {
   for (size_t i = 0; i < json_array_size(notes); i++)
     op_warn(op, "%s", json_string_value(json_array_get(notes, i)));
   json_decref(notes);
+  if (session_taken_over(s))
+    op_warn(op, "another tool (DevTools, a benchmark) was collecting the Flutter timeline when the "
+                "session started: the session took the buffer over (its first drain was dropped), "
+                "and while both read, each misses the blocks the other took");
   if (op->a.budgets) {
     json_t *b = budgets_eval(op->a.budgets, json_object_get(r, "summary"));
     if (b) json_object_set_new(r, "budgets", b);

@@ -29,6 +29,8 @@ static json_t *watcher_json(const record_reply_t *r) {
   if (r->drain_error) bad |= json_object_set_new(w, "drainError", json_string(r->drain_error));
   if (r->timings_missing) bad |= json_object_set_new(w, "timingsMissing", json_true());
   if (r->collection_auto_off) bad |= json_object_set_new(w, "collectionAutoOff", json_true());
+  if (r->collection_taken_over)
+    bad |= json_object_set_new(w, "collectionTakenOver", json_true());
   if (r->interaction_id) {
     bad |= json_object_set_new(w, "interactionId", json_string(r->interaction_id));
     bad |= json_object_set_new(w, "linkedBy", json_string(r->linked_by));

@@ -67,6 +67,7 @@ typedef struct {
   char *drain_error;                /* owned; NULL: draining works (or not said) */
   int timings_missing;              /* frames drawn but no FrameTiming came (0: not said) */
   int collection_auto_off;          /* collection went off as nobody read (0: not said) */
+  int collection_taken_over; /* start found another tool collecting; its buffer was dropped */
   int frame_events; /* answered from Flutter.Frame events, no watcher (source "frameEvents") */
   int has_records;  /* the reply carried "records" (read replies) */
   frame_t *records; /* owned, seq strictly increasing */

@@ -21,6 +21,7 @@ struct session {
   int track[WP_TRACK__COUNT];
   double refresh_rate;    /* the app's, when the session began (Hz; 0 unknown) */
   const char *build_mode; /* static "debug"/"profile"/"release"; NULL unknown */
+  int taken_over;         /* the start found another tool collecting (collectionTakenOver) */
   int frame_events;       /* it began on Flutter.Frame events (no watcher): no blocks */
   store_t *store; /* set once the session has begun (its first position is known) */
   uint64_t read_pos;
@@ -259,6 +260,7 @@ static void session_begin(sessions_t *m, session_t *s, const record_reply_t *r) 
   s->asked = 0;
   s->refresh_rate = r->refresh_rate;
   s->build_mode = r->build_mode;
+  s->taken_over = r->collection_taken_over;
   s->frame_events = r->frame_events;
   s->budget_us = summary_budget_us(s->budget_ms, r->refresh_rate);
   s->store = store_new(s->budget_us);
@@ -1117,6 +1119,7 @@ session_t *sessions_stopped(sessions_t *m, size_t k) {
 
 double session_refresh_rate(const session_t *s) { return s->refresh_rate; }
 const char *session_build_mode(const session_t *s) { return s->build_mode; }
+int session_taken_over(const session_t *s) { return s->taken_over; }
 int session_frame_events(const session_t *s) { return s->frame_events; }
 
 void sessions_note_interaction(sessions_t *m, const char *interaction_id, const char *linked_by) {

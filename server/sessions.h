@@ -126,6 +126,9 @@ const wp_status_t *session_end_status(const session_t *s);
 json_t *session_to_json(const session_t *s, uint64_t now);
 double session_refresh_rate(const session_t *s);     /* Hz when it began; 0 unknown */
 const char *session_build_mode(const session_t *s);  /* NULL unknown */
+/* 1 when the watcher said at start that another tool was collecting the
+ * timeline (collectionTakenOver): the session took the buffer over. */
+int session_taken_over(const session_t *s);
 /* The VM-timeline events kept for it (GC, shader, long raster work), in
  * the order they were read; borrowed. */
 const vmtl_event_t *session_timeline(const session_t *s, size_t *n);

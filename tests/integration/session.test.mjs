@@ -276,3 +276,21 @@ test('token economy: the largest listing stays under 64 KB, a summary under 4 KB
   assert.ok(Buffer.byteLength(stop.text) <= 4096 + 1024, `stop is ${Buffer.byteLength(stop.text)} bytes`);
   assert.ok(Buffer.byteLength(JSON.stringify(stop.sc.summary)) <= 4096);
 });
+
+// Issue 21 item 10: a session that starts while another tool (DevTools) is
+// collecting the Flutter timeline takes the buffer over; the watcher says so
+// (collectionTakenOver) and the answer warns, in the text an agent reads.
+test('another tool collecting at start: the session says it took the buffer over', async () => {
+  const { s, m } = await setup(['--scenario', 'steady']);
+  let st = await m.call({ action: 'start' });
+  let stop = await m.call({ action: 'stop' });
+  assert.ok(!stop.sc.warnings?.some((w) => /took the buffer over/.test(w)), stop.text);
+  assert.match(await s.cmd('foreign-collect on'), /^ok/);
+  st = await m.call({ action: 'start' });
+  assert.equal(st.isError, false, st.text);
+  await sleep(300);
+  stop = await m.call({ action: 'stop' });
+  assert.equal(stop.isError, false, stop.text);
+  assert.ok(stop.sc.warnings?.some((w) => /took the buffer over/.test(w)), JSON.stringify(stop.sc.warnings));
+  assert.match(stop.text, /warning: another tool .* took the buffer over/);
+});
