@@ -375,22 +375,33 @@ static int cat_has_gc(const json_t *cat) {
 
 /* Shader and pipeline compilation by event name, for the compilations that
  * carry no devtoolsTag (only Skia's "skia.shaders" events that pass through
- * shell/common/skia_event_tracer_impl.cc get one). Skia's Ganesh backends
- * trace their program/pipeline builders with TRACE_EVENT0 and TRACE_FUNC
- * (google/skia src/gpu/ganesh/gl/builders/GrGLProgramBuilder.cpp,
- * mtl/GrMtlPipelineStateBuilder.mm, vk/GrVkPipelineStateBuilder.cpp):
- * the name is the function's. GrMtlPipelineStateBuilder::finalize is seen in
- * DevTools' Flutter 3.7 iOS recording (tests/recordings). One table, matched
- * as whole names; docs/flutter-apis.md cites it. */
+ * shell/common/skia_event_tracer_impl.cc get one). Every Ganesh backend's
+ * finalize() starts with TRACE_EVENT0("skia.shaders", TRACE_FUNC) (google/skia
+ * src/gpu/ganesh/gl/builders/GrGLProgramBuilder.cpp, mtl/
+ * GrMtlPipelineStateBuilder.mm, vk/GrVkPipelineStateBuilder.cpp, d3d/
+ * GrD3DPipelineStateBuilder.cpp), and TRACE_FUNC is the compiler's pretty
+ * function: "GrMtlPipelineState *GrMtlPipelineStateBuilder::finalize(const
+ * GrProgramDesc &, ...)" in DevTools' Flutter 3.7 iOS recording (19.9 ms,
+ * untagged). So a table entry matches as the qualified name: at the start or
+ * after a space or '*', and followed by '(' or the end. docs/flutter-apis.md
+ * cites it; Impeller's pipeline creation has no confirmed name yet. */
 static const char *const shader_names[] = {
     "GrGLProgramBuilder::finalize",
     "GrMtlPipelineStateBuilder::finalize",
     "GrVkPipelineStateBuilder::finalize",
+    "GrD3DPipelineStateBuilder::finalize",
 };
 
 static int shader_name(const char *name, size_t len) {
-  for (size_t i = 0; i < sizeof shader_names / sizeof *shader_names; i++)
-    if (strlen(shader_names[i]) == len && !memcmp(shader_names[i], name, len)) return 1;
+  for (size_t i = 0; i < sizeof shader_names / sizeof *shader_names; i++) {
+    size_t k = strlen(shader_names[i]);
+    for (size_t at = 0; at + k <= len; at++) {
+      if (memcmp(name + at, shader_names[i], k)) continue;
+      int before = at == 0 || name[at - 1] == ' ' || name[at - 1] == '*';
+      int after = at + k == len || name[at + k] == '(';
+      if (before && after) return 1;
+    }
+  }
   return 0;
 }
 

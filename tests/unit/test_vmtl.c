@@ -222,7 +222,8 @@ END_TEST
 /* Issue 19: a pipeline compile that carries no devtoolsTag is still a
  * shader compilation when the builder names it (DevTools' Flutter 3.7 iOS
  * recording: 19.9 ms in GrMtlPipelineStateBuilder::finalize, 0.8 ms of it
- * tagged). A name that only starts like one is not. */
+ * tagged), bare or as the pretty function. A name that only contains one
+ * (finalizeX, MyGr…) is not. */
 START_TEST(shader_builders_by_name) {
   vmtl_parser_t *p = vmtl_parser_new();
   got_t g = {0};
@@ -232,15 +233,25 @@ START_TEST(shader_builders_by_name) {
             ev("B", RASTER, "Embedder", "GrMtlPipelineStateBuilder::finalize", 1000),
             ev("E", RASTER, "Embedder", "GrMtlPipelineStateBuilder::finalize", 20900),
             x(RASTER, "Embedder", "GrVkPipelineStateBuilder::finalize", 30000, 400),
-            x(RASTER, "Embedder", "GrGLProgramBuilder::finalizeX", 40000, 400), NULL),
+            x(RASTER, "Embedder", "GrGLProgramBuilder::finalizeX", 40000, 400),
+            x(RASTER, "Embedder",
+              "GrMtlPipelineState *GrMtlPipelineStateBuilder::finalize(const GrProgramDesc &, "
+              "const GrProgramInfo &, const GrMtlPrecompiledLibraries *)",
+              50000, 700),
+            x(RASTER, "Embedder", "MyGrVkPipelineStateBuilder::finalize", 60000, 400), NULL),
       &g);
-  ck_assert_uint_eq(st.kept, 2);
+  ck_assert_uint_eq(st.kept, 3);
   const vmtl_event_t *m = find(&g, "GrMtlPipelineStateBuilder::finalize", 1000);
   ck_assert_ptr_nonnull(m);
   ck_assert(m->kind == VMTL_SHADER && m->dur_us == 19900);
   m = find(&g, "GrVkPipelineStateBuilder::finalize", 30000);
   ck_assert(m && m->kind == VMTL_SHADER);
   ck_assert_ptr_null(find(&g, "GrGLProgramBuilder::finalizeX", 40000));
+  /* The pretty function TRACE_FUNC gives, as the 3.7 recording has it (the
+   * kept name is cut to VMTL_NAME_MAX). */
+  int pretty = 0;
+  for (size_t i = 0; i < g.n; i++) pretty |= g.ev[i].ts_us == 50000 && g.ev[i].kind == VMTL_SHADER;
+  ck_assert(pretty);
   vmtl_parser_free(p);
 }
 END_TEST
