@@ -290,6 +290,10 @@ static void draw_bar(chart_t *c, const char *kind, double x, double w, int64_t u
 }
 
 /* One <g> per column: its two bars and a tooltip with the numbers. */
+/* A frame as every answer names it: by the engine's frame number (seq when
+ * the app gave none), so the chart, the text and the trace agree. */
+static int64_t label_of(const frame_t *f) { return f->frame_number > 0 ? f->frame_number : f->seq; }
+
 static void draw_frames(chart_t *c) {
   double gap = c->slot_w >= 4 ? c->slot_w * 0.15 : 0;
   double bw = (c->slot_w - gap) / 2;
@@ -302,15 +306,15 @@ static void draw_frames(chart_t *c) {
     fmt_ms(r, sizeof r, sl->raster_us);
     if (sl->hi - sl->lo == 1)
       sb_printf(&c->b,
-                "<g class=\"frame%s\" data-seq=\"%lld\"><title>frame #%lld: build %s ms, raster "
+                "<g class=\"frame%s\" data-seq=\"%lld\"><title>frame %lld: build %s ms, raster "
                 "%s ms</title>",
-                jank ? " jank" : "", (long long)first->seq, (long long)first->seq, b, r);
+                jank ? " jank" : "", (long long)first->seq, (long long)label_of(first), b, r);
     else
       sb_printf(&c->b,
-                "<g class=\"frame%s\" data-seq=\"%lld-%lld\"><title>frames #%lld to #%lld (%zu): "
+                "<g class=\"frame%s\" data-seq=\"%lld-%lld\"><title>frames %lld to %lld (%zu): "
                 "max build %s ms, max raster %s ms</title>",
                 jank ? " jank" : "", (long long)first->seq, (long long)last->seq,
-                (long long)first->seq, (long long)last->seq, sl->hi - sl->lo, b, r);
+                (long long)label_of(first), (long long)label_of(last), sl->hi - sl->lo, b, r);
     double x = slot_x(c, s) + gap / 2;
     draw_bar(c, "build", x, bw, sl->build_us);
     draw_bar(c, "raster", x + bw, bw, sl->raster_us);
@@ -332,7 +336,7 @@ static void draw_budget(chart_t *c) {
 }
 
 /* The worst frames (by max(build, raster), as summary's worstFrames), each
- * labelled "#seq name 24.1 ms" in the first of CHART_WORST rows at the top of
+ * labelled "#frameNumber name 24.1 ms" in the first of CHART_WORST rows at the top of
  * the plot where it overlaps no other label, with a line down to its bar.
  * Labels carry a white halo, so a tall bar behind one does not hide it. */
 static void draw_worst(chart_t *c) {
@@ -357,7 +361,7 @@ static void draw_worst(chart_t *c) {
     const char *name = top_block(f);
     size_t chars = name ? record_utf8_length(name) + 1 : 0;
     if (chars > CHART_LABEL_CHARS + 2) chars = CHART_LABEL_CHARS + 2;
-    chars += (size_t)snprintf(NULL, 0, "#%lld %.1f ms", (long long)f->seq,
+    chars += (size_t)snprintf(NULL, 0, "#%lld %.1f ms", (long long)label_of(f),
                               (double)frame_worst(f) / 1000.0);
     double w = (double)chars * CHAR_W, cx = slot_x(c, s) + c->slot_w / 2;
     double x0 = cx - w / 2;
@@ -386,7 +390,8 @@ static void draw_worst(chart_t *c) {
     sb_printf(&c->b,
               "<text class=\"worst\" data-seq=\"%lld\" x=\"%.2f\" y=\"%.2f\" fill=\"#111\" "
               "stroke=\"#fff\" stroke-width=\"3\" paint-order=\"stroke\">#%lld ",
-              (long long)f->seq, px0[k], PLOT_T + 26 + 12 * (double)prow[k], (long long)f->seq);
+              (long long)f->seq, px0[k], PLOT_T + 26 + 12 * (double)prow[k],
+              (long long)label_of(f));
     if (name) {
       sb_puts(&c->b, "<tspan font-weight=\"bold\">");
       sb_escape(&c->b, name, CHART_LABEL_CHARS);
@@ -410,11 +415,12 @@ static void draw_axes(chart_t *c) {
               "<line class=\"xtick\" x1=\"%.2f\" y1=\"%.0f\" x2=\"%.2f\" y2=\"%.0f\" "
               "stroke=\"#333\"/><text class=\"tick\" x=\"%.2f\" y=\"%.0f\" "
               "text-anchor=\"middle\">#%lld</text>\n",
-              x, PLOT_B, x, PLOT_B + 4, x, PLOT_B + 15, (long long)c->frames[c->slots[s].lo].seq);
+              x, PLOT_B, x, PLOT_B + 4, x, PLOT_B + 15,
+              (long long)label_of(&c->frames[c->slots[s].lo]));
   }
   sb_printf(&c->b,
             "<text class=\"axis-title\" x=\"%.0f\" y=\"%.0f\" text-anchor=\"middle\">frames "
-            "(seq), oldest left</text>\n",
+            "(frame number), oldest left</text>\n",
             PLOT_L + PLOT_W / 2, PLOT_B + 34);
 }
 

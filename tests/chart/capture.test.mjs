@@ -49,6 +49,8 @@ test('stop with chart svg charts the session; an interaction gets its band', asy
   cleanup.push(() => m.close());
   assert.equal((await m.call({ action: 'start', interactionId: 'scroll-<feed>&' })).isError, false);
   await s.cmd('scenario steady');
+  // The sim's first frame is the app's start-up (frameNumber 1), never jank.
+  await sleep(150);
   await s.cmd('inject 3');
   await sleep(500);
   await s.cmd('scenario idle');

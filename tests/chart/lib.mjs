@@ -13,6 +13,8 @@ export async function captureWithChart({ inject = 5, chartDir = join(tempDir(), 
   // Drive the app once the capture's session is collecting.
   await until(async () => (await s.stats()).collecting, { what: 'capture session open' });
   await s.cmd('scenario steady');
+  // The sim's first frame is the app's start-up (frameNumber 1), never jank.
+  await sleep(150);
   await s.cmd(`inject ${inject}`);
   await sleep(700);
   await s.cmd('scenario idle');
