@@ -42,6 +42,8 @@ struct fe {
   size_t head, len;
   int64_t next_seq;    /* the seq the next frame gets (first: 1) */
   int64_t last_number; /* highest frame number kept (-1: none) */
+  int64_t last_raw;    /* the newest kept frame's number as the event gave it */
+  int64_t last_start;  /* ... and its startTime (INT64_MIN: none) */
   int64_t last_end_us; /* raster end of the newest frame */
   uint64_t frames;
 
@@ -68,6 +70,8 @@ static void run_reset(fe_t *fe, const char *isolate) {
   fe->head = fe->len = 0;
   fe->next_seq = 1;
   fe->last_number = -1;
+  fe->last_raw = -1;
+  fe->last_start = INT64_MIN;
   fe->last_end_us = 0;
   fe->frames = 0;
   fe->runs++;
@@ -116,12 +120,19 @@ int fe_add(fe_t *fe, const char *isolate_id, const char *kind, const json_t *dat
     log_debug("frame events: a Flutter.Frame event with unusable fields was ignored");
     return 0;
   }
-  /* Flutter web before flutter#171592 numbers every frame -1: count them in
-   * arrival order (nothing to drop repeats by there). */
-  if (number < 0) number = fe->last_number + 1;
-  /* Once per frame: a replayed history or a second subscription repeats. */
-  else if (number <= fe->last_number)
-    return 0;
+  /* A frame is told apart by (number, startTime), never by its number
+   * alone: web_ui's FrameTiming defaults frameNumber to 1 and the older web
+   * recorder never sets it, so every web frame may carry one number (and
+   * warm-up frames repeat the previous one). Frames arrive in drawing order,
+   * so a frame neither numbered above nor started after the newest kept one
+   * is a repeat: DDS's replay of the Extension stream's history, or a second
+   * subscription. */
+  if (number <= fe->last_raw && start <= fe->last_start) return 0;
+  fe->last_raw = number;
+  fe->last_start = start;
+  /* Unnumbered or repeated numbers are counted in arrival order, so the
+   * records' frame numbers (and the liveness counter) still rise per frame. */
+  if (number <= fe->last_number) number = fe->last_number + 1;
   if (fe->len == FE_RING) {
     frame_clear(&fe->ring[fe->head]);
     fe->head = (fe->head + 1) % FE_RING;
@@ -444,6 +455,8 @@ fe_t *fe_new(uv_loop_t *loop, vm_app_t *app) {
   fe->loop = loop;
   fe->app = app;
   fe->last_number = -1;
+  fe->last_raw = -1;
+  fe->last_start = INT64_MIN;
   fe->next_seq = 1;
   if (loop) {
     uv_idle_init(loop, &fe->idle);

@@ -100,6 +100,11 @@ static const char usage_text[] =
     "                         are overwritten, as the VM's ring recorder does)\n"
     "  --timeline-streams L   streams recorded at start (default Dart,Embedder,GC,\n"
     "                         as a Flutter app; \"\" for none)\n"
+    "  --web-frame-number N   web: every Flutter.Frame carries number N, as web_ui\n"
+    "                         before flutter#171592 (FrameTiming defaults it to 1)\n"
+    "  --timeline-recorder R  the VM's timeline recorder (default Ring); Systrace,\n"
+    "                         File, Perfettofile, Callback...: getVMTimeline\n"
+    "                         answers 114 (flutter run --trace-systrace)\n"
     "  --build-mode profile   a profile app: no debug-only extensions\n"
     "                         (scheduleFrame, reassemble, debugPaint,\n"
     "                         reinitializeShader); without it they are served\n"
@@ -210,6 +215,8 @@ static int parse_args(int argc, char **argv, sim_config_t *cfg) {
     O_TL_RING,
     O_TL_STREAMS,
     O_BUILD_MODE,
+    O_WEB_FRAME_NUMBER,
+    O_TL_RECORDER,
     O_HELP,
     O_VERSION
   };
@@ -236,6 +243,8 @@ static int parse_args(int argc, char **argv, sim_config_t *cfg) {
                                        {"timeline-ring", required_argument, NULL, O_TL_RING},
                                        {"timeline-streams", required_argument, NULL, O_TL_STREAMS},
                                        {"build-mode", required_argument, NULL, O_BUILD_MODE},
+                                       {"web-frame-number", required_argument, NULL, O_WEB_FRAME_NUMBER},
+                                       {"timeline-recorder", required_argument, NULL, O_TL_RECORDER},
                                        {"help", no_argument, NULL, O_HELP},
                                        {"version", no_argument, NULL, O_VERSION},
                                        {NULL, 0, NULL, 0}};
@@ -247,6 +256,7 @@ static int parse_args(int argc, char **argv, sim_config_t *cfg) {
   cfg->fps = 60;
   cfg->scenario = SIM_SCENARIO_STEADY;
   cfg->timings_batch_ms = 100;
+  cfg->web_frame_number = -2;
   opterr = 0;
   while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
     switch (c) {
@@ -360,6 +370,17 @@ static int parse_args(int argc, char **argv, sim_config_t *cfg) {
           return bad_usage("--build-mode wants debug or profile, got '%s'", optarg);
         cfg->profile = !strcmp(optarg, "profile");
         break;
+      case O_WEB_FRAME_NUMBER:
+        if (parse_long(optarg, -1, 1000000000, &v))
+          return bad_usage("--web-frame-number wants -1..1000000000, got '%s'", optarg);
+        cfg->web_frame_number = v;
+        break;
+      case O_TL_RECORDER:
+        if (!sim_tl_recorder_known(optarg))
+          return bad_usage("--timeline-recorder wants Ring, Endless, Startup, Systrace, File, "
+                           "Perfettofile, Callback, Fuchsia or Macos, got '%s'", optarg);
+        cfg->timeline_recorder = optarg;
+        break;
       case O_VERBOSE:
         cfg->verbose = 1;
         break;
@@ -374,6 +395,8 @@ static int parse_args(int argc, char **argv, sim_config_t *cfg) {
     }
   }
   if (optind < argc) return bad_usage("unexpected argument '%s'", argv[optind]);
+  if (cfg->web_frame_number != -2 && cfg->mode != SIM_MODE_WEB)
+    return bad_usage("%s: --web-frame-number needs --mode web", "");
   if (cfg->dds_attached && cfg->mode == SIM_MODE_DDS)
     return bad_usage("%s: --dds-attached needs --mode vm or web (dds mode is DDS already)", "");
   return -1;
@@ -819,6 +842,7 @@ int main(int argc, char **argv) {
     fprintf(stderr, "telescope-sim: cannot create the timeline\n");
     return 1;
   }
+  s->tl.recorder = s->cfg.timeline_recorder;
   if (sim_server_init(s)) goto fail_server;
   if (sim_vm_init(s)) goto fail_vm;
   if (sim_gen_init(s)) goto fail_gen;

@@ -67,6 +67,8 @@ typedef struct {
   size_t timeline_ring;         /* 0: SIM_TL_RING */
   const char *timeline_streams; /* recorded at start (NULL: Flutter's default) */
   int profile;                  /* --build-mode profile: no debug-only extensions */
+  int64_t web_frame_number;     /* web: every Flutter.Frame's number (-2: the real one) */
+  const char *timeline_recorder; /* getVMTimelineFlags' recorderName (NULL: "Ring") */
 } sim_config_t;
 
 #define SIM_MAX_WORKERS 4

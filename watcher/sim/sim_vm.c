@@ -18,7 +18,8 @@
   X(SERVER_ERROR, -32000, "Server error")                        \
   X(STREAM_ALREADY_SUBSCRIBED, 103, "Stream already subscribed") \
   X(STREAM_NOT_SUBSCRIBED, 104, "Stream not subscribed")         \
-  X(ISOLATE_MUST_BE_PAUSED, 106, "Isolate must be paused")
+  X(ISOLATE_MUST_BE_PAUSED, 106, "Isolate must be paused")       \
+  X(INVALID_TIMELINE_REQUEST, 114, "Invalid timeline request for the current timeline configuration")
 
 enum {
 #define X(name, code, msg) RPC_##name = code,
@@ -384,6 +385,10 @@ static void broadcast(sim_t *s, const char *stream, json_t *event) {
 }
 
 void sim_vm_post_event(sim_t *s, const char *extension_kind, json_t *data) {
+  /* --web-frame-number: web_ui's FrameTiming defaults frameNumber to 1 and
+   * its recorder before flutter#171592 never set it (docs/flutter-apis.md). */
+  if (s->cfg.web_frame_number != -2 && !strcmp(extension_kind, "Flutter.Frame"))
+    json_object_set_new(data, "number", json_integer(s->cfg.web_frame_number));
   json_t *ev = event_new(s, "Extension", current_ref(s));
   json_object_set_new(ev, "extensionKind", json_string(extension_kind));
   json_object_set_new(ev, "extensionData", data);
@@ -1089,6 +1094,14 @@ static void do_get_vm_timeline(sim_t *s, sim_call_t *k) {
   if (int_param(k->params, "timeOriginMicros", &origin) < 0 ||
       int_param(k->params, "timeExtentMicros", &extent) < 0) {
     send_invalid_params(s, k, "getVMTimeline: timeOriginMicros and timeExtentMicros are integers");
+    return;
+  }
+  const char *why = sim_tl_recorder_elsewhere(s->tl.recorder);
+  if (why) { /* --timeline-recorder: the events went elsewhere (service.cc GetVMTimelineCommon) */
+    char details[320];
+    snprintf(details, sizeof details,
+             "A recorder of type \"%s\" is currently in use. As a result, %s", s->tl.recorder, why);
+    send_error(s, k, RPC_INVALID_TIMELINE_REQUEST, NULL, vm_error_data(s, k, details));
     return;
   }
   send_result(k, sim_tl_timeline_json(&s->tl, origin, extent));
