@@ -1303,17 +1303,23 @@ int sim_vm_dds_attach(sim_t *s) {
            "A Dart Developer Service instance has connected and this direct connection to the VM "
            "service will now be closed. Please reconnect to the Dart Development Service at %s.",
            s->dds.http_uri);
-  /* Every direct client gets the Service event, subscribed or not, and is
-   * then closed (dart-lang/sdk sdk/lib/vmservice/vmservice.dart,
-   * _sendDdsConnectedEvent and _yieldControlToDDS; DWDS does the same,
-   * dwds/lib/src/services/debug_service.dart handleConnection). */
+  /* Every direct client of the VM gets the Service event, subscribed or
+   * not, and is then closed (dart-lang/sdk sdk/lib/vmservice/vmservice.dart,
+   * _sendDdsConnectedEvent and _yieldControlToDDS); DWDS closes them all too
+   * (dwds/lib/src/services/debug_service.dart handleConnection). */
   ev = json_pack("{s:s, s:s, s:s, s:s, s:I}", "type", "Event", "kind",
                  "DartDevelopmentServiceConnected", "message", msg, "uri", s->dds.http_uri,
                  "timestamp", (json_int_t)sim_wall_ms());
   for (c = s->srv.conns; c; c = c->next) {
     if (c->dds) continue;
-    sim_server_send_json(c, json_pack("{s:s, s:s, s:{s:s, s:O}}", "jsonrpc", "2.0", "method",
-                                      "streamNotify", "params", "streamId", "Service", "event", ev));
+    /* DWDS posts it through its Service stream controller: only a client
+     * that listens to Service hears it; the others are just closed
+     * (dwds/lib/src/services/proxy_service.dart yieldControlToDDS,
+     * streamNotify). */
+    if (s->cfg.mode != SIM_MODE_WEB || json_object_get(c->streams, "Service"))
+      sim_server_send_json(c, json_pack("{s:s, s:s, s:{s:s, s:O}}", "jsonrpc", "2.0", "method",
+                                        "streamNotify", "params", "streamId", "Service", "event",
+                                        ev));
     sim_server_close_conn(c, 1000);
     n++;
   }
