@@ -232,3 +232,16 @@ test('a VM that went away: the one redial fails and the next call says not_conne
   assert.equal(r.isError, true, r.text);
   assert.equal(r.sc.diagnosis.code, 'not_connected', r.text);
 });
+
+// Issue 21 item 3: the VM drops Extension events nobody listens to, so on a
+// direct connection the server connects and subscribes at launch when it is
+// given a URI: the first read holds the frames the app drew before it.
+test('a URI given at launch: the first read holds the frames drawn before the first call', async () => {
+  const s = await sim(['--mode', 'vm', '--no-watcher', '--seed', '10']);
+  const m = await mcp(['--vm-service-uri', s.httpUri]);
+  await sleep(1200);
+  assert.equal((await s.stats()).connections, 1, 'connected at launch, no call made');
+  const r = await m.call({ action: 'read' });
+  assert.equal(r.isError, false, r.text);
+  assert.ok(r.sc.summary?.frames >= 40, `the first read got ${r.sc.summary.frames} frames drawn before it`);
+});
