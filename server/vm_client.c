@@ -473,9 +473,10 @@ static void handle_message(vm_client_t *c) {
       if (kind && to && strcmp(kind, "DartDevelopmentServiceConnected") == 0) {
         /* Sent to every direct client, subscribed or not, right before the VM
          * closes it (dart-lang/sdk sdk/lib/vmservice/vmservice.dart,
-         * _sendDdsConnectedEvent; DWDS sends the same event,
-         * dwds/lib/src/services/proxy_service.dart). The close that follows
-         * is a hand-over. */
+         * _sendDdsConnectedEvent); DWDS sends it only to Service listeners
+         * (dwds/lib/src/services/proxy_service.dart), so there a silent close
+         * is checked by connection_lost. The close that follows is a
+         * hand-over. */
         if (follow_set(c, to, "Dart Development Service took the VM service over") == 0)
           c->moved = 1;
         else
