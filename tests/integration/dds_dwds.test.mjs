@@ -104,8 +104,10 @@ test('item 3: a wrong token is still a wrong token, and says so', async () => {
 
 test('item 3: DWDS WebSocket mode without the watcher is watcher_missing', async () => {
   const s = await sim(['--mode', 'web', '--dwds', 'websocket', '--no-watcher']);
-  const m = await mcp(['--vm-service-uri', s.httpUri]);
-  const r = await m.call({ action: 'read' });
+  // The URI comes with the first call (given at launch, the server would
+  // connect at once and have frame events to answer from by then).
+  const m = await mcp([]);
+  const r = await m.call({ action: 'read', vmServiceUri: s.httpUri });
   assert.equal(r.isError, true);
   assert.equal(r.sc.diagnosis.code, 'watcher_missing', r.text.slice(0, 600));
   // The call was really made: WebSocket mode lists no extensions, so only
