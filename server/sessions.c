@@ -100,6 +100,7 @@ struct sessions {
   tl_t tl;
   json_t *tl_prev;   /* recordedStreams before our set (owned) */
   json_t *tl_back;   /* what to set back: the VM's streams at the end less ours (owned) */
+  char *tl_why;      /* TL_NONE's warning, for sessions that open while it holds (owned) */
   int tl_set;        /* we changed them: set them back when no session wants them */
   int tl_gone;       /* the connection to that VM dropped since: nothing to set back */
   void *tl_ctl;      /* the timeline control call in flight (a transport handle) */
@@ -448,11 +449,26 @@ static void tl_none(sessions_t *m, const char *why) {
   snprintf(w, sizeof w, "timeline: %s; no gc or shader findings", why);
   for (session_t *s = m->open; s; s = s->next)
     if (s->timeline) session_warn(s, w);
+  free(m->tl_why);
+  m->tl_why = strdup(w);
   log_debug("sessions: %s", w);
+}
+
+/* A session that opened after the timeline was found missing says so too. */
+static void tl_none_again(sessions_t *m) {
+  if (!m->tl_why) return;
+  for (session_t *s = m->open; s; s = s->next) {
+    if (!s->timeline) continue;
+    int said = 0;
+    for (size_t i = 0; i < s->nwarnings; i++) said |= !strcmp(s->warnings[i], m->tl_why);
+    if (!said) session_warn(s, m->tl_why);
+  }
 }
 
 static void tl_forget(sessions_t *m) {
   m->tl = TL_UNKNOWN;
+  free(m->tl_why);
+  m->tl_why = NULL;
   m->tl_gone = 0;
   m->tl_origin = m->tl_newest = -1;
   json_decref(m->tl_prev);
@@ -607,6 +623,7 @@ static int tl_step(sessions_t *m, int want) {
   json_decref(m->tl_back); /* a session came before they were set back: ours stay */
   m->tl_back = NULL;
   if (m->tl == TL_UNKNOWN) return tl_send(m, TLC_FLAGS, "getVMTimelineFlags", NULL) == 0;
+  if (m->tl == TL_NONE) tl_none_again(m);
   if (m->tl == TL_READ) {
     json_t *streams = json_deep_copy(m->tl_prev);
     for (size_t i = 0; streams && i < 2; i++)

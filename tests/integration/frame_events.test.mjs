@@ -215,5 +215,12 @@ for (const recorder of ['Systrace', 'File']) {
     assert.ok(r.sc.session.framesSeen > 30, 'frames are still measured');
     const sent = names(await s.methods());
     assert.ok(!sent.includes('setVMTimelineFlags'), 'nothing set for a recorder that keeps nothing');
+    // A session that opens while another holds the verdict says it too, once.
+    assert.equal((await m.call({ action: 'start' })).isError, false);
+    await until(async () => (await m.call({ action: 'read' })).sc.warnings?.some((x) => /^timeline: /.test(x)),
+      { what: 'the open session knows the timeline is missing' });
+    const c = await m.call({ action: 'capture', durationMs: 400 });
+    assert.equal(c.sc.warnings.filter((x) => /^timeline: .*"/.test(x)).length, 1, JSON.stringify(c.sc.warnings));
+    assert.equal((await m.call({ action: 'stop' })).isError, false);
   });
 }
