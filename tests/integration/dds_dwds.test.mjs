@@ -211,7 +211,8 @@ test('item 6: DWDS WebSocket mode, no scheduleFrame (-32000): the probe is unava
   const m = await mcp(['--vm-service-uri', s.httpUri]);
   // Frames first (WebSocket mode lists no extensions: the frames say it is
   // Flutter), then an idle app: the empty read probes.
-  await until(async () => !(await m.call({ action: 'read' })).isError, { what: 'frames read' });
+  await until(async () => !(await m.call({ action: 'read' })).isError,
+    { what: 'frames read', timeoutMs: 5000 * TIMEOUT_SCALE });
   await s.cmd('scenario idle');
   await sleep(300);
   await m.call({ action: 'read' });
@@ -234,7 +235,7 @@ test('item 6: DWDS closing the connection without a word: the server finds DDS o
   assert.equal(r.sc.connection.state, 'connected');
   assert.match(await s.cmd('dds-attach'), /closed 1$/);
   await until(async () => (await s.stats()).connections === 1,
-    { what: 'the server back on DDS with no call made', timeoutMs: 3000 });
+    { what: 'the server back on DDS with no call made', timeoutMs: 3000 * TIMEOUT_SCALE });
   r = await m.call({ action: 'read' });
   assert.equal(r.isError, false, r.text.slice(0, 400));
   assert.equal((await status(m)).sc.connection.state, 'connected');

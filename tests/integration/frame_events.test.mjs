@@ -5,7 +5,7 @@
 // recorded streams are put back at stop and clearVMTimeline is never sent.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startSim, startMcp, assertNoTokenLeak, sleep, until } from './harness.mjs';
+import { startSim, startMcp, assertNoTokenLeak, sleep, until, TIMEOUT_SCALE } from './harness.mjs';
 import { Client } from '../sim/lib.mjs';
 
 const cleanup = [];
@@ -191,7 +191,7 @@ test('web app whose Flutter.Frame events all carry one number: every frame count
     'the sim posted one constant number');
   const drawn = after.framesDrawn - before.framesDrawn;
   const { session, frames } = r.sc;
-  assert.ok(session.framesSeen >= 100, `a 2 s capture at 60 fps saw ${session.framesSeen} frames (${drawn} drawn)`);
+  assert.ok(session.framesSeen >= 60, `a 2 s capture at 60 fps saw ${session.framesSeen} frames (${drawn} drawn)`);
   assert.ok(session.framesSeen <= drawn + 12, `no frame twice: ${session.framesSeen} seen, ${drawn} drawn`);
   for (let i = 1; i < frames.length; i++) {
     assert.ok(frames[i].vsyncStartUs > frames[i - 1].vsyncStartUs, 'each frame once, in order');
@@ -218,7 +218,7 @@ for (const recorder of ['Systrace', 'File']) {
     // A session that opens while another holds the verdict says it too, once.
     assert.equal((await m.call({ action: 'start' })).isError, false);
     await until(async () => (await m.call({ action: 'read' })).sc.warnings?.some((x) => /^timeline: /.test(x)),
-      { what: 'the open session knows the timeline is missing' });
+      { what: 'the open session knows the timeline is missing', timeoutMs: 5000 * TIMEOUT_SCALE });
     const c = await m.call({ action: 'capture', durationMs: 400 });
     assert.equal(c.sc.warnings.filter((x) => /^timeline: .*"/.test(x)).length, 1, JSON.stringify(c.sc.warnings));
     assert.equal((await m.call({ action: 'stop' })).isError, false);
