@@ -224,3 +224,28 @@ for (const recorder of ['Systrace', 'File']) {
     assert.equal((await m.call({ action: 'stop' })).isError, false);
   });
 }
+
+// Issue 21 item 5: the engine hands FrameTimings over in batches (at most
+// 100 ms late natively), so the frames drawn just before a stop are still in
+// the app. The stop waits for the next batch (bounded): the session ends
+// with the last frame the app drew.
+test('a stop right after the app stops drawing holds its last frames', async () => {
+  const { s, m } = await setup(['--no-watcher', '--fps', '60']);
+  assert.equal((await m.call({ action: 'start' })).isError, false);
+  // Stop drawing while some timings are still in the app (not yet handed
+  // over): that is the case the stop must wait for.
+  let st;
+  for (let i = 0; i < 10; i++) {
+    await s.cmd('scenario steady');
+    await sleep(250 + 13 * i);
+    await s.cmd('scenario idle');
+    st = await s.stats();
+    if (st.timingsPending > 0) break;
+  }
+  assert.ok(st.timingsPending > 0, 'timings were pending when the app went idle');
+  const drawn = st.lastFrameNumber;
+  const r = await m.call({ action: 'stop', detail: 'frames', limit: 1000 });
+  assert.equal(r.isError, false, r.text);
+  const last = r.sc.frames.at(-1)?.frameNumber;
+  assert.equal(last, drawn, `the stop's last frame ${last}, the app's last ${drawn}`);
+});
