@@ -17,7 +17,20 @@ typedef struct {
   char *iid, *lb; /* the interaction when it arrived; both NULL or both set */
 } fe_frame_t;
 
-typedef enum { FC_FORWARD = 0, FC_LOCAL, FC_PROBE, FC_VM, FC_SYNC } fc_kind_t;
+typedef enum { FC_FORWARD = 0, FC_LOCAL, FC_PROBE, FC_VM, FC_SYNC, FC_SETTLE } fc_kind_t;
+
+/* The last frames of a read or stop (issue 21 item 5). The engine hands
+ * FrameTimings over in batches: native, at most 100 ms after the first frame
+ * of a batch (shell.cc kBatchTimeInMilliseconds, debug and profile); web,
+ * only when a frame comes more than 100 ms after the last hand-over
+ * (web_ui frame_timing_recorder.dart submitTimings). A batch that arrives
+ * after the call holds every frame drawn before it, so while the app draws
+ * (an event within FE_DRAWING_MS) a read or stop waits for the next batch,
+ * at most FE_SETTLE_MS after the call. An app that stopped drawing has
+ * nothing pending natively; on web its last frames may never be handed over
+ * (docs/tool.md). */
+#define FE_SETTLE_MS 150
+#define FE_DRAWING_MS 300
 
 typedef struct fe_call {
   fe_t *fe;
@@ -27,6 +40,7 @@ typedef struct fe_call {
   vm_reply_cb cb;
   void *arg;
   int ready;
+  uint64_t adds_at, settle_until; /* FC_SETTLE: fe->adds when it began, its deadline */
   struct fe_call *next, *prev;
 } fe_call_t;
 
@@ -42,6 +56,8 @@ struct fe {
   size_t head, len;
   int64_t next_seq;    /* the seq the next frame gets (first: 1) */
   int64_t last_number; /* highest frame number kept (-1: none) */
+  int64_t last_raw;    /* the newest kept frame's number as the event gave it */
+  int64_t last_start;  /* ... and its startTime (INT64_MIN: none) */
   int64_t last_end_us; /* raster end of the newest frame */
   uint64_t frames;
 
@@ -50,6 +66,10 @@ struct fe {
 
   fe_call_t *calls; /* every call in flight, local or forwarded */
   uv_idle_t idle;
+  uv_timer_t settle; /* the deadline of the FC_SETTLE calls */
+  uint64_t adds;        /* frames kept, every run (FC_SETTLE waits for it to move) */
+  uint64_t last_add_ms; /* loop time of the newest frame kept (0: none) */
+  int handles;          /* open libuv handles; fe is freed when the last closes */
   int freeing;
 };
 
@@ -68,6 +88,8 @@ static void run_reset(fe_t *fe, const char *isolate) {
   fe->head = fe->len = 0;
   fe->next_seq = 1;
   fe->last_number = -1;
+  fe->last_raw = -1;
+  fe->last_start = INT64_MIN;
   fe->last_end_us = 0;
   fe->frames = 0;
   fe->runs++;
@@ -93,6 +115,8 @@ static int get_field(const json_t *data, const char *key, int64_t lo, int64_t hi
   return *out < lo || *out > hi ? -1 : 0;
 }
 
+static void settle_check(fe_t *fe);
+
 int fe_add(fe_t *fe, const char *isolate_id, const char *kind, const json_t *data,
            const char *current_isolate) {
   if (!isolate_id || !kind || strcmp(kind, "Flutter.Frame") != 0 || !json_is_object(data))
@@ -116,12 +140,19 @@ int fe_add(fe_t *fe, const char *isolate_id, const char *kind, const json_t *dat
     log_debug("frame events: a Flutter.Frame event with unusable fields was ignored");
     return 0;
   }
-  /* Flutter web before flutter#171592 numbers every frame -1: count them in
-   * arrival order (nothing to drop repeats by there). */
-  if (number < 0) number = fe->last_number + 1;
-  /* Once per frame: a replayed history or a second subscription repeats. */
-  else if (number <= fe->last_number)
-    return 0;
+  /* A frame is told apart by (number, startTime), never by its number
+   * alone: web_ui's FrameTiming defaults frameNumber to 1 and the older web
+   * recorder never sets it, so every web frame may carry one number (and
+   * warm-up frames repeat the previous one). Frames arrive in drawing order,
+   * so a frame neither numbered above nor started after the newest kept one
+   * is a repeat: DDS's replay of the Extension stream's history, or a second
+   * subscription. */
+  if (number <= fe->last_raw && start <= fe->last_start) return 0;
+  fe->last_raw = number;
+  fe->last_start = start;
+  /* Unnumbered or repeated numbers are counted in arrival order, so the
+   * records' frame numbers (and the liveness counter) still rise per frame. */
+  if (number <= fe->last_number) number = fe->last_number + 1;
   if (fe->len == FE_RING) {
     frame_clear(&fe->ring[fe->head]);
     fe->head = (fe->head + 1) % FE_RING;
@@ -144,6 +175,11 @@ int fe_add(fe_t *fe, const char *isolate_id, const char *kind, const json_t *dat
   fe->last_number = number;
   fe->last_end_us = f->vsync_start_us + elapsed;
   fe->frames++;
+  fe->adds++;
+  if (fe->loop) {
+    fe->last_add_ms = uv_now(fe->loop);
+    settle_check(fe);
+  }
   return 1;
 }
 
@@ -274,6 +310,7 @@ static int local_ok(const fe_t *fe) {
 int fe_in_use(const fe_t *fe) { return fe && local_ok(fe); }
 
 static void on_idle(uv_idle_t *h);
+static void on_settle_timer(uv_timer_t *t);
 
 static void call_unlink(fe_call_t *c) {
   fe_t *fe = c->fe;
@@ -334,12 +371,35 @@ static void on_idle(uv_idle_t *h) {
   if (!left) uv_idle_stop(&fe->idle);
 }
 
+/* FC_SETTLE calls whose batch came, or whose deadline passed, are answered. */
+static void settle_check(fe_t *fe) {
+  uint64_t now = uv_now(fe->loop), next = 0;
+  for (fe_call_t *c = fe->calls; c; c = c->next) {
+    if (c->kind != FC_SETTLE || c->fwd) continue;
+    if (fe->adds > c->adds_at || now >= c->settle_until)
+      make_local(c);
+    else if (!next || c->settle_until < next)
+      next = c->settle_until;
+  }
+  if (next)
+    uv_timer_start(&fe->settle, on_settle_timer, next - now, 0);
+  else
+    uv_timer_stop(&fe->settle);
+}
+
+static void on_settle_timer(uv_timer_t *t) { settle_check(container_of(t, fe_t, settle)); }
+
 static void on_forward_reply(void *arg, const vm_result_t *res) {
   fe_call_t *c = arg;
   c->fwd = NULL;
   if (c->kind == FC_SYNC) {
     /* Whatever the VM said, every event it wrote before it is in. */
     make_local(c);
+    return;
+  }
+  if (c->kind == FC_SETTLE) {
+    /* Every event written before the reply is in; now the next batch. */
+    settle_check(c->fe);
     return;
   }
   if (c->kind == FC_PROBE) {
@@ -390,6 +450,13 @@ static void *t_call(void *arg, const char *method, json_t *params, vm_reply_cb c
        * after them: one round trip first, so the answer holds every frame
        * the app posted before this call (a stop misses none in flight). */
       c->kind = FC_SYNC;
+      uint64_t now = uv_now(fe->loop);
+      if (action && (!strcmp(action, "read") || !strcmp(action, "stop")) && fe->last_add_ms &&
+          now - fe->last_add_ms < FE_DRAWING_MS) {
+        c->kind = FC_SETTLE; /* the app draws: its newest frames are in the next batch */
+        c->adds_at = fe->adds;
+        c->settle_until = now + FE_SETTLE_MS;
+      }
       c->fwd = vm_app_call_vm(fe->app, "getVersion", NULL, on_forward_reply, c);
       if (!c->fwd) goto oom;
     }
@@ -444,17 +511,22 @@ fe_t *fe_new(uv_loop_t *loop, vm_app_t *app) {
   fe->loop = loop;
   fe->app = app;
   fe->last_number = -1;
+  fe->last_raw = -1;
+  fe->last_start = INT64_MIN;
   fe->next_seq = 1;
   if (loop) {
     uv_idle_init(loop, &fe->idle);
     fe->idle.data = fe;
+    uv_timer_init(loop, &fe->settle);
+    fe->settle.data = fe;
+    fe->handles = 2;
   }
   return fe;
 }
 
 static void on_closed(uv_handle_t *h) {
   fe_t *fe = h->data;
-  free(fe);
+  if (--fe->handles == 0) free(fe);
 }
 
 void fe_free(fe_t *fe) {
@@ -464,8 +536,10 @@ void fe_free(fe_t *fe) {
   free(fe->ring);
   free(fe->iid);
   free(fe->lb);
-  if (fe->loop)
+  if (fe->loop) {
     uv_close((uv_handle_t *)&fe->idle, on_closed);
-  else
+    uv_close((uv_handle_t *)&fe->settle, on_closed);
+  } else {
     free(fe);
+  }
 }

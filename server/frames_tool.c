@@ -56,6 +56,28 @@ static void on_session_reply(void *arg, const record_reply_t *r) {
   if (ctx->app) op_note_reply(ctx, ctx->app, r);
 }
 
+static appref_t *appref_new(tool_ctx_t *ctx, const char *uri, diag_code_t *code, char *err,
+                            size_t errlen);
+
+/* With a URI given at launch, connect and subscribe now: the VM drops the
+ * Extension events nobody listens to (dart-lang/sdk runtime/vm/service.cc
+ * SendExtensionEvent), so on a direct connection the frames drawn before the
+ * agent's first call would be lost (issue 21 item 3; docs/flutter-apis.md).
+ * A failure here says nothing to anyone: the first call connects again and
+ * reports it. */
+static void connect_at_launch(tool_ctx_t *ctx) {
+  const config_t *cfg = ctx->cfg;
+  char err[256] = "";
+  diag_code_t code = DIAG_NONE;
+  if (!cfg->vm_service_uri && !cfg->vm_service_uri_file) return;
+  if (!(ctx->app = appref_new(ctx, cfg->vm_service_uri, &code, err, sizeof err))) {
+    log_debug("connect at launch: %s", err);
+    return;
+  }
+  sessions_set_transport(ctx->sessions, &ctx->app->t);
+  vm_app_refresh(ctx->app->app, NULL, NULL);
+}
+
 frames_tool_t *frames_tool_new(uv_loop_t *loop, const config_t *cfg) {
   frames_tool_t *t = calloc(1, sizeof *t);
   if (!t) return NULL;
@@ -72,6 +94,7 @@ frames_tool_t *frames_tool_new(uv_loop_t *loop, const config_t *cfg) {
     goto fail_check;
   }
   if (!(t->ctx.sessions = sessions_new(loop, on_session_reply, &t->ctx))) goto fail_check;
+  connect_at_launch(&t->ctx);
   return t;
 
 fail_check:

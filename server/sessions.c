@@ -101,6 +101,7 @@ struct sessions {
   tl_t tl;
   json_t *tl_prev;   /* recordedStreams before our set (owned) */
   json_t *tl_back;   /* what to set back: the VM's streams at the end less ours (owned) */
+  char *tl_why;      /* TL_NONE's warning, for sessions that open while it holds (owned) */
   int tl_set;        /* we changed them: set them back when no session wants them */
   int tl_gone;       /* the connection to that VM dropped since: nothing to set back */
   void *tl_ctl;      /* the timeline control call in flight (a transport handle) */
@@ -400,6 +401,36 @@ static int switch_send(sessions_t *m, wp_track_t t, sw_mode_t mode) {
 
 static const char *const tl_streams[] = {"GC", "Embedder"};
 
+/* The VM's kInvalidTimelineRequest: its recorder keeps no events for the VM
+ * service (dart-lang/sdk runtime/vm/service.cc GetVMTimelineCommon). */
+#define VM_INVALID_TIMELINE_REQUEST 114
+
+/* The recorders whose events go elsewhere than getVMTimeline (runtime/vm/
+ * timeline.h *_RECORDER_NAME; docs/flutter-apis.md), and what to do. */
+static const struct {
+  const char *name, *where;
+} tl_elsewhere[] = {
+    {"Systrace", "the OS's trace (flutter run --trace-systrace)"},
+    {"Fuchsia", "the OS's trace"},
+    {"Macos", "the OS's trace (signposts)"},
+    {"File", "a file (flutter run --trace-to-file)"},
+    {"Perfettofile", "a Perfetto file (flutter run --trace-to-file)"},
+    {"Callback", "the embedder's own tracer"},
+};
+#define TL_REMEDY \
+  "run the app without --trace-systrace, --trace-to-file or a Perfetto recorder"
+
+/* Why the recorder named so keeps no events for us (into why), or 0. */
+static int tl_recorder_elsewhere(const char *name, char *why, size_t len) {
+  for (size_t i = 0; name && i < sizeof tl_elsewhere / sizeof *tl_elsewhere; i++)
+    if (!strcmp(name, tl_elsewhere[i].name)) {
+      snprintf(why, len, "the VM's timeline recorder is \"%s\": its events go to %s, not to the VM "
+               "service; " TL_REMEDY, name, tl_elsewhere[i].where);
+      return 1;
+    }
+  return 0;
+}
+
 static int tl_wanted(const sessions_t *m) {
   for (session_t *s = m->open; s; s = s->next)
     if (s->timeline) return 1;
@@ -415,16 +446,31 @@ static int has_stream(const json_t *arr, const char *name) {
 
 /* The timeline is not to be had while these sessions are open: they say so. */
 static void tl_none(sessions_t *m, const char *why) {
-  char w[200];
+  char w[512];
   m->tl = TL_NONE;
   snprintf(w, sizeof w, "timeline: %s; no gc or shader findings", why);
   for (session_t *s = m->open; s; s = s->next)
     if (s->timeline) session_warn(s, w);
+  free(m->tl_why);
+  m->tl_why = strdup(w);
   log_debug("sessions: %s", w);
+}
+
+/* A session that opened after the timeline was found missing says so too. */
+static void tl_none_again(sessions_t *m) {
+  if (!m->tl_why) return;
+  for (session_t *s = m->open; s; s = s->next) {
+    if (!s->timeline) continue;
+    int said = 0;
+    for (size_t i = 0; i < s->nwarnings; i++) said |= !strcmp(s->warnings[i], m->tl_why);
+    if (!said) session_warn(s, m->tl_why);
+  }
 }
 
 static void tl_forget(sessions_t *m) {
   m->tl = TL_UNKNOWN;
+  free(m->tl_why);
+  m->tl_why = NULL;
   m->tl_gone = 0;
   m->tl_origin = m->tl_newest = -1;
   json_decref(m->tl_prev);
@@ -476,12 +522,17 @@ static void tl_ctl_reply(void *arg, const vm_result_t *res) {
   sessions_t *m = arg;
   m->tl_ctl = NULL;
   int ok = res->diag == DIAG_NONE && res->rpc_code == 0 && res->result;
-  char why[160];
+  char why[400];
   snprintf(why, sizeof why, "%s", res->diag != DIAG_NONE || res->rpc_code ? res->detail : "no result");
   switch (m->tl_ctl_kind) {
   case TLC_FLAGS: {
     const json_t *avail = ok ? json_object_get(res->result, "availableStreams") : NULL;
     const json_t *rec = ok ? json_object_get(res->result, "recordedStreams") : NULL;
+    if (ok && tl_recorder_elsewhere(json_string_value(json_object_get(res->result, "recorderName")),
+                                    why, sizeof why)) {
+      tl_none(m, why);
+      break;
+    }
     if (!json_is_array(rec)) {
       tl_none(m, ok ? "the VM sent no recordedStreams" : why);
       break;
@@ -574,6 +625,7 @@ static int tl_step(sessions_t *m, int want) {
   json_decref(m->tl_back); /* a session came before they were set back: ours stay */
   m->tl_back = NULL;
   if (m->tl == TL_UNKNOWN) return tl_send(m, TLC_FLAGS, "getVMTimelineFlags", NULL) == 0;
+  if (m->tl == TL_NONE) tl_none_again(m);
   if (m->tl == TL_READ) {
     json_t *streams = json_deep_copy(m->tl_prev);
     for (size_t i = 0; streams && i < 2; i++)
@@ -698,7 +750,16 @@ static void drain_finish(sessions_t *m);
 static void tl_pull_reply(void *arg, const vm_result_t *res) {
   sessions_t *m = arg;
   m->tl_pull = NULL;
-  if (res->diag != DIAG_NONE || res->rpc_code || !res->result) {
+  if (res->diag == DIAG_NONE && res->rpc_code == VM_INVALID_TIMELINE_REQUEST && m->tl == TL_ON) {
+    /* The recorder changed under us, or its name was not one we know: the
+     * timeline is not to be had, said once (pulls stop with TL_NONE). */
+    char why[400];
+    snprintf(why, sizeof why, "getVMTimeline answered %d (%.200s); " TL_REMEDY,
+             VM_INVALID_TIMELINE_REQUEST, res->detail ? res->detail : "");
+    for (session_t *s = m->open; s; s = s->next)
+      if (!s->tl_n) s->tl_on = 0;
+    tl_none(m, why);
+  } else if (res->diag != DIAG_NONE || res->rpc_code || !res->result) {
     log_debug("sessions: timeline pull failed: %s", res->detail);
   } else if (m->tl_parser) {
     vmtl_pull_stats_t st;

@@ -311,6 +311,10 @@ struct vm_client {
   char follow_err[256]; /* a hand-over we refused (non-loopback): the reason */
   int moved;
   int hops;
+  /* A socket that closed with no word of why is dialled once more at the
+   * same URI before anyone hears "disconnected" (see connection_lost). */
+  int recheck;
+  char recheck_why[200]; /* how it closed, for the DISCONNECTED that may follow */
   /* After a 403 the upgrade gives no body; one plain GET of the same path
    * reads it (DWDS names the DDS URI there; the VM and DDS say why). */
   struct lws *probe_wsi;
@@ -469,9 +473,10 @@ static void handle_message(vm_client_t *c) {
       if (kind && to && strcmp(kind, "DartDevelopmentServiceConnected") == 0) {
         /* Sent to every direct client, subscribed or not, right before the VM
          * closes it (dart-lang/sdk sdk/lib/vmservice/vmservice.dart,
-         * _sendDdsConnectedEvent; DWDS sends the same event,
-         * dwds/lib/src/services/proxy_service.dart). The close that follows
-         * is a hand-over. */
+         * _sendDdsConnectedEvent); DWDS sends it only to Service listeners
+         * (dwds/lib/src/services/proxy_service.dart), so there a silent close
+         * is checked by connection_lost. The close that follows is a
+         * hand-over. */
         if (follow_set(c, to, "Dart Development Service took the VM service over") == 0)
           c->moved = 1;
         else
@@ -532,7 +537,15 @@ static void handle_oversize(vm_client_t *c) {
   }
 }
 
+/* Requests already written may or may not have run: they fail; the rest
+ * wait for the next connection. */
+static void fail_written_soon(vm_client_t *c, const char *detail) {
+  for (vm_request_t *r = c->pending; r; r = r->next)
+    if (!r->frame) request_fail_soon(r, DIAG_NOT_CONNECTED, 0, detail);
+}
+
 static void connection_lost(vm_client_t *c, diag_code_t diag, const char *detail) {
+  int was_open = c->state == CONN_OPEN;
   c->wsi = NULL;
   c->state = CONN_IDLE;
   rxbuf_reset(&c->rx);
@@ -540,11 +553,8 @@ static void connection_lost(vm_client_t *c, diag_code_t diag, const char *detail
     /* DDS took over: what the VM already had may or may not have run, so
      * those fail; what was never written goes to DDS, at once. */
     c->moved = 0;
-    for (vm_request_t *r = c->pending; r; r = r->next)
-      if (!r->frame)
-        request_fail_soon(r, DIAG_NOT_CONNECTED, 0,
-                          "Dart Development Service took the VM service over while the call "
-                          "was in flight; it may have run");
+    fail_written_soon(c, "Dart Development Service took the VM service over while the call "
+                         "was in flight; it may have run");
     c->next_attempt = 0;
     if (c->opt.on_state && !c->closing)
       c->opt.on_state(c->opt.arg, VM_CLIENT_MOVED, DIAG_NOT_CONNECTED,
@@ -553,6 +563,32 @@ static void connection_lost(vm_client_t *c, diag_code_t diag, const char *detail
     return;
   }
   c->moved = 0;
+  if (was_open && !c->closing && !c->recheck && c->dial.ws[0]) {
+    /* Closed with no word of why. DWDS closes its other clients when DDS
+     * takes over and tells only those listening on the Service stream
+     * (dart-lang/webdev dwds/lib/src/services/proxy_service.dart
+     * yieldControlToDDS, debug_service.dart handleConnection), and a socket
+     * can drop while the VM lives on. So the same URI is dialled once more,
+     * at once: DWDS's 403 then names DDS (followed), the same VM answering
+     * is a dropped socket (the app is unchanged: MOVED, not DISCONNECTED),
+     * and a refusal is the VM gone. */
+    c->recheck = 1;
+    snprintf(c->recheck_why, sizeof c->recheck_why, "%s", detail);
+    fail_written_soon(c, "the connection to the VM service dropped while the call was in "
+                         "flight; it may have run");
+    snprintf(c->follow, sizeof c->follow, "%s", c->dial.ws);
+    c->hops = 0;
+    c->next_attempt = 0;
+    log_info("vm: %s; dialling the same URI once more", detail);
+    schedule_connect(c);
+    return;
+  }
+  char why[400];
+  if (c->recheck) {
+    c->recheck = 0;
+    snprintf(why, sizeof why, "%s; dialling it again failed: %s", c->recheck_why, detail);
+    detail = why;
+  }
   c->follow[0] = '\0';
   fail_all_soon(c, diag, detail);
   if (c->opt.on_state && !c->closing)
@@ -790,6 +826,17 @@ static int callback_vm(struct lws *wsi, enum lws_callback_reasons reason, void *
       if (wsi != c->wsi) break;
       c->state = CONN_OPEN;
       c->backoff_ms = 0;
+      if (c->recheck) {
+        /* The app is the one we had: a hand-over DWDS did not announce (it
+         * sent us on to DDS), or a dropped socket. */
+        c->recheck = 0;
+        if (c->opt.on_state)
+          c->opt.on_state(c->opt.arg, VM_CLIENT_MOVED, DIAG_NOT_CONNECTED,
+                          c->hops ? "Dart Development Service took the VM service over "
+                                    "(the web debug service closed this connection)"
+                                  : "the connection dropped and the same VM service answered "
+                                    "again");
+      }
       c->hops = 0;
       rxbuf_reset(&c->rx);
       if (c->opt.on_state) c->opt.on_state(c->opt.arg, VM_CLIENT_CONNECTED, DIAG_NONE, "connected");
@@ -912,7 +959,7 @@ static void on_connect_timer(uv_timer_t *t) {
     uv_close((uv_handle_t *)&c->connect_timer, on_connect_timer_closed);
     return;
   }
-  if (c->state != CONN_IDLE || c->probing || !c->pending) return;
+  if (c->state != CONN_IDLE || c->probing || (!c->pending && !c->recheck)) return;
   char err[256] = "no VM-service URI known";
   const char *uri;
   char follow[VM_URI_MAX];
@@ -1064,7 +1111,7 @@ void vm_client_disconnect(vm_client_t *c, const char *why) {
   c->backoff_ms = 0;
   c->next_attempt = 0;
   c->follow[0] = c->follow_err[0] = '\0';
-  c->moved = c->hops = 0;
+  c->moved = c->hops = c->recheck = 0;
   rxbuf_reset(&c->rx);
   fail_all_soon(c, DIAG_NOT_CONNECTED, why);
   /* Killing from inside one of its own callbacks is unsafe: ask lws to do it

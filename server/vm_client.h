@@ -12,6 +12,10 @@
  * event sent to direct clients before the VM closes them, and DWDS's 403
  * "… DDS instance has taken control and can be found at <uri>." Nothing is
  * remembered: after a drop the given URI is dialled again and followed again.
+ * An open connection that closes without that event is dialled once more at
+ * once, at the same URI: DWDS tells only its Service listeners that DDS took
+ * over, and a socket can drop while the VM lives on. Answered (directly or by
+ * following DWDS's 403), it is VM_CLIENT_MOVED, not DISCONNECTED.
  *
  * Only the methods of vm_client_method_allowed() are ever sent (DESIGN 10):
  * anything else fails without touching the socket. */

@@ -552,6 +552,19 @@ static void on_ext_reply(void *arg, const vm_client_reply_t *r) {
       call_finish(call, d, r->rpc_code, r->detail, NULL);
       return;
     }
+    if (app->runtime == RUNTIME_WEB && !is_watcher && r->error &&
+        (r->rpc_code == DART_EXTENSION_ERROR || r->rpc_code == RPC_INTERNAL_ERROR) &&
+        web_unregistered_error(r->error)) {
+      /* Another extension the page does not register (ext.ui.window.
+       * scheduleFrame in a profile build, a profile switch): DWDS's WebSocket
+       * mode answers -32000, some DWDS -32603 (above). Said as the VM says
+       * it, -32601, so every caller tells "not there" the same way. */
+      snprintf(call->detail, sizeof call->detail,
+               "isolate %s does not serve %s (the app answered %d)", app->isolate_id,
+               call->method, r->rpc_code);
+      call_finish(call, DIAG_NONE, RPC_METHOD_NOT_FOUND, call->detail, NULL);
+      return;
+    }
     call_finish(call, DIAG_NONE, r->rpc_code, r->detail, NULL);
     return;
   }
@@ -862,8 +875,11 @@ static void on_client_state(void *arg, vm_client_state_t st, diag_code_t diag, c
      * keep parked calls parked (unsent requests already wait for DDS). The
      * tool sees no DISCONNECTED: nothing about the app changed. */
     app->connected = 0;
+    /* Streams we had are subscribed again at once, so the frames the app
+     * draws meanwhile are not lost to a connection nobody listens on. */
+    int had = app->streams_live || app->streams;
     app->streams = app->streams_live = 0;
-    int again = app->sync == SYNC_RUNNING;
+    int again = app->sync == SYNC_RUNNING || had;
     sync_cancel_requests(app);
     app->sync = SYNC_NONE;
     app->sync_again = 0;

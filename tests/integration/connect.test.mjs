@@ -4,7 +4,7 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { startSim, startMcp, until, tempDir, assertNoTokenLeak, sleep } from './harness.mjs';
+import { startSim, startMcp, until, tempDir, assertNoTokenLeak, sleep, TIMEOUT_SCALE } from './harness.mjs';
 
 const cleanup = [];
 after(async () => { for (const c of cleanup.reverse()) await c(); assertNoTokenLeak(); });
@@ -201,4 +201,48 @@ test('only allowlisted VM-service methods were ever sent', async () => {
   const methods = await s.methods();
   assert.ok(methods.length > 0);
   for (const meth of methods) assert.ok(allowed.has(typeof meth === 'string' ? meth : meth.method), `sent ${JSON.stringify(meth)}`);
+});
+
+// Issue 21 item 7: a dropped socket is not a VM gone. The server dials the
+// same URI again at once; the same VM answering keeps the app as it was, so
+// the timeline streams a session added are still taken away at its stop.
+test('a dropped socket to a VM that lives on: reconnected at once, timeline streams set back at stop', async () => {
+  const s = await sim(['--mode', 'vm', '--timeline-streams', 'Dart', '--seed', '8']);
+  const m = await mcp(['--vm-service-uri', s.httpUri]);
+  const r0 = await m.call({ action: 'start' });
+  assert.equal(r0.isError, false, r0.text);
+  await until(async () => (await s.stats()).recordedStreams.includes('GC'), { what: 'GC recorded' });
+  assert.match(await s.cmd('drop'), /^ok/);
+  await until(async () => (await s.stats()).connections === 1,
+    { what: 'the server back on the same VM with no call made', timeoutMs: 3000 * TIMEOUT_SCALE });
+  await sleep(300);
+  const r1 = await m.call({ action: 'stop' });
+  assert.equal(r1.isError, false, r1.text);
+  assert.ok(r1.sc.session.framesSeen > 0, r1.text);
+  assert.deepEqual((await s.stats()).recordedStreams, ['Dart'], 'ours taken away on the same VM');
+});
+
+// A VM that is really gone is still reported as gone.
+test('a VM that went away: the one redial fails and the next call says not_connected', async () => {
+  const s = await sim(['--mode', 'vm', '--seed', '9']);
+  const m = await mcp(['--vm-service-uri', s.httpUri]);
+  assert.equal((await status(m)).sc.connection.state, 'connected');
+  await s.kill();
+  const r = await m.call({ action: 'read' });
+  assert.equal(r.isError, true, r.text);
+  assert.equal(r.sc.diagnosis.code, 'not_connected', r.text);
+});
+
+// Issue 21 item 3: the VM drops Extension events nobody listens to, so on a
+// direct connection the server connects and subscribes at launch when it is
+// given a URI: the first read holds the frames the app drew before it.
+test('a URI given at launch: the first read holds the frames drawn before the first call', async () => {
+  const s = await sim(['--mode', 'vm', '--no-watcher', '--seed', '10']);
+  const m = await mcp(['--vm-service-uri', s.httpUri]);
+  await until(async () => (await s.stats()).connections === 1,
+    { what: 'connected at launch, no call made', timeoutMs: 3000 * TIMEOUT_SCALE });
+  await sleep(1200);
+  const r = await m.call({ action: 'read' });
+  assert.equal(r.isError, false, r.text);
+  assert.ok(r.sc.summary?.frames >= 30, `the first read got ${r.sc.summary.frames} frames drawn before it`);
 });

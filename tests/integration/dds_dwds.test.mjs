@@ -6,7 +6,7 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { startSim, startMcp, until, tempDir, assertNoTokenLeak, TIMEOUT_SCALE } from './harness.mjs';
+import { startSim, startMcp, until, sleep, tempDir, assertNoTokenLeak, TIMEOUT_SCALE } from './harness.mjs';
 
 const cleanup = [];
 after(async () => { for (const c of cleanup.reverse()) await c(); assertNoTokenLeak(); });
@@ -104,8 +104,10 @@ test('item 3: a wrong token is still a wrong token, and says so', async () => {
 
 test('item 3: DWDS WebSocket mode without the watcher is watcher_missing', async () => {
   const s = await sim(['--mode', 'web', '--dwds', 'websocket', '--no-watcher']);
-  const m = await mcp(['--vm-service-uri', s.httpUri]);
-  const r = await m.call({ action: 'read' });
+  // The URI comes with the first call (given at launch, the server would
+  // connect at once and have frame events to answer from by then).
+  const m = await mcp([]);
+  const r = await m.call({ action: 'read', vmServiceUri: s.httpUri });
   assert.equal(r.isError, true);
   assert.equal(r.sc.diagnosis.code, 'watcher_missing', r.text.slice(0, 600));
   // The call was really made: WebSocket mode lists no extensions, so only
@@ -197,4 +199,44 @@ test('issue 11: a second status costs exactly one VM call', async () => {
   r = await until(async () => { const x = await status(m); return x.sc.connection.isolateId === id && x; },
     { what: 'new isolate seen' });
   assert.equal(r.sc.connection.isolateId, id);
+});
+
+// Issue 21 item 6: DWDS's WebSocket mode has no registry check, so an
+// extension the page never registered answers -32000 "Unexpected null
+// value." (dwds web_socket_proxy_service.dart _callServiceExtension). For
+// Flutter's ext.ui.window.scheduleFrame (debug only) that is "no probe", not
+// a failed read.
+test('item 6: DWDS WebSocket mode, no scheduleFrame (-32000): the probe is unavailable, the read answers', async () => {
+  const s = await sim(['--mode', 'web', '--dwds', 'websocket', '--no-watcher', '--build-mode', 'profile']);
+  const m = await mcp(['--vm-service-uri', s.httpUri]);
+  // Frames first (WebSocket mode lists no extensions: the frames say it is
+  // Flutter), then an idle app: the empty read probes.
+  await until(async () => !(await m.call({ action: 'read' })).isError,
+    { what: 'frames read', timeoutMs: 5000 * TIMEOUT_SCALE });
+  await s.cmd('scenario idle');
+  await sleep(300);
+  await m.call({ action: 'read' });
+  const r = await m.call({ action: 'read' });
+  assert.equal(r.isError, false, r.text.slice(0, 600));
+  assert.equal(r.sc.diagnosis?.code, 'no_frames', r.text.slice(0, 600));
+  assert.equal(r.sc.diagnosis.evidence.probe, 'unavailable');
+  const st = await s.stats();
+  assert.ok(st.methods['ext.ui.window.scheduleFrame'] >= 1, 'the probe was tried');
+});
+
+// DWDS closes its other clients when DDS takes over and sends
+// DartDevelopmentServiceConnected only to those listening on the Service
+// stream (dwds proxy_service.dart yieldControlToDDS): the server dials the
+// same URI once, meets DWDS's 403 naming DDS and follows it, without a call.
+test('item 6: DWDS closing the connection without a word: the server finds DDS on its own', async () => {
+  const s = await sim(['--mode', 'web', '--seed', '6']);
+  const m = await mcp(['--vm-service-uri', s.httpUri]);
+  let r = await status(m);
+  assert.equal(r.sc.connection.state, 'connected');
+  assert.match(await s.cmd('dds-attach'), /closed 1$/);
+  await until(async () => (await s.stats()).connections === 1,
+    { what: 'the server back on DDS with no call made', timeoutMs: 3000 * TIMEOUT_SCALE });
+  r = await m.call({ action: 'read' });
+  assert.equal(r.isError, false, r.text.slice(0, 400));
+  assert.equal((await status(m)).sc.connection.state, 'connected');
 });

@@ -5,7 +5,7 @@
 // recorded streams are put back at stop and clearVMTimeline is never sent.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startSim, startMcp, assertNoTokenLeak, sleep, until } from './harness.mjs';
+import { startSim, startMcp, assertNoTokenLeak, sleep, until, TIMEOUT_SCALE } from './harness.mjs';
 import { Client } from '../sim/lib.mjs';
 
 const cleanup = [];
@@ -176,4 +176,80 @@ test('timeline: false leaves the VM timeline alone', async () => {
   assert.equal(r.sc.session.timeline, undefined);
   const sent = names(await s.methods());
   assert.ok(!sent.some((x) => /Timeline/.test(x)), sent.join(' '));
+});
+
+// Issue 21 item 1: web_ui's FrameTiming defaults frameNumber to 1 and its
+// recorder before flutter#171592 never set it, so every Flutter.Frame of such
+// a web app carries one number. Each is a frame all the same.
+test('web app whose Flutter.Frame events all carry one number: every frame counted', async () => {
+  const { s, m } = await setup(['--mode', 'web', '--no-watcher', '--web-frame-number', '1']);
+  const other = await Client.connect(s.wsUri);
+  cleanup.push(() => other.close());
+  await other.call('streamListen', { streamId: 'Extension' });
+  const before = await s.stats();
+  const r = await m.call({ action: 'capture', durationMs: 2000, detail: 'frames', limit: 1000 });
+  const after = await s.stats();
+  assert.equal(r.isError, false, r.text);
+  const posted = other.events.filter((e) => e.event.extensionKind === 'Flutter.Frame');
+  assert.ok(posted.length > 50 && posted.every((e) => e.event.extensionData.number === 1),
+    'the sim posted one constant number');
+  const drawn = after.framesDrawn - before.framesDrawn;
+  const { session, frames } = r.sc;
+  assert.ok(session.framesSeen >= 60, `a 2 s capture at 60 fps saw ${session.framesSeen} frames (${drawn} drawn)`);
+  assert.ok(session.framesSeen <= drawn + 12, `no frame twice: ${session.framesSeen} seen, ${drawn} drawn`);
+  for (let i = 1; i < frames.length; i++) {
+    assert.ok(frames[i].vsyncStartUs > frames[i - 1].vsyncStartUs, 'each frame once, in order');
+    assert.equal(frames[i].frameNumber, frames[i - 1].frameNumber + 1, 'numbered in arrival order');
+  }
+});
+
+// Issue 21 item 2: a VM whose timeline recorder sends the events elsewhere
+// (flutter run --trace-systrace, --trace-to-file) answers getVMTimeline with
+// 114: the session says so once, with the reason and the remedy.
+for (const recorder of ['Systrace', 'File']) {
+  test(`a ${recorder} timeline recorder: one warning with the reason and the remedy, no pulls`, async () => {
+    const { s, m } = await setup(['--no-watcher', '--scenario', 'gc', '--timeline-recorder', recorder]);
+    const r = await m.call({ action: 'capture', durationMs: 1200 });
+    assert.equal(r.isError, false, r.text);
+    assert.equal(r.sc.session.timeline, 'off', r.text);
+    const w = r.sc.warnings.filter((x) => /^timeline: /.test(x));
+    assert.equal(w.length, 1, JSON.stringify(r.sc.warnings));
+    assert.match(w[0], new RegExp(`"${recorder}"`));
+    assert.match(w[0], /--trace-systrace|--trace-to-file/, 'the remedy names the flags to leave out');
+    assert.ok(r.sc.session.framesSeen > 30, 'frames are still measured');
+    const sent = names(await s.methods());
+    assert.ok(!sent.includes('setVMTimelineFlags'), 'nothing set for a recorder that keeps nothing');
+    // A session that opens while another holds the verdict says it too, once.
+    assert.equal((await m.call({ action: 'start' })).isError, false);
+    await until(async () => (await m.call({ action: 'read' })).sc.warnings?.some((x) => /^timeline: /.test(x)),
+      { what: 'the open session knows the timeline is missing', timeoutMs: 5000 * TIMEOUT_SCALE });
+    const c = await m.call({ action: 'capture', durationMs: 400 });
+    assert.equal(c.sc.warnings.filter((x) => /^timeline: .*"/.test(x)).length, 1, JSON.stringify(c.sc.warnings));
+    assert.equal((await m.call({ action: 'stop' })).isError, false);
+  });
+}
+
+// Issue 21 item 5: the engine hands FrameTimings over in batches (at most
+// 100 ms late natively), so the frames drawn just before a stop are still in
+// the app. The stop waits for the next batch (bounded): the session ends
+// with the last frame the app drew.
+test('a stop right after the app stops drawing holds its last frames', async () => {
+  const { s, m } = await setup(['--no-watcher', '--fps', '60']);
+  assert.equal((await m.call({ action: 'start' })).isError, false);
+  // Stop drawing while some timings are still in the app (not yet handed
+  // over): that is the case the stop must wait for.
+  let st;
+  for (let i = 0; i < 10; i++) {
+    await s.cmd('scenario steady');
+    await sleep(250 + 13 * i);
+    await s.cmd('scenario idle');
+    st = await s.stats();
+    if (st.timingsPending > 0) break;
+  }
+  assert.ok(st.timingsPending > 0, 'timings were pending when the app went idle');
+  const drawn = st.lastFrameNumber;
+  const r = await m.call({ action: 'stop', detail: 'frames', limit: 1000 });
+  assert.equal(r.isError, false, r.text);
+  const last = r.sc.frames.at(-1)?.frameNumber;
+  assert.equal(last, drawn, `the stop's last frame ${last}, the app's last ${drawn}`);
 });

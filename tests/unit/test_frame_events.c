@@ -106,6 +106,31 @@ START_TEST(web_frames_without_numbers_are_counted_in_order) {
 }
 END_TEST
 
+/* web_ui's FrameTiming defaults frameNumber to 1 and its older recorder never
+ * sets it: every web frame carries one number. Each is a frame (told apart by
+ * its start), numbered in arrival order; a replay of them is not. */
+START_TEST(web_frames_with_one_constant_number_are_all_kept) {
+  fe_t *fe = fe_new(NULL, NULL);
+  for (int round = 0; round < 2; round++)
+    for (int i = 0; i < 5; i++) {
+      json_t *d = frame(1, 1000 + i * 16667, 9000, 5000, 3000, 400);
+      ck_assert_int_eq(fe_add(fe, "1", "Flutter.Frame", d, "1"), round == 0);
+      json_decref(d);
+    }
+  json_t *d = frame(1, 1000 + 5 * 16667, 9000, 5000, 3000, 400); /* the next one drawn */
+  ck_assert_int_eq(fe_add(fe, "1", "Flutter.Frame", d, "1"), 1);
+  json_decref(d);
+  ck_assert_uint_eq(fe_frames(fe), 6);
+  record_reply_t r;
+  answer(fe, json_pack("{s:s, s:s}", "action", "read", "since", "0"), &r);
+  ck_assert_uint_eq(r.nrecords, 6);
+  for (size_t i = 0; i < r.nrecords; i++) ck_assert_int_eq(r.records[i].frame_number, 1 + (int64_t)i);
+  ck_assert_int_eq(r.liveness_counter, 6);
+  record_reply_close(&r);
+  fe_free(fe);
+}
+END_TEST
+
 START_TEST(ring_is_bounded_and_says_where_it_starts) {
   fe_t *fe = fe_new(NULL, NULL);
   for (int64_t n = 1; n <= FE_RING + 10; n++) add(fe, "isolates/1", n);
@@ -211,6 +236,7 @@ int main(void) {
   tcase_add_test(tc, each_frame_once_and_reads_page);
   tcase_add_test(tc, ring_is_bounded_and_says_where_it_starts);
   tcase_add_test(tc, web_frames_without_numbers_are_counted_in_order);
+  tcase_add_test(tc, web_frames_with_one_constant_number_are_all_kept);
   tcase_add_test(tc, a_new_isolate_is_a_new_run);
   tcase_add_test(tc, interactions_mark_the_frames_that_follow);
   tcase_add_test(tc, bad_events_and_params_are_refused);

@@ -101,6 +101,11 @@ static const char usage_text[] =
     "                         are overwritten, as the VM's ring recorder does)\n"
     "  --timeline-streams L   streams recorded at start (default Dart,Embedder,GC,\n"
     "                         as a Flutter app; \"\" for none)\n"
+    "  --web-frame-number N   web: every Flutter.Frame carries number N, as web_ui\n"
+    "                         before flutter#171592 (FrameTiming defaults it to 1)\n"
+    "  --timeline-recorder R  the VM's timeline recorder (default Ring); Systrace,\n"
+    "                         File, Perfettofile, Callback...: getVMTimeline\n"
+    "                         answers 114 (flutter run --trace-systrace)\n"
     "  --build-mode profile   a profile app: no debug-only extensions\n"
     "                         (scheduleFrame, reassemble, debugPaint,\n"
     "                         reinitializeShader); without it they are served\n"
@@ -149,7 +154,8 @@ static const char usage_text[] =
     "                        post N events a second on that stream (default\n"
     "                        isolate); 0 stops\n"
     "  dds-attach            DDS takes over (vm/web): direct clients get\n"
-    "                        DartDevelopmentServiceConnected and are closed\n"
+    "                        DartDevelopmentServiceConnected (web: only those\n"
+    "                        listening to Service) and are closed\n"
     "  drop                  close every connection abruptly\n"
     "  stats                 counters as one JSON object\n"
     "  methods               the methods received, in order (JSON array)\n"
@@ -223,6 +229,8 @@ static int parse_args(int argc, char **argv, sim_config_t *cfg) {
     O_BUILD_MODE,
     O_REPLAY,
     O_PLAIN_DART,
+    O_WEB_FRAME_NUMBER,
+    O_TL_RECORDER,
     O_HELP,
     O_VERSION
   };
@@ -251,6 +259,8 @@ static int parse_args(int argc, char **argv, sim_config_t *cfg) {
                                        {"build-mode", required_argument, NULL, O_BUILD_MODE},
                                        {"replay", required_argument, NULL, O_REPLAY},
                                        {"plain-dart", no_argument, NULL, O_PLAIN_DART},
+                                       {"web-frame-number", required_argument, NULL, O_WEB_FRAME_NUMBER},
+                                       {"timeline-recorder", required_argument, NULL, O_TL_RECORDER},
                                        {"help", no_argument, NULL, O_HELP},
                                        {"version", no_argument, NULL, O_VERSION},
                                        {NULL, 0, NULL, 0}};
@@ -262,6 +272,7 @@ static int parse_args(int argc, char **argv, sim_config_t *cfg) {
   cfg->fps = 60;
   cfg->scenario = SIM_SCENARIO_STEADY;
   cfg->timings_batch_ms = 100;
+  cfg->web_frame_number = -2;
   opterr = 0;
   while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
     switch (c) {
@@ -381,6 +392,17 @@ static int parse_args(int argc, char **argv, sim_config_t *cfg) {
       case O_PLAIN_DART:
         cfg->plain_dart = cfg->no_watcher = 1;
         break;
+      case O_WEB_FRAME_NUMBER:
+        if (parse_long(optarg, -1, 1000000000, &v))
+          return bad_usage("--web-frame-number wants -1..1000000000, got '%s'", optarg);
+        cfg->web_frame_number = v;
+        break;
+      case O_TL_RECORDER:
+        if (!sim_tl_recorder_known(optarg))
+          return bad_usage("--timeline-recorder wants Ring, Endless, Startup, Systrace, File, "
+                           "Perfettofile, Callback, Fuchsia or Macos, got '%s'", optarg);
+        cfg->timeline_recorder = optarg;
+        break;
       case O_VERBOSE:
         cfg->verbose = 1;
         break;
@@ -395,6 +417,8 @@ static int parse_args(int argc, char **argv, sim_config_t *cfg) {
     }
   }
   if (optind < argc) return bad_usage("unexpected argument '%s'", argv[optind]);
+  if (cfg->web_frame_number != -2 && cfg->mode != SIM_MODE_WEB)
+    return bad_usage("%s: --web-frame-number needs --mode web", "");
   if (cfg->dds_attached && cfg->mode == SIM_MODE_DDS)
     return bad_usage("%s: --dds-attached needs --mode vm or web (dds mode is DDS already)", "");
   return -1;
@@ -858,6 +882,7 @@ int main(int argc, char **argv) {
     return 1;
   }
   if (s->replay) s->tl.threads = sim_replay_threads(s->replay);
+  s->tl.recorder = s->cfg.timeline_recorder;
   if (sim_server_init(s)) goto fail_server;
   if (sim_vm_init(s)) goto fail_vm;
   if (sim_gen_init(s)) goto fail_gen;

@@ -69,6 +69,8 @@ typedef struct {
   int profile;                  /* --build-mode profile: no debug-only extensions */
   const char *replay;           /* --replay FILE: a recording played back (sim_replay.h) */
   int plain_dart;               /* --plain-dart: no Flutter extensions, no watcher, no Flutter.Frame */
+  int64_t web_frame_number;     /* web: every Flutter.Frame's number (-2: the real one) */
+  const char *timeline_recorder; /* getVMTimelineFlags' recorderName (NULL: "Ring") */
 } sim_config_t;
 
 #define SIM_MAX_WORKERS 4

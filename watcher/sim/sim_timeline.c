@@ -84,6 +84,30 @@ void sim_tl_begin_end(sim_tl_t *tl, const char *cat, int tid, const char *name, 
   add(tl, cat, tid, name, 'E', e, 0, 0);
 }
 
+static const char *const recorders[] = {"Ring", "Endless", "Startup", "Systrace", "File",
+                                        "Perfettofile", "Callback", "Fuchsia", "Macos"};
+
+int sim_tl_recorder_known(const char *name) {
+  for (size_t i = 0; i < sizeof recorders / sizeof *recorders; i++)
+    if (!strcmp(name, recorders[i])) return 1;
+  return 0;
+}
+
+/* dart-lang/sdk runtime/vm/service.cc GetVMTimelineCommon's three cases. */
+const char *sim_tl_recorder_elsewhere(const char *name) {
+  if (!name) return NULL;
+  if (!strcmp(name, "Callback"))
+    return "timeline events are handled by the embedder rather than the VM.";
+  if (!strcmp(name, "Systrace") || !strcmp(name, "Fuchsia") || !strcmp(name, "Macos"))
+    return "timeline events are handled by the OS rather than the VM. See the VM service "
+           "documentation for more details on where timeline events can be found for this "
+           "recorder type.";
+  if (!strcmp(name, "File") || !strcmp(name, "Perfettofile"))
+    return "timeline events are written directly to a file and thus cannot be retrieved "
+           "through the VM Service.";
+  return NULL;
+}
+
 json_t *sim_tl_recorded_json(const sim_tl_t *tl) {
   json_t *a = json_array();
   for (size_t i = 0; a && i < sim_tl_nstreams; i++)
@@ -95,7 +119,8 @@ json_t *sim_tl_flags_json(const sim_tl_t *tl) {
   json_t *avail = json_array();
   for (size_t i = 0; avail && i < sim_tl_nstreams; i++)
     json_array_append_new(avail, json_string(sim_tl_streams[i]));
-  return json_pack("{s:s, s:s, s:o, s:o}", "type", "TimelineFlags", "recorderName", "Ring",
+  return json_pack("{s:s, s:s, s:o, s:o}", "type", "TimelineFlags", "recorderName",
+                   tl->recorder ? tl->recorder : "Ring",
                    "availableStreams", avail, "recordedStreams", sim_tl_recorded_json(tl));
 }
 

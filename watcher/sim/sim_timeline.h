@@ -38,6 +38,7 @@ typedef struct {
   uint64_t written, overwritten;
   int recorded[16]; /* by stream index (sim_tl_streams) */
   const json_t *threads; /* --replay: the recording's thread_name events, served instead of ours */
+  const char *recorder; /* getVMTimelineFlags' recorderName (static or argv): "Ring" */
 } sim_tl_t;
 
 /* The streams the VM offers (runtime/vm/timeline.h TIMELINE_STREAM_LIST). */
@@ -52,6 +53,12 @@ void sim_tl_free(sim_tl_t *tl);
 void sim_tl_add(sim_tl_t *tl, const sim_tl_event_t *ev);
 void sim_tl_begin_end(sim_tl_t *tl, const char *cat, int tid, const char *name, int64_t b, int64_t e,
                       int shader);
+
+/* 1 when name is one of the VM's recorders (runtime/vm/timeline.h *_RECORDER_NAME). */
+int sim_tl_recorder_known(const char *name);
+/* Where a recorder that keeps no events for the VM service sends them (the
+ * tail of getVMTimeline's 114 details), or NULL when getVMTimeline works. */
+const char *sim_tl_recorder_elsewhere(const char *name);
 
 /* The recorded streams as a JSON array (new reference). */
 json_t *sim_tl_recorded_json(const sim_tl_t *tl);

@@ -19,7 +19,8 @@
   X(SERVER_ERROR, -32000, "Server error")                        \
   X(STREAM_ALREADY_SUBSCRIBED, 103, "Stream already subscribed") \
   X(STREAM_NOT_SUBSCRIBED, 104, "Stream not subscribed")         \
-  X(ISOLATE_MUST_BE_PAUSED, 106, "Isolate must be paused")
+  X(ISOLATE_MUST_BE_PAUSED, 106, "Isolate must be paused")       \
+  X(INVALID_TIMELINE_REQUEST, 114, "Invalid timeline request for the current timeline configuration")
 
 enum {
 #define X(name, code, msg) RPC_##name = code,
@@ -385,6 +386,10 @@ static void broadcast(sim_t *s, const char *stream, json_t *event) {
 }
 
 void sim_vm_post_event(sim_t *s, const char *extension_kind, json_t *data) {
+  /* --web-frame-number: web_ui's FrameTiming defaults frameNumber to 1 and
+   * its recorder before flutter#171592 never set it (docs/flutter-apis.md). */
+  if (s->cfg.web_frame_number != -2 && !strcmp(extension_kind, "Flutter.Frame"))
+    json_object_set_new(data, "number", json_integer(s->cfg.web_frame_number));
   json_t *ev = event_new(s, "Extension", current_ref(s));
   json_object_set_new(ev, "extensionKind", json_string(extension_kind));
   json_object_set_new(ev, "extensionData", data);
@@ -1102,6 +1107,14 @@ static void do_get_vm_timeline(sim_t *s, sim_call_t *k) {
     send_invalid_params(s, k, "getVMTimeline: timeOriginMicros and timeExtentMicros are integers");
     return;
   }
+  const char *why = sim_tl_recorder_elsewhere(s->tl.recorder);
+  if (why) { /* --timeline-recorder: the events went elsewhere (service.cc GetVMTimelineCommon) */
+    char details[320];
+    snprintf(details, sizeof details,
+             "A recorder of type \"%s\" is currently in use. As a result, %s", s->tl.recorder, why);
+    send_error(s, k, RPC_INVALID_TIMELINE_REQUEST, NULL, vm_error_data(s, k, details));
+    return;
+  }
   send_result(k, sim_tl_timeline_json(&s->tl, origin, extent));
 }
 
@@ -1302,17 +1315,23 @@ int sim_vm_dds_attach(sim_t *s) {
            "A Dart Developer Service instance has connected and this direct connection to the VM "
            "service will now be closed. Please reconnect to the Dart Development Service at %s.",
            s->dds.http_uri);
-  /* Every direct client gets the Service event, subscribed or not, and is
-   * then closed (dart-lang/sdk sdk/lib/vmservice/vmservice.dart,
-   * _sendDdsConnectedEvent and _yieldControlToDDS; DWDS does the same,
-   * dwds/lib/src/services/debug_service.dart handleConnection). */
+  /* Every direct client of the VM gets the Service event, subscribed or
+   * not, and is then closed (dart-lang/sdk sdk/lib/vmservice/vmservice.dart,
+   * _sendDdsConnectedEvent and _yieldControlToDDS); DWDS closes them all too
+   * (dwds/lib/src/services/debug_service.dart handleConnection). */
   ev = json_pack("{s:s, s:s, s:s, s:s, s:I}", "type", "Event", "kind",
                  "DartDevelopmentServiceConnected", "message", msg, "uri", s->dds.http_uri,
                  "timestamp", (json_int_t)sim_wall_ms());
   for (c = s->srv.conns; c; c = c->next) {
     if (c->dds) continue;
-    sim_server_send_json(c, json_pack("{s:s, s:s, s:{s:s, s:O}}", "jsonrpc", "2.0", "method",
-                                      "streamNotify", "params", "streamId", "Service", "event", ev));
+    /* DWDS posts it through its Service stream controller: only a client
+     * that listens to Service hears it; the others are just closed
+     * (dwds/lib/src/services/proxy_service.dart yieldControlToDDS,
+     * streamNotify). */
+    if (s->cfg.mode != SIM_MODE_WEB || json_object_get(c->streams, "Service"))
+      sim_server_send_json(c, json_pack("{s:s, s:s, s:{s:s, s:O}}", "jsonrpc", "2.0", "method",
+                                        "streamNotify", "params", "streamId", "Service", "event",
+                                        ev));
     sim_server_close_conn(c, 1000);
     n++;
   }
