@@ -151,6 +151,23 @@ static void rank_order(rank_t *r, size_t n) {
     }
 }
 
+/* A cause that is a whole thread's time (raster, or build without blocks):
+ * its FrameTiming sums over the frames that missed on it and the calm ones. */
+static cand_t thread_cand(const findings_input_t *in, finding_kind_t kind, const char *thread,
+                          uint64_t missed, double us_missed, double us_other, int64_t explained) {
+  cand_t k = {kind,
+              findings_kind_name(kind),
+              thread,
+              hint_for(kind, "", in),
+              missed,
+              in->jank_frames,
+              mean(us_missed, missed),
+              mean(us_other, in->other_frames),
+              explained,
+              findings_share(explained, in->jank_over_us)};
+  return k;
+}
+
 json_t *findings_to_json(const findings_input_t *in, size_t max) {
   json_t *out = json_array();
   if (!out) return NULL;
@@ -183,34 +200,14 @@ json_t *findings_to_json(const findings_input_t *in, size_t max) {
       c[n++] = k;
     }
   }
-  if (in->raster_missed && in->raster_explained_us > 0) {
-    cand_t k = {FINDING_RASTER,
-                "raster",
-                "raster",
-                hint_for(FINDING_RASTER, "", in),
-                in->raster_missed,
-                in->jank_frames,
-                mean(in->raster_us_missed, in->raster_missed),
-                mean(in->raster_us_other, in->other_frames),
-                in->raster_explained_us,
-                findings_share(in->raster_explained_us, in->jank_over_us)};
-    c[n++] = k;
-  }
+  if (in->raster_missed && in->raster_explained_us > 0)
+    c[n++] = thread_cand(in, FINDING_RASTER, "raster", in->raster_missed, in->raster_us_missed,
+                         in->raster_us_other, in->raster_explained_us);
   /* Frames measured without blocks (no watcher, or attribution off): the
    * build time itself is the UI thread's cause, as FrameTiming tells it. */
-  if (in->build_missed && in->nblocks == 0 && in->build_explained_us > 0) {
-    cand_t k = {FINDING_BUILD,
-                "build",
-                "ui",
-                hint_for(FINDING_BUILD, "", in),
-                in->build_missed,
-                in->jank_frames,
-                mean(in->build_us_missed, in->build_missed),
-                mean(in->build_us_other, in->other_frames),
-                in->build_explained_us,
-                findings_share(in->build_explained_us, in->jank_over_us)};
-    c[n++] = k;
-  }
+  if (in->build_missed && in->nblocks == 0 && in->build_explained_us > 0)
+    c[n++] = thread_cand(in, FINDING_BUILD, "ui", in->build_missed, in->build_us_missed,
+                         in->build_us_other, in->build_explained_us);
   for (size_t i = 0; i < n; i++)
     r[i] = (rank_t){(double)c[i].explained,
                     c[i].kind == FINDING_PHASE || c[i].kind == FINDING_RASTER ||
