@@ -350,6 +350,35 @@ START_TEST(begin_in_one_pull_end_in_the_next) {
 }
 END_TEST
 
+/* A GC that begins at exactly the newest timestamp of the previous pull on
+ * its thread is new, not a repeat: the order of a thread's events cannot
+ * tell them apart there, the keys must (issue 24, item 4: it was dropped,
+ * so the pause was lost). */
+START_TEST(begin_at_the_previous_pulls_last_timestamp_is_new) {
+  vmtl_parser_t *p = vmtl_parser_new();
+  got_t g = {0};
+  vmtl_pull_stats_t st = parse_ok(p,
+                                  reply(meta(UI, "1.ui"), ev("B", UI, "GC", "CollectNewGeneration", 10000),
+                                        ev("E", UI, "GC", "CollectNewGeneration", 20000), NULL),
+                                  &g);
+  ck_assert_uint_eq(st.kept, 1);
+  /* The overlapping next pull: the old pair again, then a GC from 20000 µs. */
+  g.n = 0;
+  st = parse_ok(p,
+                reply(meta(UI, "1.ui"), ev("B", UI, "GC", "CollectNewGeneration", 10000),
+                      ev("E", UI, "GC", "CollectNewGeneration", 20000),
+                      ev("B", UI, "GC", "CollectOldGeneration", 20000),
+                      ev("E", UI, "GC", "CollectOldGeneration", 26000), NULL),
+                &g);
+  ck_assert_uint_eq(st.repeats, 2);
+  ck_assert_uint_eq(st.kept, 1);
+  ck_assert_uint_eq(st.unmatched, 0);
+  const vmtl_event_t *gc = find(&g, "CollectOldGeneration", 20000);
+  ck_assert(gc && gc->kind == VMTL_GC && gc->dur_us == 6000);
+  vmtl_parser_free(p);
+}
+END_TEST
+
 START_TEST(older_than_the_lookback_is_presumed_seen) {
   vmtl_parser_t *p = vmtl_parser_new();
   got_t g = {0};
@@ -841,6 +870,7 @@ int main(void) {
   tcase_add_test(tc, repeats_across_overlapping_pulls);
   tcase_add_test(tc, same_entry_twice_in_one_reply_is_real);
   tcase_add_test(tc, begin_in_one_pull_end_in_the_next);
+  tcase_add_test(tc, begin_at_the_previous_pulls_last_timestamp_is_new);
   tcase_add_test(tc, older_than_the_lookback_is_presumed_seen);
   tcase_add_test(tc, many_entries_remembered);
   tcase_add_test(tc, ring_overflow_keeps_begin_end_straight);
