@@ -395,6 +395,28 @@ START_TEST(older_than_the_lookback_is_presumed_seen) {
 }
 END_TEST
 
+/* The edge of the lookback: an entry ending exactly there is still within
+ * what the keys remember (the ring lets go of entries older than it), so it
+ * is judged by its key: one no earlier pull had (a thread's block flushed
+ * late) is kept, not presumed seen. */
+START_TEST(ending_exactly_at_the_lookback_edge_is_judged_by_its_key) {
+  vmtl_parser_t *p = vmtl_parser_new();
+  got_t g = {0};
+  parse_ok(p, reply(x(UI, "GC", "a", 10000000, 10), NULL), &g); /* newest ts: 10000000 */
+  g.n = 0;
+  int64_t edge = 10000000 - VMTL_LOOKBACK_US;
+  vmtl_pull_stats_t st = parse_ok(p, reply(x(UI, "GC", "late", edge - 50, 50), NULL), &g);
+  ck_assert_uint_eq(st.repeats, 0);
+  ck_assert(g.n == 1 && !strcmp(g.ev[0].name, "late"));
+  /* and the same entry again is a repeat */
+  g.n = 0;
+  st = parse_ok(p, reply(x(UI, "GC", "late", edge - 50, 50), NULL), &g);
+  ck_assert_uint_eq(st.repeats, 1);
+  ck_assert_uint_eq(g.n, 0);
+  vmtl_parser_free(p);
+}
+END_TEST
+
 START_TEST(many_entries_remembered) {
   /* More entries than the first ring holds: it grows, and a second pass is all repeats. */
   vmtl_parser_t *p = vmtl_parser_new();
@@ -871,6 +893,7 @@ int main(void) {
   tcase_add_test(tc, same_entry_twice_in_one_reply_is_real);
   tcase_add_test(tc, begin_in_one_pull_end_in_the_next);
   tcase_add_test(tc, begin_at_the_previous_pulls_last_timestamp_is_new);
+  tcase_add_test(tc, ending_exactly_at_the_lookback_edge_is_judged_by_its_key);
   tcase_add_test(tc, older_than_the_lookback_is_presumed_seen);
   tcase_add_test(tc, many_entries_remembered);
   tcase_add_test(tc, ring_overflow_keeps_begin_end_straight);
