@@ -293,6 +293,30 @@ START_TEST(stop_during_a_drain_holds_every_frame_finished_before_it) {
 }
 END_TEST
 
+/* The same for a read: a drain asked while another is in flight is answered
+ * by a drain that began after it was asked, never by the one in flight. */
+START_TEST(drain_during_a_drain_holds_every_frame_finished_before_it) {
+  session_options_t o = {0};
+  session_t *s = open_one(&o);
+  F.delay_ms = 30;
+  F.answer_at_send = 1;
+  draw(3);
+  int reads = count_log("ext.telescope.frames:read");
+  got_t d = {0}, e = {0};
+  ck_assert_ptr_nonnull(sessions_drain(M, s, on_done, &d));
+  RUN_UNTIL(count_log("ext.telescope.frames:read") > reads);
+  ck_assert_int_eq(d.calls, 0);
+  draw(4);
+  ck_assert_ptr_nonnull(sessions_drain(M, s, on_done, &e));
+  RUN_UNTIL(e.calls == 1);
+  ck_assert_int_eq(d.calls, 1); /* the first was answered first */
+  ck_assert_uint_eq(store_frames_seen(session_store(s)), 7);
+  session_unref(d.s);
+  session_unref(e.s);
+  session_unref(s);
+}
+END_TEST
+
 START_TEST(overlapping_closes_join) {
   session_options_t o = {0};
   o.track[WP_TRACK_WIDGETS] = 1;
@@ -524,6 +548,7 @@ int main(void) {
   tcase_add_test(tc, open_then_join);
   tcase_add_test(tc, frames_delivered_once_to_each_session);
   tcase_add_test(tc, stop_during_a_drain_holds_every_frame_finished_before_it);
+  tcase_add_test(tc, drain_during_a_drain_holds_every_frame_finished_before_it);
   tcase_add_test(tc, overlapping_closes_join);
   tcase_add_test(tc, start_during_close_opens_a_new_one);
   tcase_add_test(tc, app_gone_keeps_frames);

@@ -241,6 +241,9 @@ START_TEST(interactions_never_overlap_when_raster_outlasts_the_next_vsync) {
                 (long long)(ts(a) + dur(a)), (long long)ts(b));
   ck_assert_int_eq(ts(b), 3 * 16667); /* the trace's origin is the first vsync */
   ck_assert_int_gt(dur(a), 2 * 16667); /* it still covers its own frames' starts */
+  /* a frame janky on raster alone is a janky frame of its interaction */
+  ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(a, "args"), "jankFrames")), 1);
+  ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(b, "args"), "jankFrames")), 0);
   json_decref(ia);
   json_decref(doc);
   for (int k = 0; k < N; k++) record_frame_close(&f[k]);
