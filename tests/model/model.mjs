@@ -583,13 +583,19 @@ export class Runner {
       if (Number.isInteger(lost)) this.outside.allow += lost;
       else if (lost !== undefined) this.outside.gap = true;
       // The run this read was in (its cursor "v1:<runId>:<seq>:<check>"). A
-      // new run that did not show as a frame going back (the first read of a
-      // sequence, a summary read) still answers for one restart.
+      // read in a new run answers for one restart the app really had (this
+      // sequence or one before on the same pair), and its frames start that
+      // run afresh, whether or not a frame goes back (the first read of a
+      // sequence, a summary read that listed nothing). A new run with no
+      // restart behind it is judged as before: a frame going back fails.
       const O = this.outside;
       const run = cursorRun(a.sc.nextCursor);
-      const pending = O.runChanges;
+      if (run && O.run && run !== O.run && O.runChanges > 0) {
+        O.runChanges--;
+        O.last = null;
+        O.firstDone = true;
+      }
       this.deliver(O, a.sc.frames ?? [], a.sc.summary.frames, 0, what);
-      if (run && O.run && run !== O.run && O.runChanges === pending && O.runChanges > 0) O.runChanges--;
       if (run) O.run = run;
       if (a.sc.nextCursor) this.outsideCursor = a.sc.nextCursor;
       return;
