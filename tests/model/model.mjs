@@ -212,6 +212,9 @@ export class Runner {
     this.known = new Set(); // a new server numbers its sessions afresh
     this.closed = new Map(); // id → framesSeen of every session this server closed
     this.outside = null; // a new server has no reads outside sessions behind it
+    // Each pair's sims are seeded SEED, SEED+1, … after each kill, counted per
+    // pair, so replaying a pair's sequences starts the same sims.
+    this.kills = 0;
     this.resetModel();
   }
 

@@ -75,7 +75,7 @@ test(`model: ${SEQUENCES} random sequences of ${STEPS} steps (seed=${SEED})`, { 
         // The same server and sim ran sequences ${pairFirst}..${i}: their
         // state carries over (positions, a restart not yet seen), so this
         // line replays the failing sequence with its pair's history. The
-        // sims' seeds: --seed SEED, then SEED+1, … after each kill.
+        // sims' seeds: --seed SEED, then SEED+1, … after each kill of the pair.
         `replay with the pair's history (sequences ${pairFirst}..${i}; sims seeded ${SEED}..${SEED + runner.kills}): ` +
           `MODEL_SEED=${SEED} MODEL_FIRST=${pairFirst} MODEL_SEQUENCES=${i - pairFirst + 1} MODEL_MAX_FAILURES=1 MODEL_STEPS=${STEPS} ctest -R ${which} --output-on-failure`,
         'steps:',
