@@ -14,7 +14,7 @@
 //   <what it becomes>
 //
 // Usage: node tests/mutants/run.mjs [build-dir] [name-filter]
-import { readFileSync, writeFileSync, readdirSync, mkdirSync, existsSync, symlinkSync, chmodSync, statSync } from 'node:fs';
+import { readFileSync, writeFileSync, readdirSync, mkdirSync, existsSync, symlinkSync, chmodSync, statSync, lstatSync } from 'node:fs';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { join, dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -68,7 +68,8 @@ const sh = (cmd, args, opts = {}) => spawnSync(cmd, args, { encoding: 'utf8', ma
 // file an interrupted run left mutated is put right.
 function copyTree() {
   const files = execFileSync('git', ['ls-files', '-co', '--exclude-standard'], { cwd: ROOT, encoding: 'utf8' })
-    .split('\n').filter((f) => f && !/^build/.test(f) && existsSync(join(ROOT, f)));
+    .split('\n').filter((f) => f && !/^build/.test(f) && existsSync(join(ROOT, f)) &&
+      lstatSync(join(ROOT, f)).isFile()); // not a symlink (node_modules) nor a directory
   for (const f of files) {
     const data = readFileSync(join(ROOT, f));
     const to = join(SRC, f);
