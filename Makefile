@@ -7,6 +7,7 @@
 #   make check-hard  the whole suite under ASan+UBSan, plus 60 s of fuzzing per target (CI runs it)
 #   make fuzz      a longer fuzz run (FUZZ_SECONDS per target, default 600)
 #   make bench     the benchmarks of tests/bench (results: BENCHMARKS.md)
+#   make mutants   plant each bug of tests/mutants/ in a copy, run the tests that cover it
 
 BUILD      ?= build
 BUILD_TYPE ?= RelWithDebInfo
@@ -25,7 +26,7 @@ APT_DEMO  := nodejs npm
 APT_TEST  := check valgrind clang libclang-rt-14-dev chromium
 
 .PHONY: all deps deps-build deps-demo deps-test node-deps configure build test demo check-hard \
-        fuzz bench clean format
+        fuzz bench mutants clean format
 
 all: build
 
@@ -99,8 +100,15 @@ fuzz: deps-test
 bench: deps-test build node-deps
 	@sh tests/bench/run.sh $(BUILD)
 
+# How strong the tests are: each plausible bug of tests/mutants/*.mutant is
+# planted alone in a copy of the tree (build-mutants/src; the worktree is not
+# touched), built in build-mutants/build, and the tests that cover its file
+# run; killed / survived / not applicable and a score. Not part of make test.
+mutants: deps-test node-deps
+	@node tests/mutants/run.mjs build-mutants $(MUTANTS)
+
 format:
 	@clang-format -i server/*.c server/*.h watcher/sim/*.c watcher/sim/*.h tests/unit/*.c
 
 clean:
-	rm -rf $(BUILD) build-asan
+	rm -rf $(BUILD) build-asan build-mutants

@@ -257,7 +257,16 @@ json_t *fe_answer(fe_t *fe, const json_t *params, int *rpc_code, char *detail, s
     if (!strcmp(action, "start")) fe->collecting = 1;
     if (!strcmp(action, "stop")) fe->collecting = 0;
   }
-  if (!fe->run_id[0]) run_reset(fe, fe->app ? vm_app_isolate_id(fe->app) : "app");
+  /* The run is the isolate the tool talks to: once the VM service has named
+   * a new one (a hot restart), the old isolate's frames are no longer
+   * served, even before the new one posts its first frame, as a restarted
+   * watcher's ring starts empty. Serving them would hand out frames of a
+   * dead isolate under its run id and show the restart only later. */
+  const char *cur = fe->app ? vm_app_isolate_id(fe->app) : "";
+  if (!fe->run_id[0])
+    run_reset(fe, fe->app ? cur : "app");
+  else if (cur[0] && strcmp(cur, fe->isolate) != 0)
+    run_reset(fe, cur);
   json_t *inter = fe->iid ? json_pack("{s:s, s:s}", "interactionId", fe->iid, "linkedBy", fe->lb)
                           : json_null();
   json_t *o = json_pack(

@@ -389,3 +389,36 @@ test('frames that fell out of the window are counted undelivered once', async ()
   }
   assert.equal(total, seen, 'undelivered and the frames read add up to the session');
 });
+
+// The flake of model.frame_events (issue 24): without the watcher, after a
+// hot restart of an app that draws nothing, reads outside sessions went on
+// serving the dead isolate's frames under its old run, and the restart showed
+// only when the new isolate drew its first frame (seq 1 after the old run's
+// last, with app_restarted on that later read). The model saw it when the
+// restart came at the end of one sequence and the reads in the next. The run
+// is the isolate the tool talks to: the first read after the restart says so.
+test('no watcher: the first read after a restart of an idle app is the new run', async () => {
+  const { s, m } = await setup(['--no-watcher', '--fps', '60']);
+  await until(async () => (await s.stats()).lastFrameEvent > 30, { what: '30 frames' });
+  const r0 = await m.call({ action: 'read', detail: 'summary' });
+  assert.equal(r0.isError, false, r0.text);
+  // Frames of the old isolate that no read took, then the restart with
+  // nothing drawn since.
+  await until(async () => (await s.stats()).lastFrameEvent > r0.sc.summary.frames + 20, { what: '20 more frames' });
+  await s.cmd('scenario idle');
+  await s.cmd('restart');
+  const iso = (await s.stats()).isolateId;
+  const run = (a) => /^v1:([^:]+:[^:]+):/.exec(Buffer.from(a.sc.nextCursor ?? '', 'base64url').toString())?.[1];
+  const r1 = await m.call({ action: 'read', detail: 'frames', limit: 1000 });
+  assert.equal(r1.isError, false, r1.text);
+  assert.deepEqual(seqs(r1.sc), [], 'no frame of the exited isolate is handed out as current');
+  assert.equal(r1.sc.diagnosis?.code, 'app_restarted', 'the restart shows on the first read after it');
+  assert.ok(run(r1)?.endsWith(iso), `the cursor names the new isolate ${iso}: ${run(r1)}`);
+  await s.cmd('scenario steady');
+  await until(async () => (await s.stats()).lastFrameEvent > 5, { what: 'the new isolate to draw' });
+  const r2 = await m.call({ action: 'read', detail: 'frames', limit: 1000, waitMs: 1000 });
+  assert.equal(r2.isError, false, r2.text);
+  assert.equal(seqs(r2.sc)[0], 1, 'the new run is read from its start');
+  assert.notEqual(r2.sc.diagnosis?.code, 'app_restarted', 'one restart, reported once');
+  assert.equal(run(r2), run(r1), 'the same run as the read before');
+});

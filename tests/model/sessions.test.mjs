@@ -35,6 +35,10 @@ test(`model: ${SEQUENCES} random sequences of ${STEPS} steps (seed=${SEED})`, { 
   const t0 = Date.now();
   const runner = new Runner({ seed: SEED, counters, simArgs: SIM_ARGS });
   await runner.startPair();
+  // The first sequence the current pair ran: a sequence inherits the pair's
+  // state (the server's read positions, a restart it has not yet seen), so
+  // a failure is replayed with every sequence of its pair before it.
+  let pairFirst = FIRST;
   for (let i = FIRST; i < FIRST + SEQUENCES && failures.length < MAX_FAILURES; i++) {
     if (BUDGET_S && Date.now() - t0 > BUDGET_S * 1000) {
       console.log(`model: the ${BUDGET_S} s budget is spent after ${i - FIRST} of ${SEQUENCES} sequences`);
@@ -61,11 +65,19 @@ test(`model: ${SEQUENCES} random sequences of ${STEPS} steps (seed=${SEED})`, { 
         const exit = await runner.pair.close();
         if (exit?.code !== 0) throw new Violation(6, `the server exited ${JSON.stringify(exit)} on stdin EOF\n${runner.pair.mcp?.stderr ?? ''}`);
         await runner.startPair();
+        pairFirst = i + 1;
       }
     } catch (e) {
+      const which = SIM_ARGS.includes('--no-watcher') ? 'model.frame_events' : 'model.sessions';
       const report = [
         `MODEL FAILURE seed=${SEED} sequence=${i} step=${k}: ${e instanceof Violation ? e.message : e.stack}`,
-        `replay: MODEL_SEED=${SEED} MODEL_FIRST=${i} MODEL_SEQUENCES=1 MODEL_STEPS=${STEPS} ctest -R ${SIM_ARGS.includes('--no-watcher') ? 'model.frame_events' : 'model.sessions'} --output-on-failure`,
+        `replay: MODEL_SEED=${SEED} MODEL_FIRST=${i} MODEL_SEQUENCES=1 MODEL_STEPS=${STEPS} ctest -R ${which} --output-on-failure`,
+        // The same server and sim ran sequences ${pairFirst}..${i}: their
+        // state carries over (positions, a restart not yet seen), so this
+        // line replays the failing sequence with its pair's history. The
+        // sims' seeds: --seed SEED, then SEED+1, … after each kill of the pair.
+        `replay with the pair's history (sequences ${pairFirst}..${i}; sims seeded ${SEED}..${SEED + runner.kills}): ` +
+          `MODEL_SEED=${SEED} MODEL_FIRST=${pairFirst} MODEL_SEQUENCES=${i - pairFirst + 1} MODEL_MAX_FAILURES=1 MODEL_STEPS=${STEPS} ctest -R ${which} --output-on-failure`,
         'steps:',
         ...log,
         ...steps.slice(k).map((s, j) => `  ${k + j} ${describeStep(s)}${j === 0 ? `\n      → ${runner.lastAnswers ?? ''} FAILED HERE` : ''}`),
@@ -77,6 +89,7 @@ test(`model: ${SEQUENCES} random sequences of ${STEPS} steps (seed=${SEED})`, { 
       await runner.pair.close().catch(() => {});
       if (/Sanitizer|runtime error/.test(stderr)) console.log(stderr.slice(-4000));
       await runner.startPair();
+      pairFirst = i + 1;
     }
   }
   const exit = await runner.pair.close();

@@ -106,6 +106,36 @@ START_TEST(janky_stop_within_budget_cause_first) {
 }
 END_TEST
 
+/* However many findings there are, only the first ANSWER_TEXT_HINTS get a
+ * hint line, and those in order (issue 24, item 7: one more was printed). */
+START_TEST(hint_lines_stop_at_their_limit) {
+  json_t *r;
+  free(render_fixture("stop_janky", &r));
+  json_t *fs = json_array();
+  for (int i = 0; i < ANSWER_TEXT_HINTS + 3; i++) {
+    char name[32], hint[32];
+    snprintf(name, sizeof name, "Widget%d", i);
+    snprintf(hint, sizeof hint, "hint number %d", i);
+    json_array_append_new(fs, json_pack("{s:s,s:s,s:s,s:i,s:i,s:i,s:i,s:s}", "kind", "widget",
+                                        "name", name, "thread", "ui", "jankFrames", 5,
+                                        "ofJankFrames", 9, "perJankFrameUs", 20000 - i * 1000,
+                                        "perOtherFrameUs", 500, "hint", hint));
+  }
+  json_object_set_new(json_object_get(r, "summary"), "findings", fs);
+  char *t = render(r, 0, "stop with many findings");
+  int hints = 0;
+  for (const char *p = t; (p = strstr(p, "  hint: ")); p++) hints++;
+  ck_assert_int_eq(hints, ANSWER_TEXT_HINTS);
+  char want[32];
+  snprintf(want, sizeof want, "hint number %d", ANSWER_TEXT_HINTS - 1);
+  ck_assert_ptr_nonnull(strstr(t, want));
+  snprintf(want, sizeof want, "hint number %d", ANSWER_TEXT_HINTS);
+  ck_assert_ptr_null(strstr(t, want));
+  free(t);
+  json_decref(r);
+}
+END_TEST
+
 START_TEST(raster_and_layout_bound_stops) {
   char *t = render_fixture("capture_raster", NULL);
   ck_assert_uint_le(strlen(t), 1500);
@@ -426,6 +456,7 @@ int main(void) {
   Suite *s = suite_create("answer_text");
   TCase *tc = tcase_create("render");
   tcase_add_test(tc, janky_stop_within_budget_cause_first);
+  tcase_add_test(tc, hint_lines_stop_at_their_limit);
   tcase_add_test(tc, raster_and_layout_bound_stops);
   tcase_add_test(tc, short_actions_within_600);
   tcase_add_test(tc, error_carries_the_diagnosis);

@@ -119,6 +119,40 @@ START_TEST(shader_compilation_outranks_the_raster_finding) {
 }
 END_TEST
 
+static const json_t *finding_of_kind(const json_t *sum, const char *kind) {
+  size_t i;
+  const json_t *f;
+  json_array_foreach(json_object_get(sum, "findings"), i, f) if (!strcmp(kind_of(f), kind)) return f;
+  return NULL;
+}
+
+/* perOtherFrameUs is the mean over the frames that missed neither budget: a
+ * frame janky on raster alone is a janky frame for the shader cause too, so
+ * its compile time never counts as "otherwise" (issue 24, item 1). */
+START_TEST(shader_time_otherwise_is_over_the_frames_that_were_not_janky) {
+  frames(1);
+  vmtl_event_t e[N];
+  size_t n = 0;
+  for (int i = 0; i < N; i++) {
+    vmtl_window_t w = causes_window(&F[i]);
+    if (i % 5 == 2) /* 15 ms inside the raster of each of the 8 raster-janky frames, over
+                       * before the next frame's raster begins */
+      e[n++] = ev(VMTL_SHADER, VMTL_THREAD_RASTER, w.raster_start_us + 500, 15000);
+    else if (i % 5 == 4) /* 400 µs in 8 of the 32 frames that kept the budget */
+      e[n++] = ev(VMTL_SHADER, VMTL_THREAD_RASTER, w.raster_start_us + 100, 400);
+  }
+  json_t *sum = summary_of(0);
+  causes_input_t in = {0, e, n, 0};
+  ck_assert_int_eq(causes_apply(sum, P, N, BUDGET, &in), 0);
+  const json_t *f = finding_of_kind(sum, "shader");
+  ck_assert_ptr_nonnull(f);
+  ck_assert_int_eq(json_integer_value(json_object_get(f, "jankFrames")), N / 5);
+  ck_assert_int_eq(json_integer_value(json_object_get(f, "perJankFrameUs")), 15000);
+  ck_assert_int_eq(json_integer_value(json_object_get(f, "perOtherFrameUs")), 8 * 400 / 32);
+  json_decref(sum);
+}
+END_TEST
+
 START_TEST(a_clock_offset_moves_events_out_of_the_windows) {
   frames(0);
   vmtl_event_t e[N];
@@ -200,6 +234,7 @@ int main(void) {
   TCase *tc = tcase_create("core");
   tcase_add_test(tc, gc_in_the_build_of_janky_frames_comes_first);
   tcase_add_test(tc, shader_compilation_outranks_the_raster_finding);
+  tcase_add_test(tc, shader_time_otherwise_is_over_the_frames_that_were_not_janky);
   tcase_add_test(tc, a_clock_offset_moves_events_out_of_the_windows);
   tcase_add_test(tc, no_events_no_timeline_findings);
   tcase_add_test(tc, without_the_watcher_the_finding_says_what_it_would_add);

@@ -133,6 +133,25 @@ START_TEST(slower_build_without_jank_regresses) {
 }
 END_TEST
 
+/* The mirror image: materiality is a size, whichever way the shift goes. A
+ * candidate with builds 1.5 ms faster and the same (no) jank improved
+ * (issue 24, item 2: without the absolute value it came out unchanged). */
+START_TEST(faster_build_without_jank_improves) {
+  frames_t a = make(1, 400, 0, 1500), b = make(2, 400, 0, 0);
+  compare_side_t sa = side("s1", &a), sb = side("s2", &b);
+  json_t *c = compare_sessions(&sa, &sb);
+  ck_assert_str_eq(str(c, "verdict"), "improved");
+  ck_assert_str_eq(str(c, "decidedBy"), "buildUs");
+  const json_t *m = metric(c, "buildUs");
+  ck_assert(json_real_value(json_object_get(m, "shiftUs")) < -1200);
+  ck_assert_str_eq(str(m, "change"), "better");
+  ck_assert_str_eq(str(metric(c, "jankRatio"), "change"), "same");
+  json_decref(c);
+  frames_free(&a);
+  frames_free(&b);
+}
+END_TEST
+
 START_TEST(tiny_shift_is_significant_but_not_a_change) {
   /* +120 µs over 20 000 frames: the test sees it (p < 0.01) but it is
    * below the 200 µs floor, so nothing changed. */
@@ -253,6 +272,7 @@ int main(void) {
   tcase_add_test(tc, same_steady_workload_is_unchanged);
   tcase_add_test(tc, janky_to_fixed_is_improved_and_back_regressed);
   tcase_add_test(tc, slower_build_without_jank_regresses);
+  tcase_add_test(tc, faster_build_without_jank_improves);
   tcase_add_test(tc, tiny_shift_is_significant_but_not_a_change);
   tcase_add_test(tc, not_comparable_warnings);
   tcase_add_test(tc, empty_sides);

@@ -143,6 +143,28 @@ START_TEST(ring_is_bounded_and_says_where_it_starts) {
 }
 END_TEST
 
+/* A read whose since is the oldest frame held starts after it: that frame
+ * was handed out already (issue 24, item 3: it came again on the wire, and
+ * only the store's de-duplication hid it). */
+START_TEST(since_the_oldest_frame_held_starts_after_it) {
+  fe_t *fe = fe_new(NULL, NULL);
+  for (int64_t n = 1; n <= FE_RING + 10; n++) add(fe, "isolates/1", n);
+  record_reply_t r;
+  answer(fe, json_pack("{s:s, s:s, s:s}", "action", "read", "since", "11", "limit", "3"), &r);
+  ck_assert_int_eq(r.first_seq, 11);
+  ck_assert_uint_eq(r.nrecords, 3);
+  ck_assert_int_eq(r.records[0].seq, 12);
+  ck_assert_int_eq(r.records[2].seq, 14);
+  record_reply_close(&r);
+  /* one before the oldest: from the oldest on */
+  answer(fe, json_pack("{s:s, s:s, s:s}", "action", "read", "since", "10", "limit", "1"), &r);
+  ck_assert_uint_eq(r.nrecords, 1);
+  ck_assert_int_eq(r.records[0].seq, 11);
+  record_reply_close(&r);
+  fe_free(fe);
+}
+END_TEST
+
 START_TEST(a_new_isolate_is_a_new_run) {
   fe_t *fe = fe_new(NULL, NULL);
   for (int64_t n = 1; n <= 5; n++) add(fe, "isolates/1", n);
@@ -237,6 +259,7 @@ int main(void) {
   tcase_add_test(tc, ring_is_bounded_and_says_where_it_starts);
   tcase_add_test(tc, web_frames_without_numbers_are_counted_in_order);
   tcase_add_test(tc, web_frames_with_one_constant_number_are_all_kept);
+  tcase_add_test(tc, since_the_oldest_frame_held_starts_after_it);
   tcase_add_test(tc, a_new_isolate_is_a_new_run);
   tcase_add_test(tc, interactions_mark_the_frames_that_follow);
   tcase_add_test(tc, bad_events_and_params_are_refused);

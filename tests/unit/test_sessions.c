@@ -21,6 +21,7 @@ struct vm_call { /* this test's own: the server's vm_call never links in here */
   vm_reply_cb cb;
   void *arg;
   diag_code_t fail; /* answer with this instead */
+  json_t *reply;    /* answered when sent (answer_at_send): what the app held then */
   int cancelled;
   struct vm_call *next;
 };
@@ -37,6 +38,7 @@ typedef struct {
   int delay_ms;
   int inflight;
   int tracking[3];
+  int answer_at_send; /* the watcher reads its ring when the call arrives, not when it replies */
 } fake_t;
 
 static fake_t F;
@@ -44,6 +46,7 @@ static fake_t F;
 static void call_closed(uv_handle_t *h) {
   struct vm_call *c = h->data;
   json_decref(c->params);
+  json_decref(c->reply);
   free(c);
 }
 
@@ -55,6 +58,8 @@ static void call_fire(uv_timer_t *t) {
   if (c->fail != DIAG_NONE) {
     res.diag = c->fail;
     res.detail = "injected";
+  } else if (c->reply) {
+    res.result = c->reply;
   } else if (!strcmp(c->method, "ext.telescope.frames")) {
     char *err = NULL;
     reply = wm_handle(F.wm, c->params, F.now_us, &err);
@@ -90,6 +95,12 @@ static void *fake_call(void *arg, const char *method, json_t *params, vm_reply_c
     F.nfail--;
   }
   const char *action = json_string_value(json_object_get(params, "action"));
+  if (F.answer_at_send && !c->fail && !strcmp(method, "ext.telescope.frames")) {
+    char *err = NULL;
+    c->reply = wm_handle(F.wm, params, F.now_us, &err);
+    ck_assert_ptr_nonnull(c->reply);
+    free(err);
+  }
   if (F.nlog < 64)
     snprintf(F.log[F.nlog++], sizeof F.log[0], "%s%s%s", method, action ? ":" : "",
              action ? action : "");
@@ -253,6 +264,55 @@ START_TEST(frames_delivered_once_to_each_session) {
   ck_assert(wm_collecting(F.wm));
   session_unref(g.s);
   session_unref(w);
+  session_unref(s);
+}
+END_TEST
+
+/* A stop asked while a drain is in flight holds every frame the app finished
+ * before the stop was asked: the drain in flight read the watcher before
+ * those frames, so the close needs a drain of its own (issue 24, item 5). */
+START_TEST(stop_during_a_drain_holds_every_frame_finished_before_it) {
+  session_options_t o = {0};
+  session_t *s = open_one(&o);
+  F.delay_ms = 30;
+  F.answer_at_send = 1;
+  draw(3);
+  int reads = count_log("ext.telescope.frames:read");
+  got_t d = {0}, c = {0};
+  ck_assert_ptr_nonnull(sessions_drain(M, s, on_done, &d));
+  RUN_UNTIL(count_log("ext.telescope.frames:read") > reads); /* the app read its ring: 3 frames */
+  ck_assert_int_eq(d.calls, 0);                                /* its reply is still on the way */
+  draw(4);                                                     /* finished before the stop */
+  ck_assert_ptr_nonnull(sessions_close(M, s, on_done, &c));
+  RUN_UNTIL(d.calls == 1 && c.calls == 1);
+  ck_assert_int_eq(session_state(s), SESSION_CLOSED);
+  ck_assert_uint_eq(store_frames_seen(session_store(s)), 7);
+  session_unref(d.s);
+  session_unref(c.s);
+  session_unref(s);
+}
+END_TEST
+
+/* The same for a read: a drain asked while another is in flight is answered
+ * by a drain that began after it was asked, never by the one in flight. */
+START_TEST(drain_during_a_drain_holds_every_frame_finished_before_it) {
+  session_options_t o = {0};
+  session_t *s = open_one(&o);
+  F.delay_ms = 30;
+  F.answer_at_send = 1;
+  draw(3);
+  int reads = count_log("ext.telescope.frames:read");
+  got_t d = {0}, e = {0};
+  ck_assert_ptr_nonnull(sessions_drain(M, s, on_done, &d));
+  RUN_UNTIL(count_log("ext.telescope.frames:read") > reads);
+  ck_assert_int_eq(d.calls, 0);
+  draw(4);
+  ck_assert_ptr_nonnull(sessions_drain(M, s, on_done, &e));
+  RUN_UNTIL(e.calls == 1);
+  ck_assert_int_eq(d.calls, 1); /* the first was answered first */
+  ck_assert_uint_eq(store_frames_seen(session_store(s)), 7);
+  session_unref(d.s);
+  session_unref(e.s);
   session_unref(s);
 }
 END_TEST
@@ -487,6 +547,8 @@ int main(void) {
   tcase_add_checked_fixture(tc, setup, teardown);
   tcase_add_test(tc, open_then_join);
   tcase_add_test(tc, frames_delivered_once_to_each_session);
+  tcase_add_test(tc, stop_during_a_drain_holds_every_frame_finished_before_it);
+  tcase_add_test(tc, drain_during_a_drain_holds_every_frame_finished_before_it);
   tcase_add_test(tc, overlapping_closes_join);
   tcase_add_test(tc, start_during_close_opens_a_new_one);
   tcase_add_test(tc, app_gone_keeps_frames);

@@ -232,6 +232,30 @@ START_TEST(jank_budget_boundary) {
 }
 END_TEST
 
+/* The raster finding compares janky frames with the others on their own
+ * measure: perOtherFrameUs is the mean raster time of the frames that kept
+ * the budget (docs/tool.md "Findings"). */
+START_TEST(raster_finding_means_over_janky_and_other_frames) {
+  summary_t *s = summary_new(summary_budget_us(0, 60), 0);
+  for (int i = 0; i < 10; i++) {
+    frame_t f = mk(i + 1, 3000, i % 5 == 0 ? 30000 : 4000 + i, 40000, 0);
+    summary_add_frame(s, &f);
+  }
+  json_t *j = full(s);
+  const json_t *raster = NULL, *f;
+  size_t i;
+  json_array_foreach(json_object_get(j, "findings"), i, f) if (!strcmp(
+      json_string_value(json_object_get(f, "kind")), "raster")) raster = f;
+  ck_assert_ptr_nonnull(raster);
+  ck_assert_int_eq(json_integer_value(json_object_get(raster, "jankFrames")), 2);
+  ck_assert_int_eq(json_integer_value(json_object_get(raster, "perJankFrameUs")), 30000);
+  /* frames 1-4 and 6-9: 4000 + i, mean 4005 */
+  ck_assert_int_eq(json_integer_value(json_object_get(raster, "perOtherFrameUs")), 4005);
+  json_decref(j);
+  summary_free(s);
+}
+END_TEST
+
 START_TEST(jank_frozen_boundary) {
   summary_t *s = summary_new(16667, 0);
   frame_t a = mk(1, 10, 10, 700000, 0), b = mk(2, 10, 10, 699999, 0);
@@ -784,6 +808,7 @@ int main(void) {
   tcase_add_test(tc, percentiles_hundred_frames);
   tcase_add_test(tc, percentiles_ties);
   tcase_add_test(tc, jank_budget_boundary);
+  tcase_add_test(tc, raster_finding_means_over_janky_and_other_frames);
   tcase_add_test(tc, jank_frozen_boundary);
   tcase_add_test(tc, top_blocks_self_time_across_frames);
   tcase_add_test(tc, top_blocks_ties_by_name_and_cap_at_ten);

@@ -376,10 +376,43 @@ START_TEST(no_frames) {
 }
 END_TEST
 
+/* A frame whose raster outlasts the next vsync (the raster thread runs
+ * while the UI thread builds the next frame): the interaction it ends must
+ * still stop where the next interaction starts, so the track never overlaps
+ * itself (issue 24, item 6). */
+START_TEST(interactions_never_overlap_when_raster_outlasts_the_next_vsync) {
+  enum { N = 6 };
+  frame_t f[N];
+  for (int i = 0; i < N; i++) {
+    /* frame 2, the last of "open", rasters for 25 ms: past frames 3's vsync */
+    f[i] = frame(i + 1, 1000000 + i * 16667, 4000, i == 2 ? 25000 : 3000);
+    f[i].interaction_id = strdup(i < 3 ? "open" : "scroll");
+    f[i].linked_by = strdup("agent");
+  }
+  json_t *doc = parse(trace_json(f, N, 16667, "telescope s1", NULL));
+  json_t *ia = events_where(doc, "interaction", 3);
+  ck_assert_int_eq(json_array_size(ia), 2);
+  const json_t *a = named(ia, "open"), *b = named(ia, "scroll");
+  ck_assert_ptr_nonnull(a);
+  ck_assert_ptr_nonnull(b);
+  ck_assert_msg(ts(a) + dur(a) <= ts(b), "\"open\" ends at %lld, after \"scroll\" starts at %lld",
+                (long long)(ts(a) + dur(a)), (long long)ts(b));
+  ck_assert_int_eq(ts(b), 3 * 16667); /* the trace's origin is the first vsync */
+  ck_assert_int_gt(dur(a), 2 * 16667); /* it still covers its own frames' starts */
+  /* a frame janky on raster alone is a janky frame of its interaction */
+  ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(a, "args"), "jankFrames")), 1);
+  ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(b, "args"), "jankFrames")), 0);
+  json_decref(ia);
+  json_decref(doc);
+  for (int k = 0; k < N; k++) record_frame_close(&f[k]);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("trace");
   TCase *tc = tcase_create("core");
   tcase_add_test(tc, one_frame_nesting_by_hand);
+  tcase_add_test(tc, interactions_never_overlap_when_raster_outlasts_the_next_vsync);
   tcase_add_test(tc, session_round_trip);
   tcase_add_test(tc, timeline_slices_and_frame_causes);
   tcase_add_test(tc, no_frames);

@@ -387,6 +387,35 @@ START_TEST(begin_in_one_pull_end_in_the_next) {
 }
 END_TEST
 
+/* A GC that begins at exactly the newest timestamp of the previous pull on
+ * its thread is new, not a repeat: the order of a thread's events cannot
+ * tell them apart there, the keys must (issue 24, item 4: it was dropped,
+ * so the pause was lost). */
+START_TEST(begin_at_the_previous_pulls_last_timestamp_is_new) {
+  vmtl_parser_t *p = vmtl_parser_new();
+  got_t g = {0};
+  vmtl_pull_stats_t st = parse_ok(p,
+                                  reply(meta(UI, "1.ui"), ev("B", UI, "GC", "CollectNewGeneration", 10000),
+                                        ev("E", UI, "GC", "CollectNewGeneration", 20000), NULL),
+                                  &g);
+  ck_assert_uint_eq(st.kept, 1);
+  /* The overlapping next pull: the old pair again, then a GC from 20000 µs. */
+  g.n = 0;
+  st = parse_ok(p,
+                reply(meta(UI, "1.ui"), ev("B", UI, "GC", "CollectNewGeneration", 10000),
+                      ev("E", UI, "GC", "CollectNewGeneration", 20000),
+                      ev("B", UI, "GC", "CollectOldGeneration", 20000),
+                      ev("E", UI, "GC", "CollectOldGeneration", 26000), NULL),
+                &g);
+  ck_assert_uint_eq(st.repeats, 2);
+  ck_assert_uint_eq(st.kept, 1);
+  ck_assert_uint_eq(st.unmatched, 0);
+  const vmtl_event_t *gc = find(&g, "CollectOldGeneration", 20000);
+  ck_assert(gc && gc->kind == VMTL_GC && gc->dur_us == 6000);
+  vmtl_parser_free(p);
+}
+END_TEST
+
 START_TEST(older_than_the_lookback_is_presumed_seen) {
   vmtl_parser_t *p = vmtl_parser_new();
   got_t g = {0};
@@ -399,6 +428,28 @@ START_TEST(older_than_the_lookback_is_presumed_seen) {
                &g);
   ck_assert_uint_eq(st.repeats, 1);
   ck_assert(g.n == 2 && !strcmp(g.ev[1].name, "long")); /* still running inside the overlap */
+  vmtl_parser_free(p);
+}
+END_TEST
+
+/* The edge of the lookback: an entry ending exactly there is still within
+ * what the keys remember (the ring lets go of entries older than it), so it
+ * is judged by its key: one no earlier pull had (a thread's block flushed
+ * late) is kept, not presumed seen. */
+START_TEST(ending_exactly_at_the_lookback_edge_is_judged_by_its_key) {
+  vmtl_parser_t *p = vmtl_parser_new();
+  got_t g = {0};
+  parse_ok(p, reply(x(UI, "GC", "a", 10000000, 10), NULL), &g); /* newest ts: 10000000 */
+  g.n = 0;
+  int64_t edge = 10000000 - VMTL_LOOKBACK_US;
+  vmtl_pull_stats_t st = parse_ok(p, reply(x(UI, "GC", "late", edge - 50, 50), NULL), &g);
+  ck_assert_uint_eq(st.repeats, 0);
+  ck_assert(g.n == 1 && !strcmp(g.ev[0].name, "late"));
+  /* and the same entry again is a repeat */
+  g.n = 0;
+  st = parse_ok(p, reply(x(UI, "GC", "late", edge - 50, 50), NULL), &g);
+  ck_assert_uint_eq(st.repeats, 1);
+  ck_assert_uint_eq(g.n, 0);
   vmtl_parser_free(p);
 }
 END_TEST
@@ -879,6 +930,8 @@ int main(void) {
   tcase_add_test(tc, repeats_across_overlapping_pulls);
   tcase_add_test(tc, same_entry_twice_in_one_reply_is_real);
   tcase_add_test(tc, begin_in_one_pull_end_in_the_next);
+  tcase_add_test(tc, begin_at_the_previous_pulls_last_timestamp_is_new);
+  tcase_add_test(tc, ending_exactly_at_the_lookback_edge_is_judged_by_its_key);
   tcase_add_test(tc, older_than_the_lookback_is_presumed_seen);
   tcase_add_test(tc, many_entries_remembered);
   tcase_add_test(tc, ring_overflow_keeps_begin_end_straight);

@@ -675,6 +675,70 @@ START_TEST(dds_takeover_is_followed) {
 }
 END_TEST
 
+/* Issue 24, item 8: during a DDS takeover a call the VM already holds fails
+ * at once as "may have run" (the VM drops it with the connection), never
+ * hangs until its timeout to be reported unresponsive; calls not yet
+ * written when the connection closes go to DDS and are answered there. */
+START_TEST(dds_takeover_fails_sent_calls_at_once_and_moves_unsent_ones) {
+  const char *args[] = {"--mode", "vm", NULL};
+  sim_proc_t s;
+  sim_start(&s, args);
+  fixture_t f;
+  fx_open(&f, s.http_uri, NULL, 4000);
+  got_t g = {.loop = &f.loop};
+  frames_call(&f, &g, "status");
+  assert_ok(&g);
+  /* One call the app holds for 3 s: written, no answer yet. */
+  sim_cmd(&s, "ext-delay 3000");
+  got_t held = {.loop = &f.loop};
+  vm_app_call_extension(f.app, "ext.telescope.frames", json_pack("{s:s}", "action", "status"),
+                        got_cb, &held);
+  int never = 0;
+  run_until(&f.loop, &never, 1, 300);
+  ck_assert_int_eq(held.n, 0);
+  sim_cmd(&s, "ext-delay 0");
+  uv_update_time(&f.loop);
+  uint64_t t0 = uv_now(&f.loop);
+  ck_assert_ptr_nonnull(strstr(sim_cmd(&s, "dds-attach"), "closed 1"));
+  /* Calls made while the takeover arrives: five a loop turn, while the
+   * client writes one a turn, so some are still unsent when it sees the
+   * connection close (and some were written to the VM before). */
+  enum { NB = 400 };
+  static got_t b[NB];
+  int nb = 0;
+  uv_update_time(&f.loop);
+  while (held.n == 0 && nb + 5 <= NB && uv_now(&f.loop) - t0 < 2500) {
+    for (int k = 0; k < 5; k++, nb++) {
+      memset(&b[nb], 0, sizeof b[nb]);
+      b[nb].loop = &f.loop;
+      ck_assert_ptr_nonnull(vm_app_call_vm(f.app, "getVersion", NULL, got_cb, &b[nb]));
+    }
+    uv_run(&f.loop, UV_RUN_ONCE);
+  }
+  ck_assert(run_until(&f.loop, &held.n, 1, 2500));
+  ck_assert_msg(held.diag == DIAG_NOT_CONNECTED, "the held call: diag %s (%s)",
+                held.diag ? diag_name(held.diag) : "none", held.detail);
+  ck_assert_msg(held.at_ms - t0 < 2000, "the held call failed only after %llu ms",
+                (unsigned long long)(held.at_ms - t0));
+  int ok = 0;
+  for (int i = 0; i < nb; i++) {
+    ck_assert_msg(run_until(&f.loop, &b[i].n, 1, 3000), "call %d: no answer within 3 s", i);
+    ck_assert_msg(b[i].diag == DIAG_NONE || (b[i].diag == DIAG_NOT_CONNECTED &&
+                                             strstr(b[i].detail, "may have run")),
+                  "call %d: diag %s (%s)", i, b[i].diag ? diag_name(b[i].diag) : "none",
+                  b[i].detail);
+    ok += b[i].diag == DIAG_NONE;
+    got_reset(&b[i]);
+  }
+  ck_assert_msg(ok > 0, "no call went to DDS");
+  ck_assert_ptr_nonnull(strstr(sim_cmd(&s, "stats"), "\"connections\":1"));
+  got_reset(&held);
+  got_reset(&g);
+  fx_close(&f);
+  sim_stop(&s);
+}
+END_TEST
+
 /* Issue 11 "cheaper status": once connected, vm_app_refresh answers from the
  * state the stream events keep and sends nothing; after a restart it looks
  * again. */
@@ -744,6 +808,7 @@ int main(void) {
   tcase_add_test(tc, vm_redirect_to_dds_is_followed);
   tcase_add_test(tc, non_loopback_dds_is_refused);
   tcase_add_test(tc, dds_takeover_is_followed);
+  tcase_add_test(tc, dds_takeover_fails_sent_calls_at_once_and_moves_unsent_ones);
   tcase_add_test(tc, refresh_is_free_when_warm);
   suite_add_tcase(su, tc);
   SRunner *sr = srunner_create(su);

@@ -545,6 +545,7 @@ static json_t *stats_json(sim_t *s) {
     json_object_set_new(j, "pending", json_integer((json_int_t)wm_pending(s->model)));
     json_object_set_new(j, "droppedAttributions",
                         json_integer((json_int_t)wm_dropped_attributions(s->model)));
+    json_object_set_new(j, "moreFollowed", json_integer((json_int_t)wm_more_followed(s->model)));
   }
   if (j) json_object_set_new(j, "floodSent", json_integer((json_int_t)s->vm.flood_sent));
   if (j && s->replay) json_object_set_new(j, "replay", sim_replay_stats_json(s->replay));

@@ -80,6 +80,10 @@ struct wm {
   size_t n_pending;
   size_t n_pending_blocks; /* sum of n_events over the pending entries */
   uint64_t dropped;
+  /* A read that continued a reply with more=true from its last seq: a
+   * caller draining past one page (the model test's coverage). */
+  int64_t more_at; /* last seq of the latest reply with more (-1: none) */
+  uint64_t more_followed;
   int64_t max_reported; /* newest frame number a timing carried, -1: none */
 
   /* Record ring: records[(head + i) % cap] has seq first_seq + i. */
@@ -127,6 +131,7 @@ static void state_reset(wm_t *wm) {
   wm->probe = 0;
   wm->dropped = 0;
   wm->max_reported = -1;
+  wm->more_at = -1; /* more_followed counts across runs */
   free(wm->drain_error);
   wm->drain_error = NULL;
   wm->auto_off = 0;
@@ -796,8 +801,15 @@ json_t *wm_handle(wm_t *wm, json_t *params, int64_t now_us, char **err_detail) {
 
   wm->last_call_us = now_us;
   json_t *reply = reply_new(wm, now_us, (int)protocol);
-  if (reply && !strcmp(action, "read"))
+  if (reply && !strcmp(action, "read")) {
+    if (wm->more_at >= 0 && since == wm->more_at) wm->more_followed++;
     reply_add_records(wm, reply, since, (size_t)limit, (int)protocol);
+    json_t *recs = json_object_get(reply, "records");
+    json_t *last = json_array_get(recs, json_array_size(recs) - 1);
+    wm->more_at = json_is_true(json_object_get(reply, "more")) && last
+                      ? (int64_t)json_integer_value(json_object_get(last, "seq"))
+                      : -1;
+  }
   if (!reply)
     detail = detail_new("out of memory");
   else
@@ -829,6 +841,7 @@ uint64_t wm_first_seq(const wm_t *wm) {
 uint64_t wm_dropped_attributions(const wm_t *wm) {
   return wm->dropped;
 }
+uint64_t wm_more_followed(const wm_t *wm) { return wm->more_followed; }
 size_t wm_pending(const wm_t *wm) {
   return wm->n_pending;
 }

@@ -130,6 +130,7 @@ uint64_t wm_liveness(const wm_t *wm);
 uint64_t wm_last_seq(const wm_t *wm);
 uint64_t wm_first_seq(const wm_t *wm);  /* 0 when the ring is empty */
 uint64_t wm_dropped_attributions(const wm_t *wm); /* pending-map evictions */
+uint64_t wm_more_followed(const wm_t *wm); /* reads that went on after a reply with more */
 size_t wm_pending(const wm_t *wm);
 size_t wm_ring_bytes(const wm_t *wm); /* sum of wm_record_cost over the ring */
 int wm_timings_missing(const wm_t *wm);
