@@ -75,6 +75,42 @@ static void feed_numbers(store_t *st, const int64_t *seq, const int64_t *num, si
   record_reply_close(&r);
 }
 
+/* Start-up frames (docs/tool.md "Start-up"): the engine's frame 1; a run's
+ * first frame (seq 1) when the engine had just begun (frame number ≤ 3) or a
+ * restart replaced the run; nothing else. */
+START_TEST(startup_frames_marked) {
+  frame_t f;
+  memset(&f, 0, sizeof f);
+  f.seq = 50, f.frame_number = 1;
+  ck_assert_int_eq(store_is_startup(&f, 0, 0), 1);
+  f.seq = 1, f.frame_number = 2; /* the 3.20 recording's warm-up frame */
+  ck_assert_int_eq(store_is_startup(&f, 0, 0), 1);
+  ck_assert_int_eq(store_is_startup(&f, 1, 0), 1);
+  f.frame_number = 827; /* the watcher's first record, long after the app began */
+  ck_assert_int_eq(store_is_startup(&f, 0, 0), 0);
+  ck_assert_int_eq(store_is_startup(&f, 0, 1), 1); /* ... of a run a hot restart began */
+  f.seq = 2, f.frame_number = 2;
+  ck_assert_int_eq(store_is_startup(&f, 0, 0), 0);
+  f.frame_number = -1; /* unnumbered (web) */
+  f.seq = 1;
+  ck_assert_int_eq(store_is_startup(&f, 1, 0), 0);
+
+  /* Through the store: frames 1–3 of one run (numbers 101–103) are steady;
+   * after a restart the new run's seq 1 is start-up, its seq 2 is not. */
+  store_t *st = store_new(16667);
+  feed(st, "A", 1, 3, 1, 3);
+  feed(st, "B", 1, 2, 1, 2);
+  json_t *j = summary_to_json(store_summary(st, NULL), 0, 0, 0);
+  json_t *su = json_object_get(j, "startup");
+  ck_assert_ptr_nonnull(su);
+  ck_assert_int_eq(json_integer_value(json_object_get(su, "frames")), 1);
+  ck_assert_int_eq(json_integer_value(json_array_get(json_object_get(su, "frameNumbers"), 0)), 101);
+  ck_assert_int_eq(json_integer_value(json_object_get(j, "frames")), 5);
+  json_decref(j);
+  store_free(st);
+}
+END_TEST
+
 START_TEST(frame_number_gaps_counted_apart_from_loss) {
   store_t *st = store_new(16667);
   int64_t seq1[] = {1, 2, 3, 4}, num1[] = {10, 11, 14, 15};
@@ -358,6 +394,7 @@ int main(void) {
   TCase *tc = tcase_create("store");
   tcase_set_timeout(tc, 60);
   tcase_add_test(tc, duplicates_dropped);
+  tcase_add_test(tc, startup_frames_marked);
   tcase_add_test(tc, frame_number_gaps_counted_apart_from_loss);
   tcase_add_test(tc, loss_counted_exactly);
   tcase_add_test(tc, empty_first_read_fixes_start);
