@@ -51,7 +51,7 @@ const COVER = {
   'server/record.c': unit('record', 'watcher_vectors'),
   'server/cursor.c': unit('cursor'),
   'server/store.c': unit('store'),
-  'server/summary.c': unit('summary'),
+  'server/summary.c': unit('summary', 'findings', 'answer_text'),
 };
 
 function parse(path) {
