@@ -85,6 +85,7 @@ int action_check_args(op_t *op) {
       {ARG_BUDGET, a->budget_ms > 0, "budgetMs"},
       {ARG_TRACK, a->any_track, "trackWidgets/trackLayouts/trackPaints"},
       {ARG_TIMELINE, a->has_timeline, "timeline"},
+      {ARG_TIMELINE, a->has_include_startup, "includeStartup"}, /* start/capture, as timeline */
       {ARG_SESSION, a->session != NULL, "session"},
       {ARG_BUDGETS, a->budgets != NULL, "budgets"},
       {ARG_COMPARE, a->baseline != NULL, "baseline"},

@@ -56,8 +56,9 @@ static void opened(void *arg, session_t *s, int joined, const wp_status_t *st) {
 
 void action_capture(op_t *op) {
   if (op->a.duration_ms < 0) op->a.duration_ms = DEFAULT_DURATION_MS;
-  session_options_t o = {op->a.interaction_id, op->a.linked_by, op->a.budget_ms, {0}, 1, 0};
+  session_options_t o = {op->a.interaction_id, op->a.linked_by, op->a.budget_ms, {0}, 1, 0, 0};
   o.no_timeline = op->a.no_timeline;
+  o.include_startup = op->a.include_startup;
   for (int t = 0; t < WP_TRACK__COUNT; t++) o.track[t] = op->a.track[t];
   if (!(op->wait = sessions_open(op->ctx->sessions, &o, opened, op)))
     op_fail_text(op, "internal error: out of memory");

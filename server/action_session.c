@@ -70,8 +70,9 @@ static void started(void *arg, session_t *s, int joined, const wp_status_t *st) 
 }
 
 void action_start(op_t *op) {
-  session_options_t o = {op->a.interaction_id, op->a.linked_by, op->a.budget_ms, {0}, 0, 0};
+  session_options_t o = {op->a.interaction_id, op->a.linked_by, op->a.budget_ms, {0}, 0, 0, 0};
   o.no_timeline = op->a.no_timeline;
+  o.include_startup = op->a.include_startup;
   memcpy(o.track, op->a.track, sizeof o.track);
   if (!(op->wait = sessions_open(op->ctx->sessions, &o, started, op)))
     op_fail_text(op, "internal error: out of memory");

@@ -95,6 +95,10 @@ static void parse_args(op_args_t *a, json_t *args) {
   a->wait_ms = (v = json_object_get(args, "waitMs")) ? (int)json_integer_value(v) : -1;
   a->duration_ms = (v = json_object_get(args, "durationMs")) ? (int)json_integer_value(v) : -1;
   a->budget_ms = (v = json_object_get(args, "budgetMs")) ? json_number_value(v) : 0;
+  if ((v = json_object_get(args, "includeStartup"))) {
+    a->has_include_startup = 1;
+    a->include_startup = json_is_true(v);
+  }
   if ((v = json_object_get(args, "timeline"))) {
     a->has_timeline = 1;
     a->no_timeline = json_is_false(v);

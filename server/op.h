@@ -67,6 +67,8 @@ typedef struct {
   int chart; /* 0 none, 1 svg, 2 trace */
   int no_timeline; /* timeline: false */
   int has_timeline;
+  int include_startup; /* includeStartup: true (start-up frames judged as any other) */
+  int has_include_startup;
   json_t *budgets; /* stop/capture; a reference */
   char *baseline, *candidate;
 } op_args_t;

@@ -22,6 +22,7 @@ struct session {
   double refresh_rate;    /* the app's, when the session began (Hz; 0 unknown) */
   const char *build_mode; /* static "debug"/"profile"/"release"; NULL unknown */
   int taken_over;         /* the start found another tool collecting (collectionTakenOver) */
+  int include_startup;    /* includeStartup: start-up frames are judged as any other */
   int frame_events;       /* it began on Flutter.Frame events (no watcher): no blocks */
   store_t *store; /* set once the session has begun (its first position is known) */
   uint64_t read_pos;
@@ -190,6 +191,7 @@ static session_t *session_new(sessions_t *m, const session_options_t *opt) {
   snprintf(s->id, sizeof s->id, "s%u", ++m->next_id);
   s->capture = opt->capture;
   s->timeline = !opt->no_timeline;
+  s->include_startup = opt->include_startup;
   s->budget_ms = opt->budget_ms;
   memcpy(s->track, opt->track, sizeof s->track);
   if (opt->interaction_id) {
@@ -265,6 +267,7 @@ static void session_begin(sessions_t *m, session_t *s, const record_reply_t *r) 
   s->frame_events = r->frame_events;
   s->budget_us = summary_budget_us(s->budget_ms, r->refresh_rate);
   s->store = store_new(s->budget_us);
+  if (s->store) store_set_include_startup(s->store, s->include_startup);
   if (!s->store || store_add_reply(s->store, r, NULL) < 0) {
     wp_status_t st;
     wp_status_set(&st, DIAG_NONE, RPC_INTERNAL_ERROR, "out of memory");

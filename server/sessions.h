@@ -44,6 +44,7 @@ typedef struct {
   int track[WP_TRACK__COUNT]; /* switch these profile* extensions on while it is open */
   int capture;                /* a capture's private window (never the current session) */
   int no_timeline;            /* do not record GC/Embedder on the VM timeline for it */
+  int include_startup;        /* judge start-up frames as any other (store_set_include_startup) */
 } session_options_t;
 
 /* s: a new reference for the callee, or NULL when there is none (then st

@@ -16,6 +16,7 @@ struct store {
   int64_t last_taken;     /* ... and its seq */
   int restart_pending;
   int run_new;     /* run_id began while the store was fed (a restart observed) */
+  int include_startup; /* start-up frames judged as any other (store_set_include_startup) */
   int tracking[3]; /* the profile switches while it was fed (-1 unknown): judges findings */
   frame_t *recent; /* ring of cap slots (grown up to STORE_WINDOW): oldest at head */
   size_t cap, head, count;
@@ -32,6 +33,8 @@ store_t *store_new(int64_t budget_us) {
   st->tracking[0] = st->tracking[1] = st->tracking[2] = -1;
   return st;
 }
+
+void store_set_include_startup(store_t *st, int include) { st->include_startup = include != 0; }
 
 void store_set_tracking(store_t *st, int widgets, int layouts, int paints) {
   st->tracking[0] = widgets;
@@ -123,7 +126,7 @@ int store_add_reply(store_t *st, const record_reply_t *r, store_add_result_t *re
       res->duplicates++;
       continue;
     }
-    f->startup = store_is_startup(f, r->frame_events, st->run_new);
+    f->startup = !st->include_startup && store_is_startup(f, r->frame_events, st->run_new);
     if (summary_add_frame(st->summary, f) < 0 || keep_recent(st, f) < 0) return -1;
     /* Adjacent seqs with a jump in frameNumber: frames the engine numbered
      * but never reported (begun and not drawn, or an event lost). */

@@ -48,6 +48,10 @@ int store_add_reply(store_t *st, const record_reply_t *r, store_add_result_t *re
 #define STORE_STARTUP_NUMBER_MAX 3
 int store_is_startup(const frame_t *f, int frame_events, int run_new);
 
+/* include: 1 to judge start-up frames as any other (the session asked for
+ * them with includeStartup), 0 (the default) to count them apart. */
+void store_set_include_startup(store_t *st, int include);
+
 /* Whether Flutter's profile switches were on while it was fed (1/0, -1
  * unknown): findings say to switch them on when names are missing. */
 void store_set_tracking(store_t *st, int widgets, int layouts, int paints);

@@ -95,3 +95,22 @@ for (const name of recordings) {
     });
   }
 }
+
+// includeStartup: the session asks for its start-up frames to be judged as
+// any other: the 3.20 warm-up frame (1.7 s of build) is then jank, and the
+// text has no start-up line.
+test('includeStartup: the warm-up frame counts as jank when the session asks', async () => {
+  const name = 'ios-impeller-3.20';
+  const sim = await startSim(['--replay', join(DIR, name, 'trace.json')]);
+  cleanup.push(() => sim.kill());
+  const m = await startMcp(['--vm-service-uri-file', sim.uriFile]);
+  cleanup.push(() => m.close());
+  const exp = JSON.parse(readFileSync(join(DIR, name, 'expected.json'), 'utf8'));
+  const r = await m.call({ action: 'capture', durationMs: Math.ceil(exp.recordingUs / 1000) + MARGIN_MS, includeStartup: true });
+  assert.equal(r.isError, false, r.text);
+  const s = r.sc.summary;
+  assert.equal(s.startup, undefined, JSON.stringify(s.startup));
+  assert.ok(s.jank.frames >= 1, `the warm-up frame is janky: ${JSON.stringify(s.jank)}`);
+  assert.ok(!/^startup:/m.test(r.text), r.text);
+  assert.ok(!(r.sc.warnings ?? []).some((w) => /includeStartup/.test(w)), 'includeStartup is used by capture');
+});

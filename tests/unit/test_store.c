@@ -108,6 +108,17 @@ START_TEST(startup_frames_marked) {
   ck_assert_int_eq(json_integer_value(json_object_get(j, "frames")), 5);
   json_decref(j);
   store_free(st);
+
+  /* includeStartup: the same frames, none set apart. */
+  st = store_new(16667);
+  store_set_include_startup(st, 1);
+  feed(st, "A", 1, 3, 1, 3);
+  feed(st, "B", 1, 2, 1, 2);
+  j = summary_to_json(store_summary(st, NULL), 0, 0, 0);
+  ck_assert_ptr_null(json_object_get(j, "startup"));
+  ck_assert_int_eq(json_integer_value(json_object_get(j, "frames")), 5);
+  json_decref(j);
+  store_free(st);
 }
 END_TEST
 
