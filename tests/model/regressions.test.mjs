@@ -6,6 +6,7 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startSim, startMcp, until, sleep, assertNoTokenLeak } from '../integration/harness.mjs';
+import { SLACK } from './lib.mjs';
 
 const cleanup = [];
 after(async () => { for (const c of cleanup.reverse()) await c(); assertNoTokenLeak(); });
@@ -382,7 +383,7 @@ test('frames that fell out of the window are counted undelivered once', async ()
   await s.cmd('fps 4000'); // after start: a sanitized sim at this rate answers slowly
   // No read takes any: past 4 096 frames the oldest fall out of the window.
   await until(async () => (await m.call({ action: 'status' })).sc.session?.framesSeen > 5000,
-    { timeoutMs: 20000, everyMs: 100, what: 'the session to see 5 000 frames' });
+    { timeoutMs: 20000 * SLACK, everyMs: 100, what: 'the session to see 5 000 frames' });
   const stop = await m.call({ action: 'stop', detail: 'summary' });
   assert.equal(stop.isError, false, stop.text);
   const seen = stop.sc.session.framesSeen;
