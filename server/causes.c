@@ -100,6 +100,35 @@ static double tally_explained(const frame_t *const *frames, size_t nframes,
   return e;
 }
 
+/* Recomputes the raster finding's explainedUs/explains on the raster time
+ * beyond each frame's shader compilation, or takes it out when that explains
+ * nothing. 0, or -1 on OOM. */
+static int raster_beyond_shader(json_t *findings, const frame_t *const *frames, size_t nframes,
+                                const vmtl_causes_t *c, int64_t budget_us, double scale,
+                                double over) {
+  size_t i;
+  json_t *f;
+  json_array_foreach(findings, i, f) {
+    const char *kind = json_string_value(json_object_get(f, "kind"));
+    if (!kind || strcmp(kind, "raster")) continue;
+    double other = (double)json_integer_value(json_object_get(f, "perOtherFrameUs")), e = 0;
+    for (size_t k = 0; k < nframes; k++) {
+      const frame_t *fr = frames[k];
+      int64_t ro = fr->raster_us - budget_us;
+      if (fr->startup || ro <= 0) continue;
+      double x = (double)(fr->raster_us - c[k].shader_us) - other;
+      if (x > 0) e += x < (double)ro ? x : (double)ro;
+    }
+    int64_t ex = llround(e * scale);
+    if (ex <= 0) return json_array_remove(findings, i) ? -1 : 0;
+    return json_object_set_new(f, "explainedUs", json_integer(ex)) ||
+                   json_object_set_new(f, "explains", json_real(findings_share(ex, over)))
+               ? -1
+               : 0;
+  }
+  return 0;
+}
+
 int causes_apply(json_t *summary, const frame_t *const *frames, size_t nframes,
                  int64_t budget_us, const causes_input_t *in) {
   json_t *findings = json_object_get(summary, "findings");
@@ -141,6 +170,11 @@ int causes_apply(json_t *summary, const frame_t *const *frames, size_t nframes,
                 mean(st.sum_missed, st.missed), sh_other, llround(se),
                 findings_share(llround(se), over)};
   int bad = 0;
+  /* The raster finding is the raster thread's time that nothing named
+   * explains, as a phase's self time is what no named block holds: with
+   * shader compilation seen, it keeps only the raster time beyond it. */
+  if (st.missed && se > 0) bad |= raster_beyond_shader(findings, frames, nframes, c, budget_us,
+                                                       (double)rm_all / (double)st.missed, over);
   if (gt.missed && gc.jank_mean - gc.other_mean >= min_excess && gc.explained > 0)
     bad |= json_array_append_new(findings, cause_json(&gc));
   if (st.missed && sh.jank_mean - sh.other_mean >= min_excess && sh.explained > 0)

@@ -24,13 +24,13 @@ typedef enum { FC_FORWARD = 0, FC_LOCAL, FC_PROBE, FC_VM, FC_SYNC, FC_SETTLE } f
  * of a batch (shell.cc kBatchTimeInMilliseconds, debug and profile); web,
  * only when a frame comes more than 100 ms after the last hand-over
  * (web_ui frame_timing_recorder.dart submitTimings). A batch that arrives
- * after the call holds every frame drawn before it, so while the app draws
- * (an event within FE_DRAWING_MS) a read or stop waits for the next batch,
- * at most FE_SETTLE_MS after the call. An app that stopped drawing has
- * nothing pending natively; on web its last frames may never be handed over
- * (docs/tool.md). */
-#define FE_SETTLE_MS 150
-#define FE_DRAWING_MS 300
+ * after the call holds every frame drawn before it, so while the app drew
+ * lately (an event within FE_DRAWING_MS: a batch may follow its last frame
+ * by up to 1 s in release) a read or stop waits for the next batch, at most
+ * FE_SETTLE_MS after the call (a batch timer of 100 ms and a loaded app). On
+ * web the last frames may never be handed over (docs/tool.md). */
+#define FE_SETTLE_MS 200
+#define FE_DRAWING_MS 1000
 
 typedef struct fe_call {
   fe_t *fe;
