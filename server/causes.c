@@ -95,7 +95,7 @@ static double tally_explained(const frame_t *const *frames, size_t nframes,
     int64_t over = (shader ? f->raster_us : f->build_us) - budget_us;
     if (over <= 0) continue;
     double x = (double)(shader ? c[i].shader_us : c[i].gc_us) - other_mean;
-    if (x > 0) e += x < (double)over ? x : (double)over;
+    e += findings_explained(x, (double)over);
   }
   return e;
 }
@@ -117,7 +117,7 @@ static int raster_beyond_shader(json_t *findings, const frame_t *const *frames, 
       int64_t ro = fr->raster_us - budget_us;
       if (fr->startup || ro <= 0) continue;
       double x = (double)(fr->raster_us - c[k].shader_us) - other;
-      if (x > 0) e += x < (double)ro ? x : (double)ro;
+      e += findings_explained(x, (double)ro);
     }
     int64_t ex = llround(e * scale);
     if (ex <= 0) return json_array_remove(findings, i) ? -1 : 0;

@@ -43,6 +43,11 @@ int findings_kind_tier(const char *kind) {
            !strcmp(kind, "shader"));
 }
 
+double findings_explained(double excess, double overrun) {
+  if (excess <= 0) return 0;
+  return excess < overrun ? excess : overrun;
+}
+
 double findings_share(int64_t explained_us, double jank_over_us) {
   if (!(jank_over_us > 0) || explained_us <= 0) return 0;
   double r = (double)explained_us / jank_over_us;

@@ -93,6 +93,11 @@ json_t *findings_next_to_json(const findings_input_t *in);
  * 0, or -1 when an entry lacks its fields (the array is left as it was). */
 int findings_sort_json(json_t *findings, size_t max);
 
+/* What a cause explains of one janky frame (docs/tool.md "What a cause
+ * explains"): its time beyond its calm-frame mean (excess), never below 0
+ * and never more than that frame's overrun on its thread. */
+double findings_explained(double excess, double overrun);
+
 /* A finding's share of the jank: explained / jank over, 0..1, 2 decimals. */
 double findings_share(int64_t explained_us, double jank_over_us);
 

@@ -524,15 +524,15 @@ static int explain(const summary_t *s, int64_t *explained, int64_t *raster_expla
       const jank_block_t *b = &s->jb[j->off + i];
       double mean_other = other ? (double)s->blocks[b->block].other_self / (double)other : 0;
       double x = (double)b->self_us - mean_other;
-      if (x > 0) e[b->block] += x < (double)j->build_over ? x : (double)j->build_over;
+      e[b->block] += findings_explained(x, (double)j->build_over);
     }
     if (j->raster_over > 0) {
       double x = (double)(j->raster_over + s->budget_us) - raster_other;
-      if (x > 0) re += x < (double)j->raster_over ? x : (double)j->raster_over;
+      re += findings_explained(x, (double)j->raster_over);
     }
     if (j->build_over > 0) {
       double x = (double)(j->build_over + s->budget_us) - build_other;
-      if (x > 0) be += x < (double)j->build_over ? x : (double)j->build_over;
+      be += findings_explained(x, (double)j->build_over);
     }
   }
   double bscale = s->build_missed_kept ? (double)s->build_missed / (double)s->build_missed_kept : 0;
