@@ -100,23 +100,26 @@ static double tally_explained(const frame_t *const *frames, size_t nframes,
   return e;
 }
 
-/* Recomputes the raster finding's explainedUs/explains on the raster time
- * beyond each frame's shader compilation, or takes it out when that explains
- * nothing. 0, or -1 on OOM. */
-static int raster_beyond_shader(json_t *findings, const frame_t *const *frames, size_t nframes,
-                                const vmtl_causes_t *c, int64_t budget_us, double scale,
-                                double over) {
+/* Recomputes a whole-thread finding's explainedUs/explains (kind "raster":
+ * the raster time beyond each frame's shader compilation; kind "build": the
+ * build time beyond its GC), or takes it out when that explains nothing.
+ * 0, or -1 on OOM. */
+static int thread_beyond_timeline(json_t *findings, const char *thread_kind,
+                                  const frame_t *const *frames, size_t nframes,
+                                  const vmtl_causes_t *c, int64_t budget_us, double scale,
+                                  double over) {
+  int raster = !strcmp(thread_kind, "raster");
   size_t i;
   json_t *f;
   json_array_foreach(findings, i, f) {
     const char *kind = json_string_value(json_object_get(f, "kind"));
-    if (!kind || strcmp(kind, "raster")) continue;
+    if (!kind || strcmp(kind, thread_kind)) continue;
     double other = (double)json_integer_value(json_object_get(f, "perOtherFrameUs")), e = 0;
     for (size_t k = 0; k < nframes; k++) {
       const frame_t *fr = frames[k];
-      int64_t ro = fr->raster_us - budget_us;
+      int64_t us = raster ? fr->raster_us : fr->build_us, ro = us - budget_us;
       if (fr->startup || ro <= 0) continue;
-      double x = (double)(fr->raster_us - c[k].shader_us) - other;
+      double x = (double)(us - (raster ? c[k].shader_us : c[k].gc_us)) - other;
       e += findings_explained(x, (double)ro);
     }
     int64_t ex = llround(e * scale);
@@ -170,11 +173,15 @@ int causes_apply(json_t *summary, const frame_t *const *frames, size_t nframes,
                 mean(st.sum_missed, st.missed), sh_other, llround(se),
                 findings_share(llround(se), over)};
   int bad = 0;
-  /* The raster finding is the raster thread's time that nothing named
+  /* The raster and build findings are a thread's time that nothing named
    * explains, as a phase's self time is what no named block holds: with
-   * shader compilation seen, it keeps only the raster time beyond it. */
-  if (st.missed && se > 0) bad |= raster_beyond_shader(findings, frames, nframes, c, budget_us,
-                                                       (double)rm_all / (double)st.missed, over);
+   * shader compilation (GC) seen, they keep only the time beyond it. */
+  if (st.missed && se > 0)
+    bad |= thread_beyond_timeline(findings, "raster", frames, nframes, c, budget_us,
+                                  (double)rm_all / (double)st.missed, over);
+  if (gt.missed && ge > 0)
+    bad |= thread_beyond_timeline(findings, "build", frames, nframes, c, budget_us,
+                                  (double)bm_all / (double)gt.missed, over);
   if (gt.missed && gc.jank_mean - gc.other_mean >= min_excess && gc.explained > 0)
     bad |= json_array_append_new(findings, cause_json(&gc));
   if (st.missed && sh.jank_mean - sh.other_mean >= min_excess && sh.explained > 0)
