@@ -83,7 +83,7 @@ static json_t *ratio_metric(const int64_t *a, size_t na, const int64_t *b, size_
   if (stats_mann_whitney(a, na, b, nb, &mw)) return NULL;
   double ca = sum_of(a, na), cb = sum_of(b, nb);
   double ra = na ? ca / (double)na : 0, rb = nb ? cb / (double)nb : 0;
-  int significant = na && nb && mw.p < COMPARE_ALPHA;
+  int significant = na && nb && mw.p < COMPARE_METRIC_ALPHA;
   double delta = rb - ra;
   *change = change_of(significant, fabs(delta) >= min_delta, delta);
   json_t *m = json_pack("{s:f,s:f,s:f,s:f,s:b,s:s}", "baseline", round4(ra), "candidate",
@@ -121,7 +121,7 @@ static json_t *time_metric(const int64_t *a, size_t na, const int64_t *b, size_t
   stats_sort(bs, nb);
   int64_t p50 = stats_percentile(as, na, 0.5);
   double floor_us = fmax(COMPARE_MIN_SHIFT_US, COMPARE_MIN_SHIFT_FRAC * (double)p50);
-  int significant = na && nb && mw.p < COMPARE_ALPHA;
+  int significant = na && nb && mw.p < COMPARE_METRIC_ALPHA;
   *change = change_of(significant, fabs(mw.shift) >= floor_us, mw.shift);
   json_t *sa = stats_object(as, na), *sb = stats_object(bs, nb);
   json_t *d = sa && sb ? json_object() : NULL;
@@ -352,7 +352,7 @@ static json_t *findings_of(const compare_side_t *a, const compare_side_t *b) {
       double mb = b->nframes ? sum_of(vb, b->nframes) / (double)b->nframes : 0;
       free(va);
       free(vb);
-      int significant = a->nframes && b->nframes && mw.p < COMPARE_ALPHA;
+      int significant = a->nframes && b->nframes && mw.p < COMPARE_METRIC_ALPHA;
       double floor_us = fmax(COMPARE_MIN_BLOCK_US, COMPARE_MIN_SHIFT_FRAC * ma);
       const char *kind = json_string_value(json_object_get(f, "kind"));
       json_t *e = json_pack("{s:s,s:f,s:f,s:f,s:f,s:b,s:s}", "name", name, "baselineUsPerFrame",
@@ -395,7 +395,7 @@ json_t *compare_sessions(const compare_side_t *baseline, const compare_side_t *c
   out = json_pack("{s:o*,s:o*,s:s,s:b,s:o*,s:{s:s,s:f},s:o*,s:o*,s:o*}", "baseline",
                   side_json(baseline), "candidate", side_json(candidate), "verdict", verdict,
                   "comparable", comparable, "warnings", warnings, "test", "name", "mann-whitney-u",
-                  "alpha", COMPARE_ALPHA, "metrics", metrics, "interactions", ia, "findings", fi);
+                  "alpha", COMPARE_METRIC_ALPHA, "metrics", metrics, "interactions", ia, "findings", fi);
   if (out && decided && json_object_set_new(out, "decidedBy", json_string(decided))) {
     json_decref(out);
     out = NULL;

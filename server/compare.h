@@ -3,8 +3,10 @@
  * sessions"). Pure: two sessions' frames in, the `comparison` object out.
  *
  * Each metric is tested on the per-frame values of both sessions with a
- * two-sided Mann–Whitney U test (stats.h) at COMPARE_ALPHA, and counts as
- * changed only when it is both significant and larger than a floor that
+ * two-sided Mann–Whitney U test (stats.h) at COMPARE_METRIC_ALPHA (the
+ * verdict's level COMPARE_ALPHA split over the four metrics it draws on,
+ * Bonferroni: two runs of one workload get a verdict at most 1 % of the
+ * time), and counts as changed only when it is both significant and larger than a floor that
  * keeps irrelevant but detectable shifts out ("material"). The verdict is
  * decided by the first metric that changed, in the order jank ratio, frozen
  * frames, then build and raster time (any worse → regressed). */
@@ -17,7 +19,8 @@
 
 #include "record.h"
 
-#define COMPARE_ALPHA 0.01          /* two-sided significance level per metric */
+#define COMPARE_ALPHA 0.01          /* false-verdict rate on one workload, at most */
+#define COMPARE_METRIC_ALPHA (COMPARE_ALPHA / 4) /* per metric: the verdict's four */
 #define COMPARE_MIN_FRAMES 30       /* fewer on either side: "too_few_frames" */
 #define COMPARE_MIN_JANK_DELTA 0.01 /* jank ratio: at least one point of 100 */
 #define COMPARE_MIN_SHIFT_US 200    /* times: Hodges–Lehmann shift at least this… */

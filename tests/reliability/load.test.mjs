@@ -89,10 +89,15 @@ test(`${LONG ? '1 000 000' : '100 000'} status calls, 32 in flight: all answered
   if (MEASURE) assert.ok(last.rss <= warm.rss * 1.1 + 2 * MiB,
     `RSS grew ${fmtMiB(warm.rss)} → ${fmtMiB(last.rss)}: ${samples.map((x) => fmtMiB(x.rss)).join(' ')}`);
   // A sample may catch a descriptor in use for a moment (the URI file is
-  // read on each re-sync): at most 2 over; once idle, exactly as after warm-up.
-  for (const x of samples.slice(1)) assert.ok(x.fds <= warm.fds + 2, `fds at ${x.calls}: ${x.fds}, ${warm.fds} after warm-up`);
+  // read on each re-sync), the warm-up sample too (CI saw 14 there, 13 once
+  // idle): the steady count is the fewest any sample after warm-up saw. At
+  // most 2 over it; once idle, exactly it (a leak raises every later sample
+  // and the idle count above the early ones).
+  const fds = samples.slice(1).map((x) => x.fds);
+  const steady = Math.min(...fds);
+  for (const x of samples.slice(1)) assert.ok(x.fds <= steady + 2, `fds at ${x.calls}: ${x.fds}, steady ${steady}: ${fds.join(' ')}`);
   await sleep(200);
-  assert.equal(fdsOf(lean.pid), warm.fds, 'descriptors once idle');
+  assert.equal(fdsOf(lean.pid), steady, `descriptors once idle (samples: ${fds.join(' ')})`);
   const st = await s.stats();
   assert.equal(st.connections, 1, 'one WebSocket to the app throughout');
   report('sequential', { calls: total, seconds: +(ms / 1000).toFixed(1),
