@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "budgets.h"
+#include "cpuprof.h"
 #include "findings.h"
 
 /* ---- a growing string that remembers running out of memory ------------- */
@@ -97,14 +98,50 @@ static void findings(sb_t *b, const json_t *sum) {
     const char *kind = str(f, "kind"), *name = str(f, "name");
     if (!kind || !name) continue;
     int build = !strcmp(kind, "build");
-    sb_printf(b, "cause %zu: %s (%s%s) explains %.0f%% of the jank, in %lld/%lld janky frames: "
-                 "%.1f ms per janky frame vs %.1f ms otherwise\n",
+    sb_printf(b,
+              "cause %zu: %s (%s%s) explains %.0f%% of the jank, in %lld/%lld janky frames: "
+              "%.1f ms per janky frame vs %.1f ms otherwise\n",
               i + 1, name, build ? "ui" : kind, strcmp(kind, "raster") && !build ? "" : " thread",
               json_number_value(json_object_get(f, "explains")) * 100.0,
               (long long)num(f, "jankFrames"), (long long)num(f, "ofJankFrames"),
               ms(num(f, "perJankFrameUs")), ms(num(f, "perOtherFrameUs")));
+    if (str(f, "at")) sb_printf(b, "  at: %s\n", str(f, "at"));
     if (i < ANSWER_TEXT_HINTS && str(f, "hint")) sb_printf(b, "  hint: %s\n", str(f, "hint"));
   }
+}
+
+/* Where to edit, from the CPU samples: "where 1: _parseFeed (lib/feed.dart:17)
+ * explains 80% of the jank: 4.0 ms per janky frame vs 0.0 ms otherwise (mostly
+ * in jsonDecode)"; the app's own code is numbered, other code is context. */
+static void where(sb_t *b, const json_t *sum) {
+  const json_t *w = json_object_get(sum, "where"), *f;
+  size_t i, k = 0;
+  char place[600];
+  if (!w) return;
+  json_array_foreach(json_object_get(w, "functions"), i, f) {
+    const char *code = str(f, "code");
+    if (!code) continue;
+    int app = !strcmp(code, "app");
+    if (app)
+      sb_printf(b, "where %zu: ", ++k);
+    else
+      sb_printf(b, "where (%s code): ", code);
+    sb_printf(b, "%s explains %.0f%% of the jank: %.1f ms per janky frame vs %.1f ms otherwise",
+              cpuprof_place(f, place, sizeof place),
+              json_number_value(json_object_get(f, "explains")) * 100.0, ms(num(f, "jankyUs")),
+              ms(num(f, "calmUs")));
+    if (str(f, "top")) sb_printf(b, " (mostly in %s)", str(f, "top"));
+    sb_printf(b, "\n");
+  }
+  if (json_is_true(json_object_get(w, "fewSamples")))
+    sb_printf(b, "where: %.1f CPU samples per janky frame (one per %lld µs): too few to rank on\n",
+              json_number_value(json_object_get(w, "samplesPerJankyFrame")),
+              (long long)num(w, "samplePeriodUs"));
+  else if (!json_array_size(json_object_get(w, "functions")))
+    sb_printf(b,
+              "where: no function ran longer in the janky frames than in the others "
+              "(%lld CPU samples in them)\n",
+              (long long)num(w, "jankySamples"));
 }
 
 /* Advice, apart from the causes: "next: start again with trackWidgets: true
@@ -131,7 +168,8 @@ static void startup(sb_t *b, const json_t *sum) {
   int64_t n = num(st, "frames");
   sb_printf(b, "startup: %lld frame%s (", (long long)n, n == 1 ? "" : "s");
   size_t i;
-  json_array_foreach(fn, i, v) sb_printf(b, "%s%lld", i ? ", " : "frame ", (long long)json_integer_value(v));
+  json_array_foreach(fn, i, v)
+      sb_printf(b, "%s%lld", i ? ", " : "frame ", (long long)json_integer_value(v));
   if ((int64_t)json_array_size(fn) < n) sb_printf(b, ", …");
   sb_printf(b, "), build max %.1f ms, raster max %.1f ms: the app's start, not counted as jank\n",
             ms(num(st, "buildUsMax")), ms(num(st, "rasterUsMax")));
@@ -148,7 +186,7 @@ typedef struct {
 } cause_t;
 
 static cause_t frame_cause(const json_t *w, int64_t budget) {
-  cause_t c = {"build", num(w, "buildUs"), num(w, "buildUs"), num(w, "frameNumber"),
+  cause_t c = {"build",        num(w, "buildUs"), num(w, "buildUs"), num(w, "frameNumber"),
                num(w, "gcUs"), num(w, "shaderUs")};
   if (c.number <= 0) c.number = -num(w, "seq"); /* unnumbered: by seq, printed "seq N" */
   int64_t raster = num(w, "rasterUs");
@@ -501,6 +539,7 @@ char *answer_text_render(const json_t *r, int is_error) {
     budgets_line(&b, json_object_get(r, "budgets")); /* a verdict too: next to the first */
     startup(&b, sum);
     findings(&b, sum);
+    where(&b, sum);
     next(&b, sum);
     /* Within budget, the worst frames explain nothing an agent must act on. */
     if (num(json_object_get(sum, "jank"), "frames")) worst(&b, sum);

@@ -351,3 +351,24 @@ const char *cpuprof_place(const json_t *fn, char *buf, size_t len) {
     snprintf(buf, len, "%s", name);
   return buf;
 }
+
+int cpuprof_attach(json_t *findings, const json_t *where) {
+  size_t i, j;
+  json_t *f;
+  const json_t *fn;
+  char place[600];
+  json_array_foreach(findings, i, f) {
+    const char *kind = str_of(f, "kind"), *name = str_of(f, "name");
+    if (!kind || !name || (strcmp(kind, "widget") && strcmp(kind, "render_object"))) continue;
+    size_t n = strlen(name);
+    /* functions are ranked: the first match explains most. */
+    json_array_foreach(json_object_get(where, "functions"), j, fn) {
+      const char *fname = str_of(fn, "function");
+      if (!fname || strncmp(fname, name, n) || fname[n] != '.') continue;
+      if (json_object_set_new(f, "at", json_string(cpuprof_place(fn, place, sizeof place))))
+        return -1;
+      break;
+    }
+  }
+  return 0;
+}

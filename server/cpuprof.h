@@ -86,6 +86,12 @@ const char *cpuprof_code_name(cpuprof_code_t code);
 json_t *cpuprof_where_json(const cpuprof_t *p, const cpuprof_window_t *windows, size_t nwindows,
                            int64_t min_excess_us, double jank_over_us);
 
+/* Gives each widget or render-object finding (summary.findings, borrowed,
+ * changed in place) whose name N owns a function of where (N.build,
+ * N.performLayout…) an "at": that function's place, the one that explains
+ * most. 0, or -1 on OOM. */
+int cpuprof_attach(json_t *findings, const json_t *where);
+
 /* "HeavyTile.build (lib/heavy_tile.dart:42)" of a `where.functions` entry
  * into buf; returns buf. */
 const char *cpuprof_place(const json_t *fn, char *buf, size_t len);

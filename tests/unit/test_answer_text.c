@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "answer_text.h"
+#include "cpuprof.h"
 #include "frames_tool.h"
 #include "schema_embed.h"
 
@@ -79,7 +80,8 @@ START_TEST(janky_stop_within_budget_cause_first) {
   ck_assert_int_ge(line_of(t, "cause 1: SlowWidget (widget)"), 1);
   ck_assert_int_le(line_of(t, "cause 1: SlowWidget (widget)"), 2);
   /* The share of the jank it explains is in the cause line. */
-  ck_assert_ptr_nonnull(strstr(t, "cause 1: SlowWidget (widget) explains 97% of the jank, in 30/30"));
+  ck_assert_ptr_nonnull(
+      strstr(t, "cause 1: SlowWidget (widget) explains 97% of the jank, in 30/30"));
   /* Worst frames that share a cause are merged on one line, frame numbers in
    * order. */
   const json_t *wf = json_object_get(sum, "worstFrames");
@@ -106,6 +108,55 @@ START_TEST(janky_stop_within_budget_cause_first) {
 }
 END_TEST
 
+/* Where to edit: the CPU samples' functions after the causes, the app's own
+ * numbered and first, other code as context, each with its place; a widget
+ * finding carries its `at`; still within 1 500 bytes. The where object is
+ * added to the real janky stop (the shape cpuprof_where_json gives). */
+START_TEST(where_lines_after_the_causes) {
+  json_t *r;
+  render_fixture("stop_janky", &r);
+  json_t *sum = json_object_get(r, "summary");
+  json_error_t e;
+  json_t *w = json_loads(
+      "{\"samplePeriodUs\":1000,\"jankySamples\":640,\"samplesPerJankyFrame\":21.3,"
+      "\"fewSamples\":false,\"functions\":["
+      "{\"function\":\"SlowWidget.build\",\"code\":\"app\",\"file\":\"lib/slow_widget.dart\","
+      "\"line\":42,\"jankyUs\":24100,\"calmUs\":0,\"explainedUs\":402000,\"explains\":0.8,"
+      "\"frames\":30,\"top\":\"jsonDecode\"},"
+      "{\"function\":\"_layoutCards\",\"code\":\"app\",\"file\":\"lib/cards.dart\","
+      "\"jankyUs\":3000,\"calmUs\":1000,\"explainedUs\":60000,\"explains\":0.12,\"frames\":30},"
+      "{\"function\":\"RenderFlex.performLayout\",\"code\":\"flutter\","
+      "\"file\":\"package:flutter/src/rendering/flex.dart\",\"line\":900,\"jankyUs\":2000,"
+      "\"calmUs\":500,\"explainedUs\":45000,\"explains\":0.09,\"frames\":28}]}",
+      0, &e);
+  ck_assert_ptr_nonnull(w);
+  json_object_set_new(sum, "where", w);
+  ck_assert_int_eq(cpuprof_attach(json_object_get(sum, "findings"), w), 0);
+  char *t = render(r, 0, "stop with where");
+  ck_assert_uint_le(strlen(t), 1500);
+  ck_assert_ptr_nonnull(strstr(t, "\n  at: SlowWidget.build (lib/slow_widget.dart:42)\n"));
+  int w1 = line_of(t,
+                   "where 1: SlowWidget.build (lib/slow_widget.dart:42) explains 80% of the "
+                   "jank: 24.1 ms per janky frame vs 0.0 ms otherwise (mostly in jsonDecode)");
+  int w2 = line_of(t, "where 2: _layoutCards (lib/cards.dart) explains 12%");
+  int ctx = line_of(t,
+                    "where (flutter code): RenderFlex.performLayout "
+                    "(package:flutter/src/rendering/flex.dart:900)");
+  ck_assert_int_gt(w1, line_of(t, "cause 1:"));
+  ck_assert_int_eq(w2, w1 + 1);
+  ck_assert_int_eq(ctx, w2 + 1);
+  free(t);
+  /* Too few samples says so, with the period. */
+  json_object_set_new(w, "fewSamples", json_true());
+  json_object_set_new(w, "samplesPerJankyFrame", json_real(1.5));
+  t = render(r, 0, "few samples");
+  ck_assert_ptr_nonnull(
+      strstr(t, "where: 1.5 CPU samples per janky frame (one per 1000 µs): too few"));
+  free(t);
+  json_decref(r);
+}
+END_TEST
+
 /* However many findings there are, only the first ANSWER_TEXT_HINTS get a
  * hint line, and those in order (issue 24, item 7: one more was printed). */
 START_TEST(hint_lines_stop_at_their_limit) {
@@ -116,10 +167,10 @@ START_TEST(hint_lines_stop_at_their_limit) {
     char name[32], hint[32];
     snprintf(name, sizeof name, "Widget%d", i);
     snprintf(hint, sizeof hint, "hint number %d", i);
-    json_array_append_new(fs, json_pack("{s:s,s:s,s:s,s:i,s:i,s:i,s:i,s:s}", "kind", "widget",
-                                        "name", name, "thread", "ui", "jankFrames", 5,
-                                        "ofJankFrames", 9, "perJankFrameUs", 20000 - i * 1000,
-                                        "perOtherFrameUs", 500, "hint", hint));
+    json_array_append_new(
+        fs, json_pack("{s:s,s:s,s:s,s:i,s:i,s:i,s:i,s:s}", "kind", "widget", "name", name, "thread",
+                      "ui", "jankFrames", 5, "ofJankFrames", 9, "perJankFrameUs", 20000 - i * 1000,
+                      "perOtherFrameUs", 500, "hint", hint));
   }
   json_object_set_new(json_object_get(r, "summary"), "findings", fs);
   char *t = render(r, 0, "stop with many findings");
@@ -456,6 +507,7 @@ int main(void) {
   Suite *s = suite_create("answer_text");
   TCase *tc = tcase_create("render");
   tcase_add_test(tc, janky_stop_within_budget_cause_first);
+  tcase_add_test(tc, where_lines_after_the_causes);
   tcase_add_test(tc, hint_lines_stop_at_their_limit);
   tcase_add_test(tc, raster_and_layout_bound_stops);
   tcase_add_test(tc, short_actions_within_600);
