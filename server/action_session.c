@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "appsrc_cpu.h"
 #include "budgets.h"
 #include "chart.h"
 #include "trace.h"
@@ -205,6 +206,8 @@ static json_t *chart_put(op_t *op, json_t *r, store_t *st, int64_t budget) {
 }
 
 static void closed_diag(op_t *op, diag_code_t code);
+static void closed_finish(op_t *op, json_t *r);
+static int where_start(op_t *op, json_t *r, store_t *st);
 
 void action_answer_closed(op_t *op, const wp_status_t *end) {
   session_t *s = op->s;
@@ -290,12 +293,59 @@ static void closed_diag(op_t *op, diag_code_t code) {
     }
     if (d) json_object_set_new(r, "diagnosis", d);
   }
-  if (op->a.chart) {
-    json_t *extra = chart_put(op, r, st, session_budget_us(s));
+  if (where_start(op, r, st)) return; /* closed_finish follows */
+done:
+  closed_finish(op, r);
+}
+
+/* The last step of a closed session's answer: the chart, then the answer. */
+static void closed_finish(op_t *op, json_t *r) {
+  if (r && op->a.chart) {
+    json_t *extra = chart_put(op, r, session_store(op->s), session_budget_us(op->s));
     /* warnings added by the chart are not in r; the chart's own text says why */
     op_finish(op, r, 0, extra);
     return;
   }
-done:
   op_finish(op, r, 0, NULL);
+}
+
+/* ---- where to edit: the CPU samples of the janky frames ----------------- */
+
+static void where_done(void *arg, json_t *where, const char *note) {
+  op_t *op = arg;
+  json_t *r = op->held;
+  op->cpu = NULL;
+  op->held = NULL;
+  json_t *sum = json_object_get(r, "summary");
+  if (where) {
+    cpuprof_attach(json_object_get(sum, "findings"), where);
+    json_object_set_new(sum, "where", where);
+  }
+  if (note && note[0]) op_warn(op, "%s", note);
+  closed_finish(op, r);
+}
+
+/* Starts the pull when the answer's summary has build-missed frames:
+ * returns 1 (where_done finishes the answer) or 0 (nothing pulled; a note
+ * why, if any, goes into the warnings). */
+static int where_start(op_t *op, json_t *r, store_t *st) {
+  const json_t *sum = json_object_get(r, "summary");
+  const json_t *jank = json_object_get(sum, "jank");
+  if (!st || !op->app || !op->app->app || wp_failed(session_end_status(op->s)) ||
+      !json_integer_value(json_object_get(jank, "buildMissed")))
+    return 0;
+  size_t n = store_recent_count(st);
+  frame_t *frames = calloc(n ? n : 1, sizeof *frames); /* shallow copies */
+  if (!frames) return 0;
+  for (size_t i = 0; i < n; i++) frames[i] = *store_recent_at(st, i);
+  char note[300];
+  op->held = r;
+  op->cpu = appsrc_cpu_pull(op->app->app, frames, n, session_budget_us(op->s),
+                            (double)json_integer_value(json_object_get(jank, "overUs")),
+                            where_done, op, note, sizeof note);
+  free(frames);
+  if (op->cpu) return 1;
+  op->held = NULL;
+  if (note[0]) op_warn(op, "%s", note);
+  return 0;
 }

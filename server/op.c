@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "appsrc_cpu.h"
 #include "container_of.h"
 #include "log.h"
 
@@ -46,6 +47,10 @@ static void op_free(op_t *op) {
   op->vmc = NULL;
   sessions_wait_cancel(op->wait);
   op->wait = NULL;
+  appsrc_cpu_cancel(op->cpu);
+  op->cpu = NULL;
+  json_decref(op->held);
+  op->held = NULL;
   uv_timer_stop(&op->timer);
   if (op->s) session_unref(op->s);
   op->s = NULL;

@@ -85,6 +85,8 @@ struct op {
   wp_call_t *wpc;         /* the one watcher call in flight */
   vm_call_t *vmc;         /* status: the connection refresh in flight */
   sessions_wait_t *wait;  /* the one session wait in flight */
+  struct appsrc_cpu *cpu; /* stop/capture: the CPU-sample pull in flight */
+  json_t *held;           /* ... and the answer it completes (a reference) */
   uv_timer_t timer;
   uint64_t t0; /* uv_now at the start of the call */
   uint64_t last_progress;

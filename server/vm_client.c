@@ -40,6 +40,8 @@ static const char *const allowed_methods[] = {
     "setVMTimelineFlags",
     "getVMTimeline",
     "getVMTimelineMicros",
+    /* Where to edit: the UI isolate's CPU samples over janky frames (read only). */
+    "getCpuSamples",
 };
 
 int vm_client_method_allowed(const char *method) {

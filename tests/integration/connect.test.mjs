@@ -197,7 +197,7 @@ test('only allowlisted VM-service methods were ever sent', async () => {
     '_flutter.listViews', 'ext.telescope.frames', 'ext.flutter.profileWidgetBuilds',
     'ext.flutter.profileRenderObjectLayouts', 'ext.flutter.profileRenderObjectPaints',
     'ext.ui.window.scheduleFrame', 'getVMTimelineFlags', 'setVMTimelineFlags', 'getVMTimeline',
-    'getVMTimelineMicros']); // never clearVMTimeline: DevTools shares that buffer
+    'getVMTimelineMicros', 'getCpuSamples']); // never clearVMTimeline: DevTools shares that buffer
   const methods = await s.methods();
   assert.ok(methods.length > 0);
   for (const meth of methods) assert.ok(allowed.has(typeof meth === 'string' ? meth : meth.method), `sent ${JSON.stringify(meth)}`);

@@ -22,7 +22,7 @@ const ALLOWED = new Set(['getVersion', 'getVM', 'getIsolate', 'streamListen', 's
   '_flutter.listViews', 'ext.telescope.frames', 'ext.flutter.profileWidgetBuilds',
   'ext.flutter.profileRenderObjectLayouts', 'ext.flutter.profileRenderObjectPaints',
     'ext.ui.window.scheduleFrame', 'getVMTimelineFlags', 'setVMTimelineFlags', 'getVMTimeline',
-    'getVMTimelineMicros']); // never clearVMTimeline: DevTools shares that buffer
+    'getVMTimelineMicros', 'getCpuSamples']); // never clearVMTimeline: DevTools shares that buffer
 
 test('a full session sends only allowlisted VM-service methods', async () => {
   const { s, m } = await pair(['--fps', '60']);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "appsrc_cpu.h"
 #include "cpuprof.h"
 
 /* Function indices in the reply below. */
@@ -315,6 +316,62 @@ START_TEST(not_a_cpu_samples_reply) {
 }
 END_TEST
 
+START_TEST(plan_ranges_around_the_newest_janky_frames) {
+  /* 60 Hz frames 16 667 µs apart from t = 1 s, budget 16 667: frames 10
+   * and 12 janky on build (close: one merged range), frame 40 janky (its
+   * own range, asked first: the newest), frame 20 missed only on raster
+   * (neither janky nor calm), frame 0 janky but start-up (left out). */
+  frame_t f[50];
+  memset(f, 0, sizeof f);
+  for (int i = 0; i < 50; i++) {
+    f[i].vsync_start_us = 1000000 + i * 16667;
+    f[i].vsync_overhead_us = 500;
+    f[i].build_us = 5000;
+    f[i].raster_us = 4000;
+  }
+  f[10].build_us = f[12].build_us = f[40].build_us = 30000;
+  f[20].raster_us = 30000;
+  f[0].build_us = 900000;
+  f[0].startup = 1;
+  cpuprof_window_t w[50];
+  int64_t r[APPSRC_CPU_MAX_RANGES][2];
+  size_t nr = 0;
+  size_t nw = appsrc_cpu_plan(f, 50, 16667, w, r, &nr);
+  ck_assert_uint_eq(nr, 2);
+  /* Range 0 around frame 40: its UI window ± 100 ms. */
+  int64_t s40 = 1000000 + 40 * 16667 + 500;
+  ck_assert_int_eq(r[0][0], s40 - APPSRC_CPU_PAD_US);
+  ck_assert_int_eq(r[0][1], s40 + 30000 + APPSRC_CPU_PAD_US);
+  /* Range 1: frames 10 and 12 merged. */
+  int64_t s10 = 1000000 + 10 * 16667 + 500, s12 = 1000000 + 12 * 16667 + 500;
+  ck_assert_int_eq(r[1][0], s10 - APPSRC_CPU_PAD_US);
+  ck_assert_int_eq(r[1][1], s12 + 30000 + APPSRC_CPU_PAD_US);
+  /* Windows: only frames wholly inside a range; 20 and 0 never. */
+  size_t janky = 0;
+  for (size_t i = 0; i < nw; i++) {
+    ck_assert(w[i].start_us >= r[1][0] || w[i].start_us >= r[0][0]);
+    ck_assert_int_ne(w[i].start_us, 1000000 + 20 * 16667 + 500);
+    ck_assert_int_ne(w[i].start_us, 1000000 + 500);
+    if (w[i].over_us) {
+      janky++;
+      ck_assert_int_eq(w[i].over_us, 30000 - 16667);
+    }
+  }
+  ck_assert_uint_eq(janky, 3);
+  /* Frame 11 (calm, between 10 and 12) is in; frame 30 (calm, far) is out. */
+  int has11 = 0, has30 = 0;
+  for (size_t i = 0; i < nw; i++) {
+    has11 |= w[i].start_us == 1000000 + 11 * 16667 + 500;
+    has30 |= w[i].start_us == 1000000 + 30 * 16667 + 500;
+  }
+  ck_assert(has11 && !has30);
+  /* No janky frame: no range, nothing to ask. */
+  f[10].build_us = f[12].build_us = f[40].build_us = 5000;
+  ck_assert_uint_eq(appsrc_cpu_plan(f, 50, 16667, w, r, &nr), 0);
+  ck_assert_uint_eq(nr, 0);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("cpuprof");
   TCase *tc = tcase_create("core");
@@ -324,6 +381,7 @@ int main(void) {
   tcase_add_test(tc, window_edges_truncated_stacks_and_no_location);
   tcase_add_test(tc, overlapping_replies_count_each_sample_once);
   tcase_add_test(tc, not_a_cpu_samples_reply);
+  tcase_add_test(tc, plan_ranges_around_the_newest_janky_frames);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);

@@ -20,7 +20,8 @@ START_TEST(allowlist_is_exact) {
                              "getVMTimelineFlags",
                              "setVMTimelineFlags",
                              "getVMTimeline",
-                             "getVMTimelineMicros"};
+                             "getVMTimelineMicros",
+                             "getCpuSamples"};
   for (size_t i = 0; i < sizeof ok / sizeof *ok; i++) ck_assert(vm_client_method_allowed(ok[i]));
   static const char *no[] = {"evaluate",
                              "invoke",

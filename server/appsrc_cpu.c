@@ -1,0 +1,207 @@
+/* appsrc_cpu: CPU samples over a closed session's janky frames (appsrc_cpu.h). */
+#include "appsrc_cpu.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "findings.h"
+#include "log.h"
+
+struct appsrc_cpu {
+  vm_app_t *app;
+  vm_call_t *call; /* the one VM call in flight */
+  char isolate_id[256];
+  char package[128]; /* the app's package ("" : only file: URIs are the app's) */
+  cpuprof_window_t *w;
+  size_t nw;
+  int64_t ranges[APPSRC_CPU_MAX_RANGES][2];
+  size_t nranges, next; /* next: the range to ask for */
+  int64_t budget_us;
+  double jank_over_us;
+  cpuprof_t prof;
+  appsrc_cpu_cb cb;
+  void *arg;
+};
+
+static int64_t ui_start(const frame_t *f) {
+  return f->vsync_start_us + f->vsync_overhead_us;
+}
+
+static int janky(const frame_t *f, int64_t budget) {
+  return !f->startup && f->build_us > budget;
+}
+
+static int calm(const frame_t *f, int64_t budget) {
+  return !f->startup && f->build_us <= budget && f->raster_us <= budget;
+}
+
+size_t appsrc_cpu_plan(const frame_t *frames, size_t n, int64_t budget_us, cpuprof_window_t *w,
+                       int64_t (*r)[2], size_t *nr) {
+  size_t i, k, nw = 0, seen = 0;
+  *nr = 0;
+  /* Ranges around the newest janky frames first: the VM's sample buffer is
+   * a ring, and the oldest samples are the first it loses. */
+  for (i = n; i-- > 0 && seen < APPSRC_CPU_MAX_JANKY;) {
+    const frame_t *f = &frames[i];
+    if (!janky(f, budget_us) || f->vsync_start_us <= 0) continue;
+    seen++;
+    int64_t lo = ui_start(f) - APPSRC_CPU_PAD_US,
+            hi = ui_start(f) + f->build_us + APPSRC_CPU_PAD_US;
+    for (k = 0; k < *nr; k++)
+      if (lo <= r[k][1] && hi >= r[k][0]) break;
+    if (k < *nr) {
+      if (lo < r[k][0]) r[k][0] = lo;
+      if (hi > r[k][1]) r[k][1] = hi;
+    } else if (*nr < APPSRC_CPU_MAX_RANGES) {
+      r[*nr][0] = lo;
+      r[*nr][1] = hi;
+      (*nr)++;
+    } else {
+      break; /* no range left for it */
+    }
+  }
+  /* The windows: janky and calm frames lying wholly inside a range. */
+  for (i = 0; i < n; i++) {
+    const frame_t *f = &frames[i];
+    int j = janky(f, budget_us);
+    if ((!j && !calm(f, budget_us)) || f->vsync_start_us <= 0) continue;
+    int64_t s = ui_start(f), e = s + f->build_us;
+    for (k = 0; k < *nr; k++)
+      if (s >= r[k][0] && e <= r[k][1]) break;
+    if (k == *nr) continue;
+    w[nw++] = (cpuprof_window_t){s, e, j ? f->build_us - budget_us : 0};
+  }
+  return nw;
+}
+
+static void finish(appsrc_cpu_t *p, json_t *where, const char *note) {
+  p->cb(p->arg, where, note);
+  appsrc_cpu_cancel(p);
+}
+
+static void ask_next(appsrc_cpu_t *p);
+
+/* A failed call: why, in the words an agent needs (and what to do). */
+static void failed(appsrc_cpu_t *p, const vm_result_t *res, const char *what) {
+  char note[400];
+  if (res->diag != DIAG_NONE)
+    snprintf(note, sizeof note, "CPU samples: %s not answered (%s)", what,
+             res->detail ? res->detail : diag_name(res->diag));
+  else if (res->rpc_code == -32601)
+    snprintf(note, sizeof note,
+             "CPU samples: this VM service has no %s (a web app: DWDS "
+             "serves no CPU samples)",
+             what);
+  else
+    snprintf(note, sizeof note,
+             "CPU samples: %s failed (%d%s%s): is the Dart profiler off? `flutter run` has it "
+             "on in debug and profile builds unless --no-enable-dart-profiling was given",
+             what, res->rpc_code, res->detail ? ": " : "", res->detail ? res->detail : "");
+  finish(p, NULL, note);
+}
+
+static void on_samples(void *arg, const vm_result_t *res) {
+  appsrc_cpu_t *p = arg;
+  char err[160];
+  p->call = NULL;
+  if (res->diag != DIAG_NONE || res->rpc_code) {
+    failed(p, res, "getCpuSamples");
+    return;
+  }
+  if (cpuprof_add(&p->prof, res->result, p->package[0] ? p->package : NULL, err, sizeof err)) {
+    char note[220];
+    snprintf(note, sizeof note, "CPU samples: %s", err);
+    finish(p, NULL, note);
+    return;
+  }
+  ask_next(p);
+}
+
+static void ask_next(appsrc_cpu_t *p) {
+  if (p->next == p->nranges) {
+    int64_t min_excess = p->budget_us / FINDINGS_MIN_EXCESS_DIV;
+    json_t *where = cpuprof_where_json(&p->prof, p->w, p->nw, min_excess, p->jank_over_us);
+    finish(p, where, where ? "" : "CPU samples: out of memory");
+    return;
+  }
+  const int64_t *r = p->ranges[p->next++];
+  json_t *params = json_pack("{s:s,s:I,s:I}", "isolateId", p->isolate_id, "timeOriginMicros",
+                             (json_int_t)r[0], "timeExtentMicros", (json_int_t)(r[1] - r[0]));
+  if (!params || !(p->call = vm_app_call_vm(p->app, "getCpuSamples", params, on_samples, p)))
+    finish(p, NULL, "CPU samples: out of memory");
+}
+
+/* "package:my_app/main.dart" → "my_app". */
+static void package_of(const char *uri, char *out, size_t len) {
+  out[0] = 0;
+  if (!uri || strncmp(uri, "package:", 8)) return;
+  const char *slash = strchr(uri + 8, '/');
+  size_t n = slash ? (size_t)(slash - (uri + 8)) : 0;
+  if (n && n < len) {
+    memcpy(out, uri + 8, n);
+    out[n] = 0;
+  }
+}
+
+static void on_isolate(void *arg, const vm_result_t *res) {
+  appsrc_cpu_t *p = arg;
+  p->call = NULL;
+  if (res->diag != DIAG_NONE || res->rpc_code) {
+    failed(p, res, "getIsolate");
+    return;
+  }
+  const json_t *root = json_object_get(res->result, "rootLib");
+  package_of(json_string_value(json_object_get(root, "uri")), p->package, sizeof p->package);
+  ask_next(p);
+}
+
+appsrc_cpu_t *appsrc_cpu_pull(vm_app_t *app, const frame_t *frames, size_t n, int64_t budget_us,
+                              double jank_over_us, appsrc_cpu_cb cb, void *arg, char *note,
+                              size_t notelen) {
+  const char *iso = app ? vm_app_isolate_id(app) : "";
+  appsrc_cpu_t *p;
+  snprintf(note, notelen, "%s", "");
+  if (!app || !iso[0] || strlen(iso) >= sizeof p->isolate_id) {
+    snprintf(note, notelen, "CPU samples: no isolate to ask");
+    return NULL;
+  }
+  if (vm_app_is_web(app)) {
+    snprintf(note, notelen, "CPU samples: none on the web (DWDS serves no getCpuSamples)");
+    return NULL;
+  }
+  if (!(p = calloc(1, sizeof *p)) || !(p->w = malloc((n ? n : 1) * sizeof *p->w))) {
+    free(p);
+    snprintf(note, notelen, "CPU samples: out of memory");
+    return NULL;
+  }
+  p->nw = appsrc_cpu_plan(frames, n, budget_us, p->w, p->ranges, &p->nranges);
+  if (!p->nranges) {
+    free(p->w);
+    free(p);
+    return NULL; /* no janky frame: nothing to say */
+  }
+  p->app = app;
+  snprintf(p->isolate_id, sizeof p->isolate_id, "%s", iso);
+  p->budget_us = budget_us;
+  p->jank_over_us = jank_over_us;
+  p->cb = cb;
+  p->arg = arg;
+  if (!(p->call = vm_app_call_vm(app, "getIsolate", json_pack("{s:s}", "isolateId", iso),
+                                 on_isolate, p))) {
+    free(p->w);
+    free(p);
+    snprintf(note, notelen, "CPU samples: out of memory");
+    return NULL;
+  }
+  log_debug("cpu: %zu windows in %zu ranges", p->nw, p->nranges);
+  return p;
+}
+
+void appsrc_cpu_cancel(appsrc_cpu_t *p) {
+  if (!p) return;
+  if (p->call) vm_call_cancel(p->call);
+  cpuprof_close(&p->prof);
+  free(p->w);
+  free(p);
+}

@@ -1,0 +1,51 @@
+/* appsrc_cpu: the app-side source of CPU samples — pulls the VM profiler's
+ * samples of the UI isolate over a closed session's janky frames and a few
+ * calm ones around them, and hands back the `where` object (cpuprof.h).
+ * It asks (getIsolate: the app's package from its root library), pulls
+ * within windows (getCpuSamples, one call per range, at most
+ * APPSRC_CPU_MAX_RANGES), and switches nothing on, so it restores nothing:
+ * a VM whose profiler is off is told, with the remedy, never changed.
+ *
+ * Ownership: the pull owns its copy of the windows and its profile; the
+ * callback receives `where` (stolen) or a note (borrowed), then the pull is
+ * freed (the callback must not cancel it). Every callback comes from the loop
+ * (vm_app's rule). */
+#ifndef TELESCOPE_APPSRC_CPU_H
+#define TELESCOPE_APPSRC_CPU_H
+
+#include <jansson.h>
+
+#include "cpuprof.h"
+#include "record.h"
+#include "vm_isolate.h"
+
+#define APPSRC_CPU_MAX_JANKY 64  /* janky frames looked at: the newest */
+#define APPSRC_CPU_MAX_RANGES 16 /* getCpuSamples calls per pull */
+#define APPSRC_CPU_PAD_US 100000 /* each range reaches this far around its janky frames */
+
+typedef struct appsrc_cpu appsrc_cpu_t;
+
+/* where: the `where` object (stolen; NULL when there is none). note: why
+ * there is none or what limits it ("" when nothing to say); borrowed. */
+typedef void (*appsrc_cpu_cb)(void *arg, json_t *where, const char *note);
+
+/* Starts a pull over frames (borrowed for the call: copied). A frame is
+ * janky when it missed budget_us on build (start-up frames excluded), calm
+ * when it missed nothing. jank_over_us: the jank `explains` is a share of.
+ * Returns NULL with note filled when there is nothing to pull (no janky
+ * frame, no isolate yet, a web app, out of memory): cb is then not called. */
+appsrc_cpu_t *appsrc_cpu_pull(vm_app_t *app, const frame_t *frames, size_t n, int64_t budget_us,
+                              double jank_over_us, appsrc_cpu_cb cb, void *arg, char *note,
+                              size_t notelen);
+/* cb will not be called; the pull is freed. */
+void appsrc_cpu_cancel(appsrc_cpu_t *p);
+
+/* The pure part: the janky and calm windows of frames (as above), and the
+ * time ranges to ask for, merged, newest first. Returns the number of
+ * windows written to w (room for n), ranges into r (room for
+ * APPSRC_CPU_MAX_RANGES, count in *nr); windows outside every range are
+ * left out. */
+size_t appsrc_cpu_plan(const frame_t *frames, size_t n, int64_t budget_us, cpuprof_window_t *w,
+                       int64_t (*r)[2], size_t *nr);
+
+#endif
