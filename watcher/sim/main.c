@@ -6,14 +6,16 @@
 #include <netdb.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/time.h>
 #include <unistd.h>
 
 #include "sim.h"
+#include "sim_clock.h"
 #include "sim_gen.h"
+#include "sim_log.h"
 #include "sim_replay.h"
 #include "sim_server.h"
 #include "sim_vm.h"
@@ -31,31 +33,6 @@ static char stdin_line[STDIN_LINE_MAX];
 static size_t stdin_len;
 static int stdin_overflow;
 static uv_signal_t sig_int, sig_term;
-
-int64_t sim_now_us(void) {
-  return (int64_t)(uv_hrtime() / 1000);
-}
-
-int64_t sim_wall_ms(void) {
-  struct timeval tv;
-  gettimeofday(&tv, NULL);
-  return (int64_t)tv.tv_sec * 1000 + tv.tv_usec / 1000;
-}
-
-void sim_new_run_id(sim_t *s) {
-  uint64_t a = sim_rand_next(&s->rng);
-  snprintf(s->run_id, sizeof s->run_id, "%016llx", (unsigned long long)a);
-}
-
-void sim_log(sim_t *s, const char *fmt, ...) {
-  va_list ap;
-  if (!s->cfg.verbose) return;
-  va_start(ap, fmt);
-  fputs("telescope-sim: ", stderr);
-  vfprintf(stderr, fmt, ap);
-  fputc('\n', stderr);
-  va_end(ap);
-}
 
 /* ---- command line ---------------------------------------------------------- */
 
@@ -460,7 +437,7 @@ static uint64_t random_seed(void) {
     if (read(fd, &v, sizeof v) != (ssize_t)sizeof v) v = 0;
     close(fd);
   }
-  return v ^ (uint64_t)sim_wall_ms() ^ ((uint64_t)getpid() << 32);
+  return v ^ (uint64_t)sim_clock_wall_ms() ^ ((uint64_t)getpid() << 32);
 }
 
 /* lws binds to an address, not a name: resolve --host to its numeric form
@@ -836,6 +813,7 @@ int main(int argc, char **argv) {
 
   rc = parse_args(argc, argv, &s->cfg);
   if (rc >= 0) return rc;
+  sim_log_set_verbose(s->cfg.verbose);
   signal(SIGPIPE, SIG_IGN);
   /* `telescope-sim &` from an interactive shell: reading the terminal from
    * the background would stop the whole app; the read fails instead and the

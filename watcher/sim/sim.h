@@ -3,7 +3,10 @@
  *   sim_server  the WebSocket endpoint (handshake, 403s, framing, queues)
  *   sim_vm      the VM-service protocol (methods, isolates, streams, calls)
  *   sim_gen     the frame generator (scenarios, block trees, FrameTimings)
- *   main        command line, stdin commands, start and shutdown
+ *   sim_clock   the monotonic µs clock and the wall clock
+ *   sim_log     --verbose logging on stderr
+ *   main        command line, stdin commands, start and shutdown (it calls
+ *               the modules; none of them calls back into it)
  * The watcher model (model.h) is a separate, pure library the generator
  * feeds and sim_vm serves as ext.telescope.frames. */
 #ifndef TELESCOPE_SIM_H
@@ -199,12 +202,10 @@ static inline uint64_t sim_rand_next(uint64_t *state) {
   return z ^ (z >> 31);
 }
 
-/* Monotonic clock in µs, the simulated engine/timeline clock. */
-int64_t sim_now_us(void);
-/* Wall clock in ms since the epoch (event timestamps). */
-int64_t sim_wall_ms(void);
 /* A fresh run id for the watcher (hot restart makes a new one). */
-void sim_new_run_id(sim_t *s);
-void sim_log(sim_t *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static inline void sim_new_run_id(sim_t *s) {
+  uint64_t a = sim_rand_next(&s->rng);
+  snprintf(s->run_id, sizeof s->run_id, "%016llx", (unsigned long long)a);
+}
 
 #endif

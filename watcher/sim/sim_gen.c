@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim_clock.h"
 #include "sim_replay.h"
 #include "sim_vm.h"
 
@@ -461,7 +462,7 @@ static void on_tick(uv_timer_t *t) {
   if (s->gen.fps > SIM_TICK_MAX_FPS) {
     /* Burst: every frame due since the last tick, vsyncs one period apart
      * (at most 100 ms worth, as missed vsyncs are skipped, not replayed). */
-    int64_t now = sim_now_us(), i, n;
+    int64_t now = sim_clock_now_us(), i, n;
     double period_us = 1e6 / s->gen.fps;
     if (!s->gen.burst_last_us) s->gen.burst_last_us = now - (int64_t)period_us;
     s->gen.burst_due += (double)(now - s->gen.burst_last_us) / period_us;
@@ -473,8 +474,8 @@ static void on_tick(uv_timer_t *t) {
     if (s->gen.scenario == SIM_SCENARIO_IDLE && n > 1) n = 1; /* a probe draws one */
     for (i = 0; i < n; i++) draw_frame(s, now - (int64_t)((double)(n - 1 - i) * period_us));
     if (want && probe && !n) s->gen.probe_requested = 1;
-  } else if (want && !s->vm.paused && sim_now_us() >= s->gen.busy_until_us)
-    draw_frame(s, sim_now_us());
+  } else if (want && !s->vm.paused && sim_clock_now_us() >= s->gen.busy_until_us)
+    draw_frame(s, sim_clock_now_us());
   else if (want && probe)
     s->gen.probe_requested = 1; /* keep the request for the next vsync */
   if (s->gen.pend && s->gen.n_pend && !uv_is_active((uv_handle_t *)&s->gen.flush_timer)) {

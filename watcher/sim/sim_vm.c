@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "sim_clock.h"
 #include "sim_replay.h"
 #include "sim_server.h"
 
@@ -361,7 +362,7 @@ static json_t *current_ref(const sim_t *s) {
 
 static json_t *event_new(const sim_t *s, const char *kind, json_t *isolate) {
   return json_pack("{s:s, s:s, s:o, s:I}", "type", "Event", "kind", kind, "isolate", isolate,
-                   "timestamp", (json_int_t)sim_wall_ms());
+                   "timestamp", (json_int_t)sim_clock_wall_ms());
 }
 
 /* Sends event (stolen) to every connection listening on stream. */
@@ -408,7 +409,7 @@ static void new_isolate(sim_t *s) {
     snprintf(s->vm.isolate_number, sizeof s->vm.isolate_number, "%llu", (unsigned long long)n);
     snprintf(s->vm.isolate_id, sizeof s->vm.isolate_id, "isolates/%llu", (unsigned long long)n);
   }
-  s->vm.isolate_start_ms = sim_wall_ms();
+  s->vm.isolate_start_ms = sim_clock_wall_ms();
 }
 
 static int ext_available(const sim_t *s, size_t i) {
@@ -617,7 +618,7 @@ static void frames_reply(sim_t *s, sim_call_t *k) {
                          "(package:telescope/src/frame_perf_watcher.dart)"));
     return;
   }
-  r = s->model ? wm_handle(s->model, k->params, sim_now_us(), &detail) : NULL;
+  r = s->model ? wm_handle(s->model, k->params, sim_clock_now_us(), &detail) : NULL;
   if (!r) {
     send_error(s, k, RPC_INVALID_PARAMS, "Invalid params",
                json_pack("{s:s}", "details", detail ? detail : "bad params"));
@@ -1085,7 +1086,7 @@ int sim_vm_set_streams(sim_t *s, const json_t *streams, const char **bad) {
   /* Listeners of the Timeline stream learn the new set, before the setter's
    * answer (docs/flutter-apis.md, setVMTimelineFlags). */
   json_t *ev = json_pack("{s:s, s:s, s:I}", "type", "Event", "kind",
-                         "TimelineStreamSubscriptionsUpdate", "timestamp", (json_int_t)sim_wall_ms());
+                         "TimelineStreamSubscriptionsUpdate", "timestamp", (json_int_t)sim_clock_wall_ms());
   json_object_set_new(ev, "updatedStreams", sim_tl_recorded_json(&s->tl));
   broadcast(s, "Timeline", ev);
   return 0;
@@ -1121,7 +1122,7 @@ static void do_get_vm_timeline(sim_t *s, sim_call_t *k) {
 static void do_get_vm_timeline_micros(sim_t *s, sim_call_t *k) {
   replay_arm(s, 1);
   if (web_unsupported(s, k)) return;
-  send_result(k, json_pack("{s:s, s:I}", "type", "Timestamp", "timestamp", (json_int_t)sim_now_us()));
+  send_result(k, json_pack("{s:s, s:I}", "type", "Timestamp", "timestamp", (json_int_t)sim_clock_now_us()));
 }
 
 static void do_clear_vm_timeline(sim_t *s, sim_call_t *k) {
@@ -1278,7 +1279,7 @@ int sim_vm_pause(sim_t *s, const char *kind) {
   if (s->vm.paused) return 0;
   s->vm.paused = 1;
   s->vm.pause_kind = kinds[i]; /* static storage: getIsolate reports it */
-  s->vm.pause_ms = sim_wall_ms();
+  s->vm.pause_ms = sim_clock_wall_ms();
   ev = event_new(s, kinds[i], current_ref(s));
   json_object_set_new(ev, "timestamp", json_integer(s->vm.pause_ms));
   broadcast(s, "Debug", ev);
@@ -1321,7 +1322,7 @@ int sim_vm_dds_attach(sim_t *s) {
    * (dwds/lib/src/services/debug_service.dart handleConnection). */
   ev = json_pack("{s:s, s:s, s:s, s:s, s:I}", "type", "Event", "kind",
                  "DartDevelopmentServiceConnected", "message", msg, "uri", s->dds.http_uri,
-                 "timestamp", (json_int_t)sim_wall_ms());
+                 "timestamp", (json_int_t)sim_clock_wall_ms());
   for (c = s->srv.conns; c; c = c->next) {
     if (c->dds) continue;
     /* DWDS posts it through its Service stream controller: only a client
