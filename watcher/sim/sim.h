@@ -4,6 +4,7 @@
  *   sim_vm      the VM-service protocol (methods, isolates, streams, calls)
  *   sim_gen     the frame generator (scenarios, block trees, FrameTimings)
  *   sim_cpu     the CPU profiler: samples of the UI thread, getCpuSamples
+ *   sim_rebuild the widget inspector's Flutter.RebuiltWidgets and location ids
  *   sim_clock   the monotonic µs clock and the wall clock
  *   sim_log     --verbose logging on stderr
  *   main        command line, stdin commands, start and shutdown (it calls
@@ -21,6 +22,7 @@
 
 #include "model.h"
 #include "sim_cpu.h"
+#include "sim_rebuild.h"
 #include "sim_timeline.h"
 
 typedef enum { SIM_MODE_DDS = 0, SIM_MODE_VM, SIM_MODE_WEB } sim_mode_t;
@@ -203,6 +205,7 @@ typedef struct sim {
   wm_t *model;
   sim_tl_t tl; /* the VM timeline */
   sim_cpu_t cpu; /* the CPU profiler's samples of the UI thread */
+  sim_rebuild_t rebuild; /* the widget inspector's rebuild counts (debug builds) */
   struct sim_replay *replay; /* --replay: the recording; the generator draws only its frames */
   char run_id[40];
 } sim_t;

@@ -399,6 +399,15 @@ static void draw_frame(sim_t *s, int64_t now) {
   s->gen.frame_number++;
   end = build_frame(s, &d, jank_us, now, &b, &timing);
   record_timeline(s, &d, &timing);
+  if (s->vm.bool_ext[SIM_EXT_TRACK_REBUILDS] && !s->cfg.plain_dart) {
+    /* The inspector's post-frame callback (_onFrameEnd): the app's widgets
+     * rebuilt in this frame, every card and its Text, SlowWidget only when
+     * it ran. */
+    int counts[SIM_LOC__COUNT] = {1, d.n_cards, d.n_cards, jank_us > 0};
+    sim_vm_post_event(s, "Flutter.RebuiltWidgets",
+                      sim_rebuild_event(&s->rebuild, timing.vsync_start_us, timing.frame_number,
+                                        counts));
+  }
   s->gen.frame_index++;
   s->gen.frames_drawn++;
   /* The UI thread is busy until the frame's work is done: vsyncs in the

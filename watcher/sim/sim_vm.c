@@ -62,7 +62,7 @@ struct sim_call {
 
 /* Flutter's own extensions, registered by the framework in every debug or
  * profile isolate (and ext.dart.io.* only where dart:io exists). */
-typedef enum { EXT_GENERIC, EXT_BOOL, EXT_SCHEDULE_FRAME, EXT_REASSEMBLE } ext_kind_t;
+typedef enum { EXT_GENERIC, EXT_BOOL, EXT_SCHEDULE_FRAME, EXT_REASSEMBLE, EXT_LOCATION_MAP } ext_kind_t;
 static const struct {
   const char *name;
   ext_kind_t kind;
@@ -84,6 +84,11 @@ static const struct {
     {"ext.flutter.profileUserWidgetBuilds", EXT_BOOL, SIM_EXT_PROFILE_USER_WIDGETS, 0, 0},
     {"ext.flutter.profileRenderObjectLayouts", EXT_BOOL, SIM_EXT_PROFILE_LAYOUTS, 0, 0},
     {"ext.flutter.profileRenderObjectPaints", EXT_BOOL, SIM_EXT_PROFILE_PAINTS, 0, 0},
+    /* The inspector's, registered inside WidgetsBinding.initServiceExtensions'
+     * assert (debug only), and only when widget creation is tracked
+     * (flutter run's default in debug): widget_inspector.dart. */
+    {"ext.flutter.inspector.trackRebuildDirtyWidgets", EXT_BOOL, SIM_EXT_TRACK_REBUILDS, 0, 1},
+    {"ext.flutter.inspector.widgetLocationIdMap", EXT_LOCATION_MAP, -1, 0, 1},
 };
 #define N_FLUTTER_EXTS (sizeof flutter_exts / sizeof flutter_exts[0])
 static const char TELESCOPE_EXT[] = "ext.telescope.frames";
@@ -674,7 +679,12 @@ static void flutter_ext_reply(sim_t *s, sim_call_t *k, size_t i) {
       int *state = &s->vm.bool_ext[flutter_exts[i].bool_index];
       json_t *v = json_object_get(k->params, "enabled");
       if (v) {
+        int was = *state;
         *state = json_is_string(v) && !strcmp(json_string_value(v), "true");
+        /* Switching rebuild tracking on forces a rebuild (forceRebuild):
+         * a frame is drawn even by an idle app. */
+        if (flutter_exts[i].bool_index == SIM_EXT_TRACK_REBUILDS && *state && !was)
+          s->gen.probe_requested = 1;
         sim_vm_post_event(
             s, "Flutter.ServiceExtensionStateChanged",
             json_pack("{s:s, s:s}", "extension", k->method, "value", *state ? "true" : "false"));
@@ -686,6 +696,11 @@ static void flutter_ext_reply(sim_t *s, sim_call_t *k, size_t i) {
     case EXT_SCHEDULE_FRAME:
       s->gen.probe_requested = 1;
       r = json_pack("{s:s}", "type", "Success");
+      break;
+    case EXT_LOCATION_MAP: /* _locationIdMapToJson(), plus the binding's type/method */
+      r = sim_rebuild_location_map(&s->rebuild);
+      json_object_set_new(r, "type", json_string("_extensionType"));
+      json_object_set_new(r, "method", json_string(k->method));
       break;
     case EXT_REASSEMBLE:
       s->gen.probe_requested = 1;
@@ -1546,6 +1561,7 @@ void sim_vm_restart(sim_t *s) {
   memset(s->vm.bool_ext, 0, sizeof s->vm.bool_ext); /* Dart statics reset */
   s->gen.have_post = 0; /* the new isolate's timeline buffer starts empty */
   sim_cpu_clear(&s->cpu); /* its samples are the old isolate's */
+  sim_rebuild_reset(&s->rebuild); /* location ids are Dart statics */
   if (s->model) {
     sim_new_run_id(s);
     wm_restart(s->model, s->run_id);
@@ -1596,6 +1612,7 @@ int sim_vm_init(sim_t *s) {
                (unsigned long long)n);
     }
   }
+  sim_rebuild_reset(&s->rebuild);
   s->vm.method_counts = json_object();
   s->vm.method_list = json_array();
   s->vm.ext_history = json_array();

@@ -16,7 +16,8 @@ enum {
   SIM_EXT_PROFILE_LAYOUTS,
   SIM_EXT_PROFILE_PAINTS,
   SIM_EXT_DEBUG_PAINT,
-  SIM_EXT_PERF_OVERLAY
+  SIM_EXT_PERF_OVERLAY,
+  SIM_EXT_TRACK_REBUILDS /* ext.flutter.inspector.trackRebuildDirtyWidgets */
 };
 
 /* The first isolate, the method log. 0 or -1. */
