@@ -69,15 +69,19 @@ static const fn_t fns[F__COUNT] = {
     /* The engine's and the VM's C++ frames: Flutter passes --profile-vm, so
      * stacks reach into native code (flutter/engine runtime/dart_vm.cc
      * ProfilingFlags). An Android libflutter.so has no symbols to resolve. */
-    [F_NATIVE_LOOP] = {"[Native] libflutter.so+0x1b0c34", NULL, NULL, LIB_NATIVE, NULL, NULL, 0, 0, 0},
-    [F_NATIVE_TASK] = {"[Native] libflutter.so+0x2e1b90", NULL, NULL, LIB_NATIVE, NULL, NULL, 0, 0, 0},
-    [F_NATIVE_ENTRY] = {"[Native] libflutter.so+0x2f7a14", NULL, NULL, LIB_NATIVE, NULL, NULL, 0, 0, 0},
-    [F_NATIVE_GC] = {"[Native] libflutter.so+0x3b81c0", NULL, NULL, LIB_NATIVE, NULL, NULL, 0, 0, 0},
+    [F_NATIVE_LOOP] = {"[Native] libflutter.so+0x1b0c34", NULL, NULL, LIB_NATIVE, NULL, NULL, 0, 0,
+                       0},
+    [F_NATIVE_TASK] = {"[Native] libflutter.so+0x2e1b90", NULL, NULL, LIB_NATIVE, NULL, NULL, 0, 0,
+                       0},
+    [F_NATIVE_ENTRY] = {"[Native] libflutter.so+0x2f7a14", NULL, NULL, LIB_NATIVE, NULL, NULL, 0, 0,
+                        0},
+    [F_NATIVE_GC] = {"[Native] libflutter.so+0x3b81c0", NULL, NULL, LIB_NATIVE, NULL, NULL, 0, 0,
+                     0},
     [F_DRAW_FRAME] = {"_drawFrame", NULL, "_drawFrame", LIB_UI, "dart:ui/hooks.dart",
                       UI_ROOT "hooks.dart", 283, 1, 0},
-    [F_PD_DRAW_FRAME] = {"PlatformDispatcher._drawFrame", "PlatformDispatcher", "_drawFrame", LIB_UI,
-                         "dart:ui/platform_dispatcher.dart", UI_ROOT "platform_dispatcher.dart", 826,
-                         3, 1101},
+    [F_PD_DRAW_FRAME] = {"PlatformDispatcher._drawFrame", "PlatformDispatcher", "_drawFrame",
+                         LIB_UI, "dart:ui/platform_dispatcher.dart",
+                         UI_ROOT "platform_dispatcher.dart", 826, 3, 1101},
     [F_SB_HANDLE_DRAW_FRAME_] = {"SchedulerBinding._handleDrawFrame", "SchedulerBinding",
                                  "_handleDrawFrame", LIB_FLUTTER,
                                  "package:flutter/src/scheduler/binding.dart",
@@ -118,7 +122,8 @@ static const fn_t fns[F__COUNT] = {
     [F_TEXT] = {"Text.build", "Text", "build", LIB_FLUTTER, "package:flutter/src/widgets/text.dart",
                 FLUTTER_ROOT "widgets/text.dart", 652, 3, 2230},
     [F_SLOW_WIDGET] = {"SlowWidget.build", "SlowWidget", "build", LIB_APP,
-                       "package:sim_app/slow_widget.dart", APP_ROOT "slow_widget.dart", 42, 3, 3003},
+                       "package:sim_app/slow_widget.dart", APP_ROOT "slow_widget.dart", 42, 3,
+                       3003},
     [F_PRICE_FORMAT] = {"PriceFormatter.formatAll", "PriceFormatter", "formatAll", LIB_APP,
                         "package:sim_app/price_formatter.dart", APP_ROOT "price_formatter.dart", 18,
                         3, 3004},
@@ -139,8 +144,8 @@ static const fn_t fns[F__COUNT] = {
                      "package:flutter/src/rendering/object.dart",
                      FLUTTER_ROOT "rendering/object.dart", 2685, 3, 2241},
     [F_FLEX_LAYOUT] = {"RenderFlex.performLayout", "RenderFlex", "performLayout", LIB_FLUTTER,
-                       "package:flutter/src/rendering/flex.dart", FLUTTER_ROOT "rendering/flex.dart",
-                       1098, 3, 2245},
+                       "package:flutter/src/rendering/flex.dart",
+                       FLUTTER_ROOT "rendering/flex.dart", 1098, 3, 2245},
     [F_PARA_LAYOUT] = {"RenderParagraph.performLayout", "RenderParagraph", "performLayout",
                        LIB_FLUTTER, "package:flutter/src/rendering/paragraph.dart",
                        FLUTTER_ROOT "rendering/paragraph.dart", 795, 3, 2246},
@@ -170,9 +175,9 @@ static const fn_t fns[F__COUNT] = {
 
 /* The stacks, top frame first, as the VM prints CpuSample.stack (frame 0 is
  * the pc the thread was interrupted at). -1 ends each. */
-#define BASE F_RB_PERSISTENT, F_SB_INVOKE_FRAME_CALLBACK, F_SB_HANDLE_DRAW_FRAME, \
-             F_SB_HANDLE_DRAW_FRAME_, F_PD_DRAW_FRAME, F_DRAW_FRAME, F_NATIVE_ENTRY,   \
-             F_NATIVE_TASK, F_NATIVE_LOOP
+#define BASE                                                                                    \
+  F_RB_PERSISTENT, F_SB_INVOKE_FRAME_CALLBACK, F_SB_HANDLE_DRAW_FRAME, F_SB_HANDLE_DRAW_FRAME_, \
+      F_PD_DRAW_FRAME, F_DRAW_FRAME, F_NATIVE_ENTRY, F_NATIVE_TASK, F_NATIVE_LOOP
 #define BUILD F_BO_BUILD_SCOPE, F_WB_DRAW_FRAME, BASE
 #define ELEMENT F_SE_BUILD, F_CE_PERFORM_REBUILD, F_EL_REBUILD, BUILD
 #define LAYOUT F_PO_FLUSH_LAYOUT, F_RB_DRAW_FRAME, F_WB_DRAW_FRAME, BASE
@@ -189,8 +194,8 @@ static const int stacks[SIM_CPU__COUNT][MAX_STACK] = {
     [SIM_CPU_GC] = {F_NATIVE_GC, BUILD, -1},
     [SIM_CPU_LAYOUT] = {LAYOUT, -1},
     [SIM_CPU_LAYOUT_FLEX] = {F_FLEX_LAYOUT, F_RO_LAYOUT_NO_RESIZE, LAYOUT, -1},
-    [SIM_CPU_LAYOUT_TEXT] = {F_PARA_LAYOUT, F_RO_LAYOUT, F_FLEX_LAYOUT, F_RO_LAYOUT_NO_RESIZE, LAYOUT,
-                             -1},
+    [SIM_CPU_LAYOUT_TEXT] = {F_PARA_LAYOUT, F_RO_LAYOUT, F_FLEX_LAYOUT, F_RO_LAYOUT_NO_RESIZE,
+                             LAYOUT, -1},
     [SIM_CPU_PAINT] = {PAINT, -1},
     [SIM_CPU_PAINT_FLEX] = {F_FLEX_PAINT, F_PC_REPAINT, PAINT, -1},
     [SIM_CPU_PAINT_TEXT] = {F_PARA_PAINT, F_PC_PAINT_CHILD, F_FLEX_PAINT, F_PC_REPAINT, PAINT, -1},
@@ -203,10 +208,17 @@ static const int stacks[SIM_CPU__COUNT][MAX_STACK] = {
 
 /* The tag functions the VM registers for every profile (ProfileBuilder::
  * Setup), then the VM tag and user tag the samples carry. */
-static const char *const tags[] = {"Root",          "[Truncated]",        "[No Code]",
-                                   "[Optimized Code]", "[Unoptimized Code]", "[Native Code]",
-                                   "[Inline Start]", "[Inline End]",       "Dart",
-                                   "VM",            "Default"};
+static const char *const tags[] = {"Root",
+                                   "[Truncated]",
+                                   "[No Code]",
+                                   "[Optimized Code]",
+                                   "[Unoptimized Code]",
+                                   "[Native Code]",
+                                   "[Inline Start]",
+                                   "[Inline End]",
+                                   "Dart",
+                                   "VM",
+                                   "Default"};
 #define N_TAGS (sizeof tags / sizeof tags[0])
 #define TAG_TRUNCATED 1
 
@@ -323,8 +335,8 @@ static json_t *dart_function(const fn_t *f, int aot) {
 /* A function with no Dart Function object (native, tag, collected) prints
  * a NativeFunction and an empty resolvedUrl (ProfileFunction::
  * PrintToJSONObject; a null ResolvedScriptUrl() prints as ""). */
-static json_t *profile_function(const char *kind, json_t *function, const char *resolved,
-                                long incl, long excl) {
+static json_t *profile_function(const char *kind, json_t *function, const char *resolved, long incl,
+                                long excl) {
   return json_pack("{s:s, s:s, s:i, s:i, s:s, s:o, s:[]}", "type", "ProfileFunction", "kind", kind,
                    "inclusiveTicks", (int)incl, "exclusiveTicks", (int)excl, "resolvedUrl",
                    resolved ? resolved : "", "function", function, "_codes");
@@ -405,26 +417,26 @@ json_t *sim_cpu_samples_json(const sim_cpu_t *c, int64_t origin, int64_t extent,
   for (k = 0; k < F__COUNT; k++) {
     const fn_t *f = &fns[k];
     if (k == F_UNKNOWN)
-      json_array_append_new(functions,
-                            profile_function("Collected", native_function(f->name, "Collected"),
-                                             NULL, incl[k], excl[k]));
+      json_array_append_new(
+          functions, profile_function("Collected", native_function(f->name, "Collected"), NULL,
+                                      incl[k], excl[k]));
     else if (f->lib == LIB_NATIVE)
-      json_array_append_new(functions,
-                            profile_function("Native", native_function(f->name, "Native"), NULL,
-                                             incl[k], excl[k]));
+      json_array_append_new(
+          functions,
+          profile_function("Native", native_function(f->name, "Native"), NULL, incl[k], excl[k]));
     else
       json_array_append_new(functions, profile_function("Dart", dart_function(f, c->aot),
-                                                         f->resolved, incl[k], excl[k]));
+                                                        f->resolved, incl[k], excl[k]));
   }
   for (k = 0; k < c->compiled; k++) json_array_append_new(functions, compiled_function(k, c->aot));
   for (i = 0; i < N_TAGS; i++)
-    json_array_append_new(functions, profile_function("Tag", native_function(tags[i], "Tag"), NULL,
-                                                      tag_incl[i], 0));
+    json_array_append_new(
+        functions, profile_function("Tag", native_function(tags[i], "Tag"), NULL, tag_incl[i], 0));
 
   out = json_pack(
       "{s:s, s:i, s:i, s:I, s:I, s:I, s:I, s:{s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i}}",
-      "type", "CpuSamples", "samplePeriod", c->period_us, "maxStackDepth", max_depth,
-      "sampleCount", (json_int_t)n, "timeOriginMicros", (json_int_t)min_ts, "timeExtentMicros",
+      "type", "CpuSamples", "samplePeriod", c->period_us, "maxStackDepth", max_depth, "sampleCount",
+      (json_int_t)n, "timeOriginMicros", (json_int_t)min_ts, "timeExtentMicros",
       (json_int_t)(max_ts - min_ts), "pid", (json_int_t)pid, "_counters", "bail_out_unknown_task",
       0, "bail_out_jump_to_exception_handler", 0, "bail_out_check_isolate", 0,
       "single_frame_sample_deoptimizing", 0, "single_frame_sample_get_and_validate_stack_bounds", 0,

@@ -14,23 +14,23 @@
 /* What the UI thread is running: each names one stack, top frame first, in
  * sim_cpu.c's table (app code under Flutter's frames under dart:ui). */
 typedef enum {
-  SIM_CPU_BUILD = 0,      /* BuildOwner.buildScope itself */
-  SIM_CPU_FEED_LIST,      /* FeedList.build (the app) */
-  SIM_CPU_PRODUCT_CARD,   /* ProductCard.build (the app) */
-  SIM_CPU_TEXT,           /* Text.build (the framework, under a card) */
-  SIM_CPU_SLOW_WIDGET,    /* SlowWidget.build: janky's and rare-slow's slow work */
-  SIM_CPU_PRICE_FORMAT,   /* PriceFormatter.formatAll: cpu-rare-slow's steady work */
-  SIM_CPU_CATALOG_INDEX,  /* CatalogIndex.rebuild: cpu-rare-slow's rare work */
-  SIM_CPU_GC,             /* a collection inside a build (VM code, vmTag "VM") */
-  SIM_CPU_LAYOUT,         /* PipelineOwner.flushLayout itself */
-  SIM_CPU_LAYOUT_FLEX,    /* RenderFlex.performLayout */
-  SIM_CPU_LAYOUT_TEXT,    /* RenderParagraph.performLayout */
-  SIM_CPU_PAINT,          /* PipelineOwner.flushPaint itself */
-  SIM_CPU_PAINT_FLEX,     /* RenderFlex.paint */
-  SIM_CPU_PAINT_TEXT,     /* RenderParagraph.paint */
-  SIM_CPU_COMPOSITE,      /* RenderView.compositeFrame */
-  SIM_CPU_FINALIZE,       /* BuildOwner.finalizeTree */
-  SIM_CPU_POST_FRAME,     /* SchedulerBinding._invokeFrameCallback (post-frame) */
+  SIM_CPU_BUILD = 0,     /* BuildOwner.buildScope itself */
+  SIM_CPU_FEED_LIST,     /* FeedList.build (the app) */
+  SIM_CPU_PRODUCT_CARD,  /* ProductCard.build (the app) */
+  SIM_CPU_TEXT,          /* Text.build (the framework, under a card) */
+  SIM_CPU_SLOW_WIDGET,   /* SlowWidget.build: janky's and rare-slow's slow work */
+  SIM_CPU_PRICE_FORMAT,  /* PriceFormatter.formatAll: cpu-rare-slow's steady work */
+  SIM_CPU_CATALOG_INDEX, /* CatalogIndex.rebuild: cpu-rare-slow's rare work */
+  SIM_CPU_GC,            /* a collection inside a build (VM code, vmTag "VM") */
+  SIM_CPU_LAYOUT,        /* PipelineOwner.flushLayout itself */
+  SIM_CPU_LAYOUT_FLEX,   /* RenderFlex.performLayout */
+  SIM_CPU_LAYOUT_TEXT,   /* RenderParagraph.performLayout */
+  SIM_CPU_PAINT,         /* PipelineOwner.flushPaint itself */
+  SIM_CPU_PAINT_FLEX,    /* RenderFlex.paint */
+  SIM_CPU_PAINT_TEXT,    /* RenderParagraph.paint */
+  SIM_CPU_COMPOSITE,     /* RenderView.compositeFrame */
+  SIM_CPU_FINALIZE,      /* BuildOwner.finalizeTree */
+  SIM_CPU_POST_FRAME,    /* SchedulerBinding._invokeFrameCallback (post-frame) */
   SIM_CPU__COUNT
 } sim_cpu_stack_t;
 
