@@ -6,14 +6,16 @@
 #include <netdb.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/time.h>
 #include <unistd.h>
 
 #include "sim.h"
+#include "sim_clock.h"
 #include "sim_gen.h"
+#include "sim_log.h"
 #include "sim_replay.h"
 #include "sim_server.h"
 #include "sim_vm.h"
@@ -32,31 +34,6 @@ static size_t stdin_len;
 static int stdin_overflow;
 static uv_signal_t sig_int, sig_term;
 
-int64_t sim_now_us(void) {
-  return (int64_t)(uv_hrtime() / 1000);
-}
-
-int64_t sim_wall_ms(void) {
-  struct timeval tv;
-  gettimeofday(&tv, NULL);
-  return (int64_t)tv.tv_sec * 1000 + tv.tv_usec / 1000;
-}
-
-void sim_new_run_id(sim_t *s) {
-  uint64_t a = sim_rand_next(&s->rng);
-  snprintf(s->run_id, sizeof s->run_id, "%016llx", (unsigned long long)a);
-}
-
-void sim_log(sim_t *s, const char *fmt, ...) {
-  va_list ap;
-  if (!s->cfg.verbose) return;
-  va_start(ap, fmt);
-  fputs("telescope-sim: ", stderr);
-  vfprintf(stderr, fmt, ap);
-  fputc('\n', stderr);
-  va_end(ap);
-}
-
 /* ---- command line ---------------------------------------------------------- */
 
 static const char usage_text[] =
@@ -74,9 +51,13 @@ static const char usage_text[] =
     "  --fps N                frames per second while drawing (default 60; up to\n"
     "                         100000: above 1000 each 1 ms tick draws several)\n"
     "  --scenario S           steady|janky|idle|stalled|rare-slow|layout-bound|\n"
-    "                         raster-bound|gc|shader (default steady); gc: GC\n"
-    "                         pauses inside some builds, shader: shader\n"
-    "                         compilation in the first frames of new content\n"
+    "                         raster-bound|gc|shader|cpu-rare-slow (default\n"
+    "                         steady); gc: GC pauses inside some builds, shader:\n"
+    "                         shader compilation in the first frames of new\n"
+    "                         content; cpu-rare-slow: CatalogIndex.rebuild 22 ms\n"
+    "                         in 1 frame of 20 (janky), PriceFormatter.formatAll\n"
+    "                         5 ms in every frame (heavier in total), named only\n"
+    "                         by getCpuSamples\n"
     "  --seed N               make tokens, ids and frame durations reproducible\n"
     "  --uri-file PATH        write the ws URI there (no newline), like\n"
     "                         flutter run --vmservice-out-file\n"
@@ -117,6 +98,16 @@ static const char usage_text[] =
     "                         timeline and blocks, once, in real time, from when\n"
     "                         a measurement starts; --fps and --scenario are then\n"
     "                         unused (the recording's refresh rate is the fps)\n"
+    "  --profiler on|off      the VM's profiler flag (default on, as flutter run;\n"
+    "                         off: getCpuSamples answers 100 Feature is disabled;\n"
+    "                         setFlag profiler true turns it on)\n"
+    "  --profile-period US    sample period in µs (default 1000, minimum 50)\n"
+    "  --max-profile-depth N  frames kept per sample (2..255, default 128); deeper\n"
+    "                         stacks are cut and marked truncated\n"
+    "  --compiled-functions N zero-tick compiled functions in every CpuSamples\n"
+    "                         (default 1000; the VM lists all compiled code)\n"
+    "  --cpu-ring N           CPU samples kept (default 60000, the VM's 600\n"
+    "                         blocks of 100; the oldest are overwritten)\n"
     "  --verbose              log connections and lws notices on stderr\n"
     "  --help, --version\n"
     "\n"
@@ -140,6 +131,8 @@ static const char usage_text[] =
     "  streams L             another client (DevTools) sets the VM timeline's\n"
     "                        recorded streams to L (Dart,GC,...), as\n"
     "                        setVMTimelineFlags does\n"
+    "  profiler on|off       the VM's profiler flag changes (another client's\n"
+    "                        setFlag): VMFlagUpdate; off, getCpuSamples is refused\n"
     "  ext-delay MS          answer ext.telescope.frames MS later\n"
     "  ext-hang on|off       never answer ext.telescope.frames (until off)\n"
     "  ext-error on|off      answer ext.telescope.frames with -32000\n"
@@ -231,6 +224,11 @@ static int parse_args(int argc, char **argv, sim_config_t *cfg) {
     O_PLAIN_DART,
     O_WEB_FRAME_NUMBER,
     O_TL_RECORDER,
+    O_PROFILER,
+    O_PROFILE_PERIOD,
+    O_MAX_PROFILE_DEPTH,
+    O_COMPILED_FUNCTIONS,
+    O_CPU_RING,
     O_HELP,
     O_VERSION
   };
@@ -261,6 +259,11 @@ static int parse_args(int argc, char **argv, sim_config_t *cfg) {
                                        {"plain-dart", no_argument, NULL, O_PLAIN_DART},
                                        {"web-frame-number", required_argument, NULL, O_WEB_FRAME_NUMBER},
                                        {"timeline-recorder", required_argument, NULL, O_TL_RECORDER},
+                                       {"profiler", required_argument, NULL, O_PROFILER},
+                                       {"profile-period", required_argument, NULL, O_PROFILE_PERIOD},
+                                       {"max-profile-depth", required_argument, NULL, O_MAX_PROFILE_DEPTH},
+                                       {"compiled-functions", required_argument, NULL, O_COMPILED_FUNCTIONS},
+                                       {"cpu-ring", required_argument, NULL, O_CPU_RING},
                                        {"help", no_argument, NULL, O_HELP},
                                        {"version", no_argument, NULL, O_VERSION},
                                        {NULL, 0, NULL, 0}};
@@ -273,6 +276,7 @@ static int parse_args(int argc, char **argv, sim_config_t *cfg) {
   cfg->scenario = SIM_SCENARIO_STEADY;
   cfg->timings_batch_ms = 100;
   cfg->web_frame_number = -2;
+  cfg->compiled_functions = -1;
   opterr = 0;
   while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
     switch (c) {
@@ -403,6 +407,31 @@ static int parse_args(int argc, char **argv, sim_config_t *cfg) {
                            "Perfettofile, Callback, Fuchsia or Macos, got '%s'", optarg);
         cfg->timeline_recorder = optarg;
         break;
+      case O_PROFILER:
+        if (strcmp(optarg, "on") && strcmp(optarg, "off"))
+          return bad_usage("--profiler wants on or off, got '%s'", optarg);
+        cfg->profiler_off = !strcmp(optarg, "off");
+        break;
+      case O_PROFILE_PERIOD:
+        if (parse_long(optarg, 50, 1000000, &v))
+          return bad_usage("--profile-period wants microseconds 50..1000000, got '%s'", optarg);
+        cfg->profile_period = (int)v;
+        break;
+      case O_MAX_PROFILE_DEPTH:
+        if (parse_long(optarg, 2, 255, &v))
+          return bad_usage("--max-profile-depth wants 2..255, got '%s'", optarg);
+        cfg->max_profile_depth = (int)v;
+        break;
+      case O_COMPILED_FUNCTIONS:
+        if (parse_long(optarg, 0, 100000, &v))
+          return bad_usage("--compiled-functions wants 0..100000, got '%s'", optarg);
+        cfg->compiled_functions = (int)v;
+        break;
+      case O_CPU_RING:
+        if (parse_long(optarg, 16, 10000000, &v))
+          return bad_usage("--cpu-ring wants 16..10000000, got '%s'", optarg);
+        cfg->cpu_ring = (size_t)v;
+        break;
       case O_VERBOSE:
         cfg->verbose = 1;
         break;
@@ -460,7 +489,7 @@ static uint64_t random_seed(void) {
     if (read(fd, &v, sizeof v) != (ssize_t)sizeof v) v = 0;
     close(fd);
   }
-  return v ^ (uint64_t)sim_wall_ms() ^ ((uint64_t)getpid() << 32);
+  return v ^ (uint64_t)sim_clock_wall_ms() ^ ((uint64_t)getpid() << 32);
 }
 
 /* lws binds to an address, not a name: resolve --host to its numeric form
@@ -548,6 +577,13 @@ static json_t *stats_json(sim_t *s) {
     json_object_set_new(j, "moreFollowed", json_integer((json_int_t)wm_more_followed(s->model)));
   }
   if (j) json_object_set_new(j, "floodSent", json_integer((json_int_t)s->vm.flood_sent));
+  if (j)
+    json_object_set_new(
+        j, "cpu",
+        json_pack("{s:b, s:i, s:i, s:I, s:I, s:I}", "profiler", s->cpu.enabled, "samplePeriod",
+                  s->cpu.period_us, "maxStackDepth", s->cpu.max_depth, "samples",
+                  (json_int_t)s->cpu.len, "taken", (json_int_t)s->cpu.taken, "overwritten",
+                  (json_int_t)s->cpu.overwritten));
   if (j && s->replay) json_object_set_new(j, "replay", sim_replay_stats_json(s->replay));
   if (j && s->dds.attached) json_object_set_new(j, "ddsUri", json_string(s->dds.http_uri));
   if (j)
@@ -603,7 +639,8 @@ static int run_command(sim_t *s, char *line) {
     int sc = arg ? sim_scenario_parse(arg) : -1;
     if (sc < 0)
       return answer(
-          "error scenario wants steady|janky|idle|stalled|rare-slow|layout-bound|raster-bound|gc|shader");
+          "error scenario wants steady|janky|idle|stalled|rare-slow|layout-bound|raster-bound|gc|"
+          "shader|cpu-rare-slow");
     sim_gen_set_scenario(s, (sim_scenario_t)sc);
     answer("ok scenario %s", arg);
   } else if (!strcmp(cmd, "fps")) {
@@ -657,6 +694,10 @@ static int run_command(sim_t *s, char *line) {
     answer("ok streams %s", txt ? txt : "?");
     free(txt);
     json_decref(now);
+  } else if (!strcmp(cmd, "profiler")) {
+    if (on_off(arg, &on)) return answer("error profiler wants on|off");
+    sim_vm_set_profiler(s, on);
+    answer("ok profiler %s", arg);
   } else if (!strcmp(cmd, "ext-delay")) {
     if (!arg || parse_long(arg, 0, 3600000, &v))
       return answer("error ext-delay wants milliseconds 0..3600000");
@@ -836,6 +877,7 @@ int main(int argc, char **argv) {
 
   rc = parse_args(argc, argv, &s->cfg);
   if (rc >= 0) return rc;
+  sim_log_set_verbose(s->cfg.verbose);
   signal(SIGPIPE, SIG_IGN);
   /* `telescope-sim &` from an interactive shell: reading the terminal from
    * the background would stop the whole app; the read fails instead and the
@@ -883,6 +925,15 @@ int main(int argc, char **argv) {
     return 1;
   }
   if (s->replay) s->tl.threads = sim_replay_threads(s->replay);
+  if (sim_cpu_init(&s->cpu, s->cfg.cpu_ring)) {
+    fprintf(stderr, "telescope-sim: cannot create the CPU profiler's sample ring\n");
+    return 1;
+  }
+  s->cpu.enabled = !s->cfg.profiler_off;
+  if (s->cfg.profile_period) s->cpu.period_us = s->cfg.profile_period;
+  if (s->cfg.max_profile_depth) s->cpu.max_depth = s->cfg.max_profile_depth;
+  if (s->cfg.compiled_functions >= 0) s->cpu.compiled = s->cfg.compiled_functions;
+  s->cpu.aot = s->cfg.profile;
   s->tl.recorder = s->cfg.timeline_recorder;
   if (sim_server_init(s)) goto fail_server;
   if (sim_vm_init(s)) goto fail_vm;
@@ -919,6 +970,7 @@ int main(int argc, char **argv) {
 
   uv_run(s->loop, UV_RUN_DEFAULT);
   sim_tl_free(&s->tl);
+  sim_cpu_free(&s->cpu);
   rc = uv_loop_close(s->loop);
   if (rc) fprintf(stderr, "telescope-sim: loop closed with handles open: %s\n", uv_strerror(rc));
   wm_free(s->model);
@@ -933,6 +985,7 @@ fail_server:
   s->replay = NULL;
   sim_server_close(s);
   uv_run(s->loop, UV_RUN_DEFAULT);
+  sim_cpu_free(&s->cpu);
   wm_free(s->model);
   return 1;
 }

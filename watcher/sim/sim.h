@@ -3,7 +3,12 @@
  *   sim_server  the WebSocket endpoint (handshake, 403s, framing, queues)
  *   sim_vm      the VM-service protocol (methods, isolates, streams, calls)
  *   sim_gen     the frame generator (scenarios, block trees, FrameTimings)
- *   main        command line, stdin commands, start and shutdown
+ *   sim_cpu     the CPU profiler: samples of the UI thread, getCpuSamples
+ *   sim_rebuild the widget inspector's Flutter.RebuiltWidgets and location ids
+ *   sim_clock   the monotonic µs clock and the wall clock
+ *   sim_log     --verbose logging on stderr
+ *   main        command line, stdin commands, start and shutdown (it calls
+ *               the modules; none of them calls back into it)
  * The watcher model (model.h) is a separate, pure library the generator
  * feeds and sim_vm serves as ext.telescope.frames. */
 #ifndef TELESCOPE_SIM_H
@@ -16,6 +21,8 @@
 #include <uv.h>
 
 #include "model.h"
+#include "sim_cpu.h"
+#include "sim_rebuild.h"
 #include "sim_timeline.h"
 
 typedef enum { SIM_MODE_DDS = 0, SIM_MODE_VM, SIM_MODE_WEB } sim_mode_t;
@@ -32,6 +39,10 @@ typedef enum {
   /* Each with a cause only the VM timeline shows (issue 15): */
   SIM_SCENARIO_GC,     /* seeded: some frames' build holds a long GC pause on the UI thread */
   SIM_SCENARIO_SHADER, /* new content every 1.5 s: its first frames compile shaders on raster */
+  /* Only the CPU profiler names the cause (issue 20): plain functions, no
+   * widget block; CatalogIndex.rebuild 22 ms in 1 frame of 20 (janky),
+   * PriceFormatter.formatAll 6 ms in every frame (heavier in total). */
+  SIM_SCENARIO_CPU_RARE_SLOW,
   SIM_SCENARIO__COUNT
 } sim_scenario_t;
 
@@ -71,6 +82,11 @@ typedef struct {
   int plain_dart;               /* --plain-dart: no Flutter extensions, no watcher, no Flutter.Frame */
   int64_t web_frame_number;     /* web: every Flutter.Frame's number (-2: the real one) */
   const char *timeline_recorder; /* getVMTimelineFlags' recorderName (NULL: "Ring") */
+  int profiler_off;              /* --profiler off: the VM's profiler flag is false */
+  int profile_period;            /* --profile-period (0: the VM's 1000 µs) */
+  int max_profile_depth;         /* --max-profile-depth (0: the VM's 128) */
+  int compiled_functions;        /* --compiled-functions (-1: SIM_CPU_DEFAULT_COMPILED) */
+  size_t cpu_ring;               /* --cpu-ring (0: SIM_CPU_DEFAULT_RING) */
 } sim_config_t;
 
 #define SIM_MAX_WORKERS 4
@@ -133,6 +149,7 @@ typedef struct sim {
     int watcher_installed; /* the model has ever been fed */
     int bool_ext[8];       /* state of Flutter's boolean extensions */
     int ext_delay_ms;
+    int pause_flags[3]; /* pause_isolates_on_{start,exit,unhandled_exceptions} (setFlag) */
     int ext_hang;
     int ext_error;
     int web_timeout_ms;   /* web: DWDS WebSocket-mode timeout (0: none) */
@@ -187,6 +204,8 @@ typedef struct sim {
 
   wm_t *model;
   sim_tl_t tl; /* the VM timeline */
+  sim_cpu_t cpu; /* the CPU profiler's samples of the UI thread */
+  sim_rebuild_t rebuild; /* the widget inspector's rebuild counts (debug builds) */
   struct sim_replay *replay; /* --replay: the recording; the generator draws only its frames */
   char run_id[40];
 } sim_t;
@@ -199,12 +218,10 @@ static inline uint64_t sim_rand_next(uint64_t *state) {
   return z ^ (z >> 31);
 }
 
-/* Monotonic clock in µs, the simulated engine/timeline clock. */
-int64_t sim_now_us(void);
-/* Wall clock in ms since the epoch (event timestamps). */
-int64_t sim_wall_ms(void);
 /* A fresh run id for the watcher (hot restart makes a new one). */
-void sim_new_run_id(sim_t *s);
-void sim_log(sim_t *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static inline void sim_new_run_id(sim_t *s) {
+  uint64_t a = sim_rand_next(&s->rng);
+  snprintf(s->run_id, sizeof s->run_id, "%016llx", (unsigned long long)a);
+}
 
 #endif

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim_clock.h"
 #include "sim_replay.h"
 #include "sim_vm.h"
 
@@ -15,7 +16,7 @@
 
 static const char *const scenario_names[SIM_SCENARIO__COUNT] = {
     "steady", "janky", "idle", "stalled", "rare-slow", "layout-bound", "raster-bound", "gc",
-    "shader"};
+    "shader", "cpu-rare-slow"};
 
 int sim_scenario_parse(const char *name) {
   int i;
@@ -50,6 +51,8 @@ typedef struct {
   int64_t gc_pause;  /* gc: a GC pause inside BUILD (0: none) */
   int64_t gc_at;     /* ... where it began (set by build_frame) */
   int64_t shader;    /* shader: compilation inside the raster phase (0: none) */
+  int64_t price;     /* cpu-rare-slow: PriceFormatter.formatAll inside FeedList (0: none) */
+  int64_t catalog;   /* cpu-rare-slow: CatalogIndex.rebuild inside FeedList (0: none) */
 } draws_t;
 
 static int64_t uniform(uint64_t *r, int64_t lo, int64_t hi) {
@@ -85,16 +88,26 @@ static void draw_numbers(const sim_t *s, draws_t *d) {
   d->slow_factor = 1.15 + (double)uniform(&r, 0, 1000) / 1000.0 * 1.4;
 }
 
+/* The UI thread's Dart work over [a, b), for the CPU profiler's samples.
+ * Not above SIM_TICK_MAX_FPS: frames overlap there, no thread runs them. */
+static void cpu(sim_t *s, int64_t a, int64_t b, sim_cpu_stack_t stack) {
+  if (s->gen.fps <= SIM_TICK_MAX_FPS) sim_cpu_span(&s->cpu, a, b, stack);
+}
+
 /* RenderFlex ⊃ RenderParagraph×n inside LAYOUT or PAINT when tracked;
- * returns the end time. Untracked, the same work takes the same time. */
-static int64_t render_objects(evbuf_t *b, int tracked, int64_t t, int64_t flex, const int64_t *para,
-                              int n) {
+ * returns the end time. Untracked, the same work takes the same time (and
+ * the same samples: text_stack in each paragraph, flex_stack after them). */
+static int64_t render_objects(sim_t *s, evbuf_t *b, int tracked, int64_t t, int64_t flex,
+                              const int64_t *para, int n, sim_cpu_stack_t text_stack,
+                              sim_cpu_stack_t flex_stack) {
   int64_t c = t + 5;
   int i;
   for (i = 0; i < n; i++) {
     if (tracked) push(b, "RenderParagraph", c, c + para[i]);
+    cpu(s, c, c + para[i], text_stack);
     c += para[i] + 3;
   }
+  cpu(s, c, c + flex, flex_stack);
   c += flex;
   if (tracked) push(b, "RenderFlex", t, c);
   return c;
@@ -137,7 +150,7 @@ static int64_t build_frame(sim_t *s, draws_t *d, int jank_us, int64_t vsync, evb
       s->vm.bool_ext[SIM_EXT_PROFILE_WIDGETS] || s->vm.bool_ext[SIM_EXT_PROFILE_USER_WIDGETS];
   int layouts = s->vm.bool_ext[SIM_EXT_PROFILE_LAYOUTS];
   int paints = s->vm.bool_ext[SIM_EXT_PROFILE_PAINTS];
-  int64_t build_start = vsync + d->overhead, t, c, c2, inner, end;
+  int64_t build_start = vsync + d->overhead, t, c, c2, inner, end, x, self_from;
   int i;
 
   /* The previous frame's POST_FRAME block closed after that frame's drain,
@@ -149,6 +162,19 @@ static int64_t build_frame(sim_t *s, draws_t *d, int jank_us, int64_t vsync, evb
    * and SlowWidget (a custom FlutterTimeline block) in janky frames. */
   t = build_start;
   c = t + 30;
+  /* The samples follow the same times whether or not widgets are tracked:
+   * FeedList, each card (its Text inside), the plain functions FeedList
+   * calls (cpu-rare-slow), then SlowWidget, a collection, BUILD's own. */
+  cpu(s, t, c, SIM_CPU_BUILD);
+  cpu(s, c, c + 20, SIM_CPU_FEED_LIST);
+  for (i = 0, x = c + 20; i < d->n_cards; x += d->card[i] + 5, i++) {
+    int64_t text = d->card[i] * 2 / 5;
+    cpu(s, x, x + 40, SIM_CPU_PRODUCT_CARD);
+    cpu(s, x + 40, x + 40 + text, SIM_CPU_TEXT);
+    cpu(s, x + 40 + text, x + d->card[i], SIM_CPU_PRODUCT_CARD);
+  }
+  cpu(s, x, x + d->price, SIM_CPU_PRICE_FORMAT);
+  cpu(s, x + d->price, x + d->price + d->catalog, SIM_CPU_CATALOG_INDEX);
   if (widgets) {
     c2 = c + 20;
     for (i = 0; i < d->n_cards; i++) {
@@ -157,30 +183,40 @@ static int64_t build_frame(sim_t *s, draws_t *d, int jank_us, int64_t vsync, evb
       push(b, "ProductCard", c2, c2 + d->card[i]);
       c2 += d->card[i] + 5;
     }
+    c2 += d->price + d->catalog;
     push(b, "FeedList", c, c2 + 15);
     c = c2 + 15;
   } else {
     for (i = 0; i < d->n_cards; i++) c += d->card[i] + 5;
-    c += 35;
+    c += 35 + d->price + d->catalog;
   }
   if (jank_us > 0) {
     push(b, "SlowWidget", c, c + jank_us);
+    cpu(s, c, c + jank_us, SIM_CPU_SLOW_WIDGET);
     c += jank_us;
   }
+  self_from = c;
   if (d->gc_pause > 0) {
     /* The UI thread stops for the collector: no block ends meanwhile, so
      * only BUILD's self time grows (and the timeline shows why). */
     d->gc_at = c + 40;
+    cpu(s, c, d->gc_at, SIM_CPU_BUILD);
+    cpu(s, d->gc_at, d->gc_at + d->gc_pause, SIM_CPU_GC);
+    self_from = d->gc_at + d->gc_pause;
     c += d->gc_pause + 80;
   }
   c += d->build_self;
+  cpu(s, self_from, c, SIM_CPU_BUILD);
   push(b, "BUILD", t, c);
 
   /* LAYOUT (root) ⊃ LAYOUT: the RenderView lives in a child PipelineOwner. */
   t = c + 10;
   inner = t + 8;
-  c = render_objects(b, layouts, inner + 10, d->flex_layout, d->para_layout, d->n_cards) +
-      d->layout_self;
+  cpu(s, t, inner + 15, SIM_CPU_LAYOUT);
+  c = render_objects(s, b, layouts, inner + 10, d->flex_layout, d->para_layout, d->n_cards,
+                     SIM_CPU_LAYOUT_TEXT, SIM_CPU_LAYOUT_FLEX);
+  cpu(s, c, c + d->layout_self, SIM_CPU_LAYOUT);
+  c += d->layout_self;
   push(b, "LAYOUT", inner, c);
   c += 8;
   push(b, "LAYOUT (root)", t, c);
@@ -192,7 +228,11 @@ static int64_t build_frame(sim_t *s, draws_t *d, int jank_us, int64_t vsync, evb
 
   t = c + 5;
   inner = t + 8;
-  c = render_objects(b, paints, inner + 10, d->flex_paint, d->para_paint, d->n_cards) + 40;
+  cpu(s, t, inner + 15, SIM_CPU_PAINT);
+  c = render_objects(s, b, paints, inner + 10, d->flex_paint, d->para_paint, d->n_cards,
+                     SIM_CPU_PAINT_TEXT, SIM_CPU_PAINT_FLEX);
+  cpu(s, c, c + 40, SIM_CPU_PAINT);
+  c += 40;
   push(b, "PAINT", inner, c);
   c += 8;
   push(b, "PAINT (root)", t, c);
@@ -200,6 +240,7 @@ static int64_t build_frame(sim_t *s, draws_t *d, int jank_us, int64_t vsync, evb
   /* buildFinish is taken when the last view renders, i.e. at COMPOSITING. */
   t = c + 5;
   c = t + d->composite;
+  cpu(s, t, c, SIM_CPU_COMPOSITE);
   push(b, "COMPOSITING", t, c);
   timing->frame_number = s->gen.frame_number;
   timing->vsync_start_us = vsync;
@@ -213,11 +254,13 @@ static int64_t build_frame(sim_t *s, draws_t *d, int jank_us, int64_t vsync, evb
   t = c + 5;
   end = t + d->finalize;
   if (s->cfg.blocks > 0) end = pad_blocks(b, s->cfg.blocks, t, end);
+  cpu(s, t, end, SIM_CPU_FINALIZE);
   push(b, "FINALIZE TREE", t, end);
 
   s->gen.have_post = 1;
   s->gen.post_start_us = end + 15;
   s->gen.post_dur_us = d->post;
+  cpu(s, s->gen.post_start_us, s->gen.post_start_us + d->post, SIM_CPU_POST_FRAME);
   return end;
 }
 
@@ -310,6 +353,12 @@ static void draw_frame(sim_t *s, int64_t now) {
     d.n_cards = 4;
     for (i = 0; i < 4; i++) d.card[i] = 1650 + (d.card[i] - 300) / 6;
   }
+  if (s->gen.scenario == SIM_SCENARIO_CPU_RARE_SLOW) {
+    /* 4.6-5.2 ms of price formatting in every frame, three cards: about 11
+     * ms a frame at most, within a 60 Hz budget. */
+    d.n_cards = 3;
+    d.price = 4600 + d.jank_roll % 600;
+  }
   if (s->gen.inject_left > 0) {
     s->gen.inject_left--;
     s->gen.jank_injected++;
@@ -318,6 +367,10 @@ static void draw_frame(sim_t *s, int64_t now) {
     jank_us = (int)(budget * d.slow_factor);
   } else if (s->gen.scenario == SIM_SCENARIO_RARE_SLOW && s->gen.frame_index % 20 == 19) {
     jank_us = 20000;
+  } else if (s->gen.scenario == SIM_SCENARIO_CPU_RARE_SLOW && s->gen.frame_index % 20 == 19) {
+    /* The index is rebuilt from scratch in one frame of twenty: 22 ms. */
+    d.catalog = 22000;
+    s->gen.jank_frames++;
   } else if (s->gen.scenario == SIM_SCENARIO_LAYOUT_BOUND && d.jank_roll < 125) {
     /* A relayout of the whole list (e.g. an intrinsic pass): the RenderFlex
      * does the work, so it is named only while layouts are tracked. */
@@ -346,6 +399,15 @@ static void draw_frame(sim_t *s, int64_t now) {
   s->gen.frame_number++;
   end = build_frame(s, &d, jank_us, now, &b, &timing);
   record_timeline(s, &d, &timing);
+  if (s->vm.bool_ext[SIM_EXT_TRACK_REBUILDS] && !s->cfg.plain_dart) {
+    /* The inspector's post-frame callback (_onFrameEnd): the app's widgets
+     * rebuilt in this frame, every card and its Text, SlowWidget only when
+     * it ran. */
+    int counts[SIM_LOC__COUNT] = {1, d.n_cards, d.n_cards, jank_us > 0};
+    sim_vm_post_event(s, "Flutter.RebuiltWidgets",
+                      sim_rebuild_event(&s->rebuild, timing.vsync_start_us, timing.frame_number,
+                                        counts));
+  }
   s->gen.frame_index++;
   s->gen.frames_drawn++;
   /* The UI thread is busy until the frame's work is done: vsyncs in the
@@ -448,6 +510,7 @@ static void on_tick(uv_timer_t *t) {
     case SIM_SCENARIO_RASTER_BOUND:
     case SIM_SCENARIO_GC:
     case SIM_SCENARIO_SHADER:
+    case SIM_SCENARIO_CPU_RARE_SLOW:
       want = 1;
       break;
     case SIM_SCENARIO_IDLE:
@@ -461,7 +524,7 @@ static void on_tick(uv_timer_t *t) {
   if (s->gen.fps > SIM_TICK_MAX_FPS) {
     /* Burst: every frame due since the last tick, vsyncs one period apart
      * (at most 100 ms worth, as missed vsyncs are skipped, not replayed). */
-    int64_t now = sim_now_us(), i, n;
+    int64_t now = sim_clock_now_us(), i, n;
     double period_us = 1e6 / s->gen.fps;
     if (!s->gen.burst_last_us) s->gen.burst_last_us = now - (int64_t)period_us;
     s->gen.burst_due += (double)(now - s->gen.burst_last_us) / period_us;
@@ -473,8 +536,8 @@ static void on_tick(uv_timer_t *t) {
     if (s->gen.scenario == SIM_SCENARIO_IDLE && n > 1) n = 1; /* a probe draws one */
     for (i = 0; i < n; i++) draw_frame(s, now - (int64_t)((double)(n - 1 - i) * period_us));
     if (want && probe && !n) s->gen.probe_requested = 1;
-  } else if (want && !s->vm.paused && sim_now_us() >= s->gen.busy_until_us)
-    draw_frame(s, sim_now_us());
+  } else if (want && !s->vm.paused && sim_clock_now_us() >= s->gen.busy_until_us)
+    draw_frame(s, sim_clock_now_us());
   else if (want && probe)
     s->gen.probe_requested = 1; /* keep the request for the next vsync */
   if (s->gen.pend && s->gen.n_pend && !uv_is_active((uv_handle_t *)&s->gen.flush_timer)) {

@@ -34,7 +34,8 @@ void sim_gen_draw_replayed(sim_t *s, const wm_timing_t *timing, const wm_event_t
 void sim_gen_flush(sim_t *s);
 
 /* Scenario names: "steady", "janky", "idle", "stalled", "rare-slow",
- * "layout-bound", "raster-bound"; -1 when unknown. */
+ * "layout-bound", "raster-bound", "gc", "shader", "cpu-rare-slow"; -1 when
+ * unknown. */
 int sim_scenario_parse(const char *name);
 const char *sim_scenario_name(sim_scenario_t scenario);
 

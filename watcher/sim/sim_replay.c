@@ -3,7 +3,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim_clock.h"
 #include "sim_gen.h"
+#include "sim_log.h"
 
 /* Playback starts this long after the measurement started, so the first
  * frame is the session's and not a frame drawn before it. */
@@ -363,7 +365,7 @@ static void replay_frame(sim_t *s, const sim_replay_t *r, const frame_t *f) {
 
 void sim_replay_tick(sim_t *s) {
   sim_replay_t *r = s->replay;
-  int64_t now = sim_now_us();
+  int64_t now = sim_clock_now_us();
   if (!r->started) {
     int go = s->vm.watcher ? (s->model && wm_collecting(s->model)) : r->armed;
     if (go && !r->since) r->since = now;
@@ -371,7 +373,7 @@ void sim_replay_tick(sim_t *s) {
     if (!r->origin_asked && now - r->since < ORIGIN_WAIT_US) return;
     r->started = 1;
     r->shift = now + LEAD_US - r->origin;
-    sim_log(s, "replay: %zu frames over %.1f s from now", r->nframes,
+    sim_log("replay: %zu frames over %.1f s from now", r->nframes,
             (double)(r->last - r->origin) / 1e6);
   }
   if (s->vm.paused) return; /* a paused isolate draws nothing; its frames wait */

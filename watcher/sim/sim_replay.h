@@ -6,7 +6,7 @@
  * they reach the watcher model and the Flutter.Frame events by the same code
  * as the scenarios' frames; its trace events go to the VM timeline ring on
  * their own threads. Timestamps keep their spacing and are moved onto
- * sim_now_us's clock; playback starts when a measurement starts (the watcher
+ * sim_clock_now_us's clock; playback starts when a measurement starts (the watcher
  * starts collecting, or, without a watcher, a client touches the timeline
  * flags) and plays once, in real time. */
 #ifndef TELESCOPE_SIM_REPLAY_H

@@ -6,6 +6,7 @@
 #include <strings.h>
 #include <sys/socket.h>
 
+#include "sim_log.h"
 #include "sim_vm.h"
 
 /* A queued outgoing text frame, with lws's LWS_PRE headroom in front. */
@@ -250,7 +251,7 @@ static int callback_vmservice(struct lws *wsi, enum lws_callback_reasons reason,
     case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE:
       status = check_request(s, wsi, 1, &body, location, sizeof location, &dds);
       if (!status) return 0;
-      sim_log(s, "upgrade refused: HTTP %u %s", status, body);
+      sim_log("upgrade refused: HTTP %u %s", status, body);
       if (send_http(wsi, status, body, status == 302 ? location : NULL)) return -1;
       return 1;
 
@@ -270,7 +271,7 @@ static int callback_vmservice(struct lws *wsi, enum lws_callback_reasons reason,
                          lws_hdr_copy(wsi, uri, sizeof uri, WSI_TOKEN_GET_URI) > 0 &&
                          token_matches(uri, s->dds.token);
       }
-      sim_log(s, "connection %llu open", (unsigned long long)pss->conn->serial);
+      sim_log("connection %llu open", (unsigned long long)pss->conn->serial);
       return 0;
 
     case LWS_CALLBACK_RECEIVE: {
@@ -299,7 +300,7 @@ static int callback_vmservice(struct lws *wsi, enum lws_callback_reasons reason,
 
     case LWS_CALLBACK_CLOSED:
       if (pss->conn) {
-        sim_log(s, "connection %llu closed", (unsigned long long)pss->conn->serial);
+        sim_log("connection %llu closed", (unsigned long long)pss->conn->serial);
         sim_vm_conn_closed(s, pss->conn);
         conn_free(s, pss->conn);
         pss->conn = NULL;

@@ -5,7 +5,7 @@
  * The frame generator records the engine's events for each frame it draws
  * (Embedder: the UI thread's frame, the raster thread's draw, shader
  * compilation tagged devtoolsTag "shaders"; GC: scavenges on the UI thread),
- * each only while its stream is recorded, on sim_now_us's clock. */
+ * each only while its stream is recorded, on sim_clock_now_us's clock. */
 #ifndef TELESCOPE_SIM_TIMELINE_H
 #define TELESCOPE_SIM_TIMELINE_H
 

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "sim_clock.h"
 #include "sim_replay.h"
 #include "sim_server.h"
 
@@ -17,6 +18,7 @@
   X(INVALID_PARAMS, -32602, "Invalid params")                    \
   X(INTERNAL_ERROR, -32603, "Internal error")                    \
   X(SERVER_ERROR, -32000, "Server error")                        \
+  X(FEATURE_DISABLED, 100, "Feature is disabled")                \
   X(STREAM_ALREADY_SUBSCRIBED, 103, "Stream already subscribed") \
   X(STREAM_NOT_SUBSCRIBED, 104, "Stream not subscribed")         \
   X(ISOLATE_MUST_BE_PAUSED, 106, "Isolate must be paused")       \
@@ -60,7 +62,7 @@ struct sim_call {
 
 /* Flutter's own extensions, registered by the framework in every debug or
  * profile isolate (and ext.dart.io.* only where dart:io exists). */
-typedef enum { EXT_GENERIC, EXT_BOOL, EXT_SCHEDULE_FRAME, EXT_REASSEMBLE } ext_kind_t;
+typedef enum { EXT_GENERIC, EXT_BOOL, EXT_SCHEDULE_FRAME, EXT_REASSEMBLE, EXT_LOCATION_MAP } ext_kind_t;
 static const struct {
   const char *name;
   ext_kind_t kind;
@@ -82,6 +84,11 @@ static const struct {
     {"ext.flutter.profileUserWidgetBuilds", EXT_BOOL, SIM_EXT_PROFILE_USER_WIDGETS, 0, 0},
     {"ext.flutter.profileRenderObjectLayouts", EXT_BOOL, SIM_EXT_PROFILE_LAYOUTS, 0, 0},
     {"ext.flutter.profileRenderObjectPaints", EXT_BOOL, SIM_EXT_PROFILE_PAINTS, 0, 0},
+    /* The inspector's, registered inside WidgetsBinding.initServiceExtensions'
+     * assert (debug only), and only when widget creation is tracked
+     * (flutter run's default in debug): widget_inspector.dart. */
+    {"ext.flutter.inspector.trackRebuildDirtyWidgets", EXT_BOOL, SIM_EXT_TRACK_REBUILDS, 0, 1},
+    {"ext.flutter.inspector.widgetLocationIdMap", EXT_LOCATION_MAP, -1, 0, 1},
 };
 #define N_FLUTTER_EXTS (sizeof flutter_exts / sizeof flutter_exts[0])
 static const char TELESCOPE_EXT[] = "ext.telescope.frames";
@@ -361,7 +368,7 @@ static json_t *current_ref(const sim_t *s) {
 
 static json_t *event_new(const sim_t *s, const char *kind, json_t *isolate) {
   return json_pack("{s:s, s:s, s:o, s:I}", "type", "Event", "kind", kind, "isolate", isolate,
-                   "timestamp", (json_int_t)sim_wall_ms());
+                   "timestamp", (json_int_t)sim_clock_wall_ms());
 }
 
 /* Sends event (stolen) to every connection listening on stream. */
@@ -408,7 +415,7 @@ static void new_isolate(sim_t *s) {
     snprintf(s->vm.isolate_number, sizeof s->vm.isolate_number, "%llu", (unsigned long long)n);
     snprintf(s->vm.isolate_id, sizeof s->vm.isolate_id, "isolates/%llu", (unsigned long long)n);
   }
-  s->vm.isolate_start_ms = sim_wall_ms();
+  s->vm.isolate_start_ms = sim_clock_wall_ms();
 }
 
 static int ext_available(const sim_t *s, size_t i) {
@@ -617,7 +624,7 @@ static void frames_reply(sim_t *s, sim_call_t *k) {
                          "(package:telescope/src/frame_perf_watcher.dart)"));
     return;
   }
-  r = s->model ? wm_handle(s->model, k->params, sim_now_us(), &detail) : NULL;
+  r = s->model ? wm_handle(s->model, k->params, sim_clock_now_us(), &detail) : NULL;
   if (!r) {
     send_error(s, k, RPC_INVALID_PARAMS, "Invalid params",
                json_pack("{s:s}", "details", detail ? detail : "bad params"));
@@ -672,7 +679,12 @@ static void flutter_ext_reply(sim_t *s, sim_call_t *k, size_t i) {
       int *state = &s->vm.bool_ext[flutter_exts[i].bool_index];
       json_t *v = json_object_get(k->params, "enabled");
       if (v) {
+        int was = *state;
         *state = json_is_string(v) && !strcmp(json_string_value(v), "true");
+        /* Switching rebuild tracking on forces a rebuild (forceRebuild):
+         * a frame is drawn even by an idle app. */
+        if (flutter_exts[i].bool_index == SIM_EXT_TRACK_REBUILDS && *state && !was)
+          s->gen.probe_requested = 1;
         sim_vm_post_event(
             s, "Flutter.ServiceExtensionStateChanged",
             json_pack("{s:s, s:s}", "extension", k->method, "value", *state ? "true" : "false"));
@@ -684,6 +696,11 @@ static void flutter_ext_reply(sim_t *s, sim_call_t *k, size_t i) {
     case EXT_SCHEDULE_FRAME:
       s->gen.probe_requested = 1;
       r = json_pack("{s:s}", "type", "Success");
+      break;
+    case EXT_LOCATION_MAP: /* _locationIdMapToJson(), plus the binding's type/method */
+      r = sim_rebuild_location_map(&s->rebuild);
+      json_object_set_new(r, "type", json_string("_extensionType"));
+      json_object_set_new(r, "method", json_string(k->method));
       break;
     case EXT_REASSEMBLE:
       s->gen.probe_requested = 1;
@@ -1085,7 +1102,7 @@ int sim_vm_set_streams(sim_t *s, const json_t *streams, const char **bad) {
   /* Listeners of the Timeline stream learn the new set, before the setter's
    * answer (docs/flutter-apis.md, setVMTimelineFlags). */
   json_t *ev = json_pack("{s:s, s:s, s:I}", "type", "Event", "kind",
-                         "TimelineStreamSubscriptionsUpdate", "timestamp", (json_int_t)sim_wall_ms());
+                         "TimelineStreamSubscriptionsUpdate", "timestamp", (json_int_t)sim_clock_wall_ms());
   json_object_set_new(ev, "updatedStreams", sim_tl_recorded_json(&s->tl));
   broadcast(s, "Timeline", ev);
   return 0;
@@ -1121,13 +1138,202 @@ static void do_get_vm_timeline(sim_t *s, sim_call_t *k) {
 static void do_get_vm_timeline_micros(sim_t *s, sim_call_t *k) {
   replay_arm(s, 1);
   if (web_unsupported(s, k)) return;
-  send_result(k, json_pack("{s:s, s:I}", "type", "Timestamp", "timestamp", (json_int_t)sim_now_us()));
+  send_result(k, json_pack("{s:s, s:I}", "type", "Timestamp", "timestamp", (json_int_t)sim_clock_now_us()));
 }
 
 static void do_clear_vm_timeline(sim_t *s, sim_call_t *k) {
   if (web_unsupported(s, k)) return;
   sim_tl_clear(&s->tl);
   send_result(k, json_pack("{s:s}", "type", "Success"));
+}
+
+/* ---- the CPU profiler (sim_cpu.c) and the VM's flags --------------------- */
+
+/* An Int64Parameter: a JSON integer, or its decimal text (the VM reads every
+ * parameter as a string). 1, 0 when absent, -1 when not an integer. */
+static int int64_param(const json_t *params, const char *key, int64_t *out) {
+  const json_t *v = json_object_get(params, key);
+  char *end;
+  if (!v) return 0;
+  if (json_is_integer(v)) {
+    *out = json_integer_value(v);
+    return 1;
+  }
+  if (!json_is_string(v) || !*json_string_value(v)) return -1;
+  *out = strtoll(json_string_value(v), &end, 10);
+  return *end ? -1 : 1;
+}
+
+/* getCpuSamples (service.cc GetCpuSamples, profiler_service.cc): the UI
+ * isolate's samples in [timeOriginMicros, timeOriginMicros +
+ * timeExtentMicros]; 100 "Feature is disabled" with details "Profiler is
+ * disabled." while the profiler flag is off (CheckProfilerDisabled). DWDS
+ * has no profiler: -32601 (proxy_service.dart _rpcNotSupportedFuture). */
+static void do_get_cpu_samples(sim_t *s, sim_call_t *k) {
+  static const char *const keys[2] = {"timeOriginMicros", "timeExtentMicros"};
+  int64_t v[2];
+  int which, i;
+  char d[160];
+
+  if (web_unsupported(s, k)) return;
+  which = check_isolate(s, k);
+  if (!which) return;
+  for (i = 0; i < 2; i++) {
+    int r = int64_param(k->params, keys[i], &v[i]);
+    if (r <= 0) {
+      if (r == 0)
+        snprintf(d, sizeof d, "getCpuSamples: expects the '%s' parameter", keys[i]);
+      else
+        snprintf(d, sizeof d, "getCpuSamples: invalid '%s' parameter", keys[i]);
+      send_invalid_params(s, k, d);
+      return;
+    }
+  }
+  if (!s->cpu.enabled) {
+    send_error(s, k, RPC_FEATURE_DISABLED, NULL, vm_error_data(s, k, "Profiler is disabled."));
+    return;
+  }
+  /* A worker isolate's thread draws nothing: its answer has no samples. */
+  send_result(k, sim_cpu_samples_json(&s->cpu, v[0], v[1],
+                                      which == 1 ? sim_clock_now_us() : INT64_MIN, (long)getpid(),
+                                      SIM_TID_UI));
+}
+
+/* The flags getFlagList shows and setFlag may change (service.cc SetFlag's
+ * kAllowedFlags; the rest answer "cannot change at runtime"). */
+enum { FLAG_PROFILER, FLAG_PERIOD, FLAG_DEPTH, FLAG_PROFILE_VM, FLAG_PAUSE_START, FLAG_PAUSE_EXIT,
+       FLAG_PAUSE_UNHANDLED, N_FLAGS };
+static const struct {
+  const char *name, *comment, *type;
+  int settable;
+} vm_flags[N_FLAGS] = {
+    {"profiler", "Enable the profiler.", "Bool", 1},
+    {"profile_period", "Time between profiler samples in microseconds. Minimum 50.", "Int", 1},
+    {"max_profile_depth", "Maximum number stack frames walked. Minimum 1. Maximum 255.", "Int", 0},
+    {"profile_vm", "Always collect native stack traces.", "Bool", 0},
+    {"pause_isolates_on_start", "Pause isolates before starting.", "Bool", 1},
+    {"pause_isolates_on_exit", "Pause isolates exiting.", "Bool", 1},
+    {"pause_isolates_on_unhandled_exceptions", "Pause isolates on unhandled exceptions.", "Bool", 1},
+};
+
+static void flag_value(const sim_t *s, int f, char *out, size_t n, int *modified) {
+  switch (f) {
+    case FLAG_PROFILER:
+      snprintf(out, n, "%s", s->cpu.enabled ? "true" : "false");
+      *modified = !s->cpu.enabled; /* the VM's default is true */
+      break;
+    case FLAG_PERIOD:
+      snprintf(out, n, "%d", s->cpu.period_us);
+      *modified = s->cpu.period_us != SIM_CPU_DEFAULT_PERIOD_US;
+      break;
+    case FLAG_DEPTH:
+      snprintf(out, n, "%d", s->cpu.max_depth);
+      *modified = s->cpu.max_depth != SIM_CPU_DEFAULT_MAX_DEPTH;
+      break;
+    case FLAG_PROFILE_VM: /* the engine passes --profile-vm (dart_vm.cc ProfilingFlags) */
+      snprintf(out, n, "%s", s->cpu.enabled ? "true" : "false");
+      *modified = s->cpu.enabled;
+      break;
+    default:
+      snprintf(out, n, "%s", s->vm.pause_flags[f - FLAG_PAUSE_START] ? "true" : "false");
+      *modified = s->vm.pause_flags[f - FLAG_PAUSE_START];
+      break;
+  }
+}
+
+static void do_get_flag_list(sim_t *s, sim_call_t *k) {
+  json_t *flags = json_array();
+  char value[32];
+  int f, modified;
+
+  if (wire(s, k->conn) == SIM_MODE_WEB) {
+    /* DWDS knows one flag (proxy_service.dart _currentVmServiceFlags). */
+    json_array_append_new(flags, json_pack("{s:s, s:s, s:b, s:s}", "name",
+                                           "pause_isolates_on_start", "comment",
+                                           s->cfg.dwds_websocket
+                                               ? "If enabled, isolates are paused on start"
+                                               : "",
+                                           "modified", 0, "valueAsString", "false"));
+  } else {
+    for (f = 0; f < N_FLAGS; f++) {
+      flag_value(s, f, value, sizeof value, &modified);
+      json_array_append_new(flags, json_pack("{s:s, s:s, s:b, s:s, s:s}", "name", vm_flags[f].name,
+                                             "comment", vm_flags[f].comment, "modified", modified,
+                                             "_flagType", vm_flags[f].type, "valueAsString", value));
+    }
+  }
+  send_result(k, json_pack("{s:s, s:o}", "type", "FlagList", "flags", flags));
+}
+
+/* VMFlagUpdate on the VM stream after a flag changed (service.cc SetFlag). */
+static void announce_flag(sim_t *s, const char *name, const char *value) {
+  json_t *ev = json_pack("{s:s, s:s, s:{s:s, s:s}, s:s, s:s, s:I}", "type", "Event", "kind",
+                         "VMFlagUpdate", "vm", "type", "@VM", "name", "vm", "flag", name,
+                         "newValue", value, "timestamp", (json_int_t)sim_clock_wall_ms());
+  broadcast(s, "VM", ev);
+}
+
+void sim_vm_set_profiler(sim_t *s, int on) {
+  s->cpu.enabled = on;
+  announce_flag(s, "profiler", on ? "true" : "false");
+}
+
+/* setFlag's refusals are results of type Error, not RPC errors. */
+static void flag_error(sim_call_t *k, const char *message) {
+  send_result(k, json_pack("{s:s, s:s}", "type", "Error", "message", message));
+}
+
+static void do_set_flag(sim_t *s, sim_call_t *k) {
+  const json_t *jn = json_object_get(k->params, "name"), *jv = json_object_get(k->params, "value");
+  const char *name = json_is_string(jn) ? json_string_value(jn) : NULL;
+  char value[64], d[128];
+  int f;
+
+  if (!name || !jv) {
+    snprintf(d, sizeof d, "setFlag: expects the '%s' parameter", name ? "value" : "name");
+    send_invalid_params(s, k, d);
+    return;
+  }
+  if (json_is_string(jv))
+    snprintf(value, sizeof value, "%s", json_string_value(jv));
+  else if (json_is_integer(jv))
+    snprintf(value, sizeof value, "%" JSON_INTEGER_FORMAT, json_integer_value(jv));
+  else if (json_is_boolean(jv))
+    snprintf(value, sizeof value, "%s", json_is_true(jv) ? "true" : "false");
+  else
+    value[0] = '\0';
+  if (wire(s, k->conn) == SIM_MODE_WEB) {
+    /* DWDS: only pause_isolates_on_start; Chrome mode refuses others with
+     * -32600, WebSocket mode with its not-supported -32601. */
+    if (!strcmp(name, "pause_isolates_on_start")) {
+      send_result(k, json_pack("{s:s}", "type", "Success"));
+    } else if (s->cfg.dwds_websocket) {
+      send_error(s, k, RPC_METHOD_NOT_FOUND, "setFlag: Not supported on web devices", NULL);
+    } else {
+      snprintf(d, sizeof d, "Cannot set flag \"%.64s\" (invalid flag)", name);
+      send_error(s, k, RPC_INVALID_REQUEST, d, NULL);
+    }
+    return;
+  }
+  for (f = 0; f < N_FLAGS && strcmp(vm_flags[f].name, name); f++) continue;
+  if (f == N_FLAGS) return flag_error(k, "Cannot set flag: flag not found");
+  if (!vm_flags[f].settable) return flag_error(k, "Cannot set flag: cannot change at runtime");
+  if (!strcmp(vm_flags[f].type, "Bool")) {
+    int on = !strcmp(value, "true");
+    if (!on && strcmp(value, "false")) return flag_error(k, "Cannot set flag: invalid value");
+    if (f == FLAG_PROFILER)
+      s->cpu.enabled = on;
+    else
+      s->vm.pause_flags[f - FLAG_PAUSE_START] = on;
+  } else {
+    char *end;
+    long long p = strtoll(value, &end, 10);
+    if (!*value || *end || p < 0 || p > 1000000)
+      return flag_error(k, "Cannot set flag: invalid value");
+    s->cpu.period_us = p < 50 ? 50 : (int)p; /* Profiler::SetSamplePeriod's minimum */
+  }
+  send_result(k, json_pack("{s:s}", "type", "Success"));
+  announce_flag(s, name, value);
 }
 
 #define SIM_METHODS(X)                                   \
@@ -1144,7 +1350,10 @@ static void do_clear_vm_timeline(sim_t *s, sim_call_t *k) {
   X("setVMTimelineFlags", do_set_vm_timeline_flags)      \
   X("getVMTimeline", do_get_vm_timeline)                 \
   X("getVMTimelineMicros", do_get_vm_timeline_micros)    \
-  X("clearVMTimeline", do_clear_vm_timeline)
+  X("clearVMTimeline", do_clear_vm_timeline)           \
+  X("getCpuSamples", do_get_cpu_samples)                 \
+  X("getFlagList", do_get_flag_list)                     \
+  X("setFlag", do_set_flag)
 
 static const struct {
   const char *name;
@@ -1278,7 +1487,7 @@ int sim_vm_pause(sim_t *s, const char *kind) {
   if (s->vm.paused) return 0;
   s->vm.paused = 1;
   s->vm.pause_kind = kinds[i]; /* static storage: getIsolate reports it */
-  s->vm.pause_ms = sim_wall_ms();
+  s->vm.pause_ms = sim_clock_wall_ms();
   ev = event_new(s, kinds[i], current_ref(s));
   json_object_set_new(ev, "timestamp", json_integer(s->vm.pause_ms));
   broadcast(s, "Debug", ev);
@@ -1321,7 +1530,7 @@ int sim_vm_dds_attach(sim_t *s) {
    * (dwds/lib/src/services/debug_service.dart handleConnection). */
   ev = json_pack("{s:s, s:s, s:s, s:s, s:I}", "type", "Event", "kind",
                  "DartDevelopmentServiceConnected", "message", msg, "uri", s->dds.http_uri,
-                 "timestamp", (json_int_t)sim_wall_ms());
+                 "timestamp", (json_int_t)sim_clock_wall_ms());
   for (c = s->srv.conns; c; c = c->next) {
     if (c->dds) continue;
     /* DWDS posts it through its Service stream controller: only a client
@@ -1351,6 +1560,8 @@ void sim_vm_restart(sim_t *s) {
   new_isolate(s);
   memset(s->vm.bool_ext, 0, sizeof s->vm.bool_ext); /* Dart statics reset */
   s->gen.have_post = 0; /* the new isolate's timeline buffer starts empty */
+  sim_cpu_clear(&s->cpu); /* its samples are the old isolate's */
+  sim_rebuild_reset(&s->rebuild); /* location ids are Dart statics */
   if (s->model) {
     sim_new_run_id(s);
     wm_restart(s->model, s->run_id);
@@ -1401,6 +1612,7 @@ int sim_vm_init(sim_t *s) {
                (unsigned long long)n);
     }
   }
+  sim_rebuild_reset(&s->rebuild);
   s->vm.method_counts = json_object();
   s->vm.method_list = json_array();
   s->vm.ext_history = json_array();

@@ -16,7 +16,8 @@ enum {
   SIM_EXT_PROFILE_LAYOUTS,
   SIM_EXT_PROFILE_PAINTS,
   SIM_EXT_DEBUG_PAINT,
-  SIM_EXT_PERF_OVERLAY
+  SIM_EXT_PERF_OVERLAY,
+  SIM_EXT_TRACK_REBUILDS /* ext.flutter.inspector.trackRebuildDirtyWidgets */
 };
 
 /* The first isolate, the method log. 0 or -1. */
@@ -41,6 +42,9 @@ void sim_vm_set_watcher(sim_t *s, int on);
  * closed, or -1 (dds mode, or already attached). */
 int sim_vm_dds_attach(sim_t *s);
 void sim_vm_set_hang(sim_t *s, int on);
+/* `profiler on|off`: the VM's profiler flag changed (as another client's
+ * setFlag would), announced with VMFlagUpdate on the VM stream. */
+void sim_vm_set_profiler(sim_t *s, int on);
 
 /* Posts an Extension-stream event from the app (dart:developer postEvent);
  * steals data. */
