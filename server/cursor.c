@@ -2,19 +2,27 @@
 #include "errbuf.h"
 
 #include <inttypes.h>
+#include <libwebsockets.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+/* base64url through libwebsockets (lws-sha1-base64.h). At 4.1.6 its encoder
+ * pads with '=' (lib/misc/base64-decode.c:76-78), which a cursor never
+ * carries: the padding is cut. Its decoder reads what we issue but accepts
+ * what a cursor must not, and says nothing of it (base64-decode.c:117-141,
+ * 154-172): it skips a character outside its alphabet, takes the standard
+ * alphabet's '+' and '/' as well as '-' and '_', ignores '=', drops a
+ * one-character tail and the spare bits of a short one. So a cursor's length,
+ * alphabet and tail are checked here first, and only then decoded. */
+static const char b64url[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
 
 static uint32_t fnv1a(const char *s, size_t n) {
   uint32_t h = 2166136261u;
   for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 16777619u;
   return h;
 }
-
 
 int cursor_encode(const char *run_id, int64_t seq, char *out, size_t outlen) {
   return cursor_encode_kind(CURSOR_WATCHER, run_id, seq, out, outlen);
@@ -28,25 +36,14 @@ int cursor_encode_kind(cursor_kind_t kind, const char *run_id, int64_t seq, char
   int n = snprintf(plain, sizeof plain, "v%d:%s:%" PRId64, (int)kind, run_id, seq);
   if (n < 0 || (size_t)n >= sizeof plain) return -1;
   n += snprintf(plain + n, sizeof plain - (size_t)n, ":%08" PRIx32, fnv1a(plain, (size_t)n));
-  size_t need = ((size_t)n * 4 + 2) / 3 + 1;
-  if (need > outlen) return -1;
-  size_t o = 0;
-  for (int i = 0; i < n; i += 3) {
-    uint32_t v = (uint32_t)(unsigned char)plain[i] << 16;
-    if (i + 1 < n) v |= (uint32_t)(unsigned char)plain[i + 1] << 8;
-    if (i + 2 < n) v |= (unsigned char)plain[i + 2];
-    out[o++] = b64[(v >> 18) & 63];
-    out[o++] = b64[(v >> 12) & 63];
-    if (i + 1 < n) out[o++] = b64[(v >> 6) & 63];
-    if (i + 2 < n) out[o++] = b64[v & 63];
-  }
-  out[o] = 0;
+  char padded[(sizeof plain + 2) / 3 * 4 + 2]; /* lws wants room for one byte more */
+  int w = lws_b64_encode_string_url(plain, n, padded, (int)sizeof padded);
+  if (w < 0) return -1;
+  while (w > 0 && padded[w - 1] == '=') w--;
+  if ((size_t)w + 1 > outlen) return -1;
+  memcpy(out, padded, (size_t)w);
+  out[w] = 0;
   return 0;
-}
-
-static int b64_value(char c) {
-  const char *p = c ? strchr(b64, c) : NULL;
-  return p ? (int)(p - b64) : -1;
 }
 
 int cursor_decode(const char *cursor, char *run_id, size_t run_len, int64_t *seq, char *err,
@@ -61,27 +58,22 @@ int cursor_decode(const char *cursor, char *run_id, size_t run_len, int64_t *seq
 int cursor_decode_kind(const char *cursor, cursor_kind_t *kind, char *run_id, size_t run_len,
                        int64_t *seq, char *err, size_t errlen) {
   char plain[CURSOR_MAX];
-  size_t len = strlen(cursor), n = 0;
-  if (len == 0) return errbuf_fail(err, errlen, "cursor: empty; pass the nextCursor of a previous read");
+  size_t len = strlen(cursor);
+  if (len == 0)
+    return errbuf_fail(err, errlen, "cursor: empty; pass the nextCursor of a previous read");
   if (len >= CURSOR_MAX || len % 4 == 1)
     return errbuf_fail(err, errlen, "cursor: not a cursor this server issued (bad length)");
-  for (size_t i = 0; i < len; i += 4) {
-    uint32_t v = 0;
-    size_t k;
-    for (k = 0; k < 4 && i + k < len; k++) {
-      int d = b64_value(cursor[i + k]);
-      if (d < 0)
-        return errbuf_fail(err, errlen, "cursor: not a cursor this server issued (bad character)");
-      v |= (uint32_t)d << (18 - 6 * k);
-    }
-    /* Only the canonical encoding is accepted: spare low bits of a short
-     * tail must be zero, so no two strings name the same cursor. */
-    if ((k == 2 && (v & 0xFFFF)) || (k == 3 && (v & 0xFF)))
-      return errbuf_fail(err, errlen, "cursor: not a cursor this server issued (bad padding bits)");
-    plain[n++] = (char)(v >> 16);
-    if (k > 2) plain[n++] = (char)(v >> 8);
-    if (k > 3) plain[n++] = (char)v;
-  }
+  if (strspn(cursor, b64url) != len)
+    return errbuf_fail(err, errlen, "cursor: not a cursor this server issued (bad character)");
+  /* Only the canonical encoding is accepted: spare low bits of a short tail
+   * must be zero, so no two strings name the same cursor. */
+  int last = (int)(strchr(b64url, cursor[len - 1]) - b64url);
+  if ((len % 4 == 2 && (last & 0xF)) || (len % 4 == 3 && (last & 0x3)))
+    return errbuf_fail(err, errlen, "cursor: not a cursor this server issued (bad padding bits)");
+  int got = lws_b64_decode_string_len(cursor, (int)len, plain, (int)sizeof plain);
+  size_t n = len * 3 / 4;
+  if (got < 0 || (size_t)got != n) /* not after the checks above; never trust a count unchecked */
+    return errbuf_fail(err, errlen, "cursor: not a cursor this server issued (bad length)");
   plain[n] = 0;
   if (memchr(plain, 0, n) || n < 14 || (memcmp(plain, "v1:", 3) && memcmp(plain, "v2:", 3)))
     return errbuf_fail(err, errlen, "cursor: not a cursor this server issued (unknown version)");
@@ -90,7 +82,8 @@ int cursor_decode_kind(const char *cursor, cursor_kind_t *kind, char *run_id, si
   if (strlen(check + 1) != 8 ||
       strtoul(check + 1, NULL, 16) != fnv1a(plain, (size_t)(check - plain)) ||
       strspn(check + 1, "0123456789abcdef") != 8)
-    return errbuf_fail(err, errlen, "cursor: damaged (checksum mismatch); pass nextCursor unchanged");
+    return errbuf_fail(err, errlen,
+                       "cursor: damaged (checksum mismatch); pass nextCursor unchanged");
   *check = 0;
   char *colon = strrchr(plain, ':');
   const char *digits = colon + 1;

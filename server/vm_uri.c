@@ -34,7 +34,14 @@ static int hexval(char c) {
   return -1;
 }
 
-/* Percent-decodes in place; a '%' not followed by two hex digits stays. */
+/* Percent-decodes in place; a '%' not followed by two hex digits stays, and
+ * '+' stays '+'. Not libwebsockets' lws_urldecode, which differs in three
+ * ways (lib/core/libwebsockets.c:651-697 at v4.1.6, the same on Debian's
+ * 4.1.6 library): it form-decodes '+' to a space (664-668), so a raw
+ * "?uri=http://…/a+b=/" would be refused for a space; it silently drops an
+ * escape cut short at the end ("T%3" gives "T", rc 0); and at a '%' before a
+ * non-hex digit it returns -1 with its output unterminated (674-676,
+ * 683-685). test_vm_uri's devtools_uri_escapes pins the rule. */
 static void percent_decode(char *s) {
   char *o = s;
   for (const char *p = s; *p; p++) {

@@ -74,6 +74,12 @@ static void decode_cursor(const char *text) {
     return;
   }
   FUZZ_ASSERT(seq >= 0 && run_id[0] != '\0');
+  /* Accepted only in the form we issue: unpadded base64url (libwebsockets'
+   * decoder alone would also take '+', '/', '=' and skip other bytes). */
+  size_t len = strlen(text);
+  FUZZ_ASSERT(len % 4 != 1 &&
+              strspn(text, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_") ==
+                  len);
   char again[CURSOR_MAX], run2[CURSOR_RUN_ID_MAX + 1];
   int64_t seq2 = -1;
   FUZZ_ASSERT(cursor_encode(run_id, seq, again, sizeof again) == 0);

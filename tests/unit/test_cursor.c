@@ -90,6 +90,97 @@ START_TEST(garbage_and_tampering_refused) {
 }
 END_TEST
 
+/* The wire form, byte for byte: unpadded base64url of "v<kind>:<name>:<n>:<check>"
+ * (these strings were produced by the hand-written encoder this file replaced,
+ * so a library encoder must give exactly the same cursors: old cursors stay
+ * valid). Every tail length (0, 2 and 3 characters past a whole quad) and
+ * both URL-safe characters appear. */
+static const struct {
+  const char *run;
+  int64_t seq;
+  const char *wire;
+} vectors[] = {
+    {"r-abc", 1042, "djE6ci1hYmM6MTA0MjowZTQ0NDMxNg"},
+    {"r", 0, "djE6cjowOmFjNjhkYzE2"},
+    {"ru", 7, "djE6cnU6Nzo5NzRmZjhjYw"},
+    {"run", 123456789, "djE6cnVuOjEyMzQ1Njc4OTowYzM4MjAxMg"},
+    {"\xc3\xbc-run", 5, "djE6w7wtcnVuOjU6N2FjYjNhMzQ"},
+    {"a?>~", 63, "djE6YT8-fjo2Mzo4ZjZhNjNlMw"},
+    {"???", 1, "djE6Pz8_OjE6NTAzOWI3Yjg"},
+};
+
+START_TEST(wire_form_unchanged) {
+  for (size_t i = 0; i < sizeof vectors / sizeof *vectors; i++) {
+    char c[CURSOR_MAX], run[CURSOR_RUN_ID_MAX + 1], err[128] = "";
+    int64_t s = -1;
+    ck_assert_int_eq(cursor_encode(vectors[i].run, vectors[i].seq, c, sizeof c), 0);
+    ck_assert_str_eq(c, vectors[i].wire);
+    ck_assert_msg(cursor_decode(vectors[i].wire, run, sizeof run, &s, err, sizeof err) == 0, "%s",
+                  err);
+    ck_assert_str_eq(run, vectors[i].run);
+    ck_assert_int_eq(s, vectors[i].seq);
+    /* The buffer must hold the cursor and its NUL, and no more is needed. */
+    size_t need = strlen(vectors[i].wire) + 1;
+    ck_assert_int_eq(cursor_encode(vectors[i].run, vectors[i].seq, c, need), 0);
+    ck_assert_str_eq(c, vectors[i].wire);
+    ck_assert_int_eq(cursor_encode(vectors[i].run, vectors[i].seq, c, need - 1), -1);
+  }
+  char c[CURSOR_MAX], name[CURSOR_RUN_ID_MAX + 1], err[128] = "";
+  cursor_kind_t kind = 0;
+  int64_t n = -1;
+  ck_assert_int_eq(cursor_encode_kind(CURSOR_SESSION, "s-1", 42, c, sizeof c), 0);
+  ck_assert_str_eq(c, "djI6cy0xOjQyOjU0YzVkNzg0");
+  ck_assert_int_eq(cursor_decode_kind(c, &kind, name, sizeof name, &n, err, sizeof err), 0);
+  ck_assert_int_eq(kind, CURSOR_SESSION);
+  ck_assert_str_eq(name, "s-1");
+  ck_assert_int_eq(n, 42);
+  refused(c, "a session cursor where a watcher cursor was expected");
+}
+END_TEST
+
+/* What a lenient base64 decoder would let through (libwebsockets' skips
+ * characters outside its alphabet, takes the standard alphabet's '+' and '/'
+ * as well as '-' and '_', and ignores '=' and the spare bits of a short tail):
+ * each must still be refused, with the reason named. */
+START_TEST(decoder_edges_refused) {
+  /* Padding: a padded form of a valid cursor (the tail "Mw" of the a?>~ vector). */
+  refused("djE6YT8-fjo2Mzo4ZjZhNjNlMw==", "bad character");
+  refused("djE6YT8-fjo2Mzo4ZjZhNjNlMw=", "bad character");
+  refused("djE6ci1hYmM6MTA0MjowZTQ0NDMxNg==", "bad character");
+  refused("djE6cnU6Nzo5NzRmZjhjYw=", "bad character");
+  refused("====", "bad character");
+  /* The standard alphabet's 62 and 63 in place of '-' and '_'. */
+  refused("djE6YT8+fjo2Mzo4ZjZhNjNlMw", "bad character");
+  refused("djE6Pz8/OjE6NTAzOWI3Yjg", "bad character");
+  /* A character outside any alphabet, in place (length kept) and inserted. */
+  refused("djE6ci1hYmM6MTA0Mjo.ZTQ0NDMxNg", "bad character");
+  refused("djE6ci1hYmM6MTA0 MjowZTQ0NDMxNg", "bad character");
+  refused("djE6ci1hYmM6MTA0MjowZTQ0NDMxN\xc3\xa7", "bad character");
+  refused("djE6\tci1hYmM6MTA0MjowZTQ0NDMxNg", "bad character");
+  refused("%64jE6ci1hYmM6MTA0MjowZTQ0NDMxNg", "bad character");
+  /* Spare bits of a short tail set: the same bytes under another spelling.
+   * Two-character tails ("Mw" -> "Mx", "Ng" -> "Nh") and a three-character
+   * one ("MzQ" -> "MzR"). */
+  refused("djE6YT8-fjo2Mzo4ZjZhNjNlMx", "bad padding bits");
+  refused("djE6ci1hYmM6MTA0MjowZTQ0NDMxNh", "bad padding bits");
+  refused("djE6w7wtcnVuOjU6N2FjYjNhMzR", "bad padding bits");
+  /* Every truncation of a valid cursor is refused (with a cursor: reason). */
+  const char *whole = "djE6cnVuOjEyMzQ1Njc4OTowYzM4MjAxMg";
+  for (size_t k = 1; k < strlen(whole); k++) {
+    char t[CURSOR_MAX];
+    memcpy(t, whole, k), t[k] = 0;
+    refused(t, k % 4 == 1 ? "bad length" : "cursor: ");
+  }
+  /* Every single-character tail is a bad length, not a lost byte. */
+  refused("djE6cjowOmFjNjhkYzE2A", "bad length");
+  /* Well-formed base64url, but not what we encode: a NUL inside, no
+   * checksum, an empty runId, a seq that is not digits. */
+  refused("djE6cgA6MTo2NzA0ZmI2Zg", "unknown version"); /* "v1:r\0:1:6704fb6f" */
+  refused("djE6cjox", "unknown version");               /* "v1:r:1" (too short) */
+  refused("djE6cjoxOjAwMDAwMDAw", "checksum");          /* "v1:r:1:00000000" */
+}
+END_TEST
+
 START_TEST(resolve_restart_rule) {
   int restarted = -1;
   /* Same run: continue after the cursor's seq, even beyond lastSeq (nothing new). */
@@ -112,6 +203,8 @@ int main(void) {
   tcase_add_test(tc, round_trips);
   tcase_add_test(tc, encode_refuses);
   tcase_add_test(tc, garbage_and_tampering_refused);
+  tcase_add_test(tc, wire_form_unchanged);
+  tcase_add_test(tc, decoder_edges_refused);
   tcase_add_test(tc, resolve_restart_rule);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);

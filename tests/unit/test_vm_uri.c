@@ -174,6 +174,50 @@ START_TEST(malformed_inputs_are_named) {
 }
 END_TEST
 
+/* The uri= value of a DevTools URL is percent-decoded once, leniently: a '%'
+ * not followed by two hex digits stays as it is, '+' stays '+' (it is not
+ * form-decoded to a space), %2B gives '+', %25 gives a '%' that is not
+ * decoded again, and %00 ends the value. (libwebsockets' lws_urldecode
+ * differs on the first two points; see vm_uri.c.) */
+#define DT "http://127.0.0.1:9101/?uri="
+static const struct {
+  const char *input;
+  const char *ws; /* NULL: refused, with reason */
+  const char *reason;
+} escapes[] = {
+    {DT "http%3a%2f%2f127.0.0.1%3a53166%2fEMYU73JbR-A%3d%2f", WS, NULL}, /* lower-case hex */
+    {DT "http%3A%2F%2F127.0.0.1%3A53166%2FT%3", "ws://127.0.0.1:53166/T%3/ws", NULL},
+    {DT "http%3A%2F%2F127.0.0.1%3A53166%2FT%", "ws://127.0.0.1:53166/T%/ws", NULL},
+    {DT "http%3A%2F%2F127.0.0.1%3A53166%2FT%zz%3D%2F", "ws://127.0.0.1:53166/T%zz=/ws", NULL},
+    {DT "http%3A%2F%2F127.0.0.1%3A53166%2FT%4g%3D", "ws://127.0.0.1:53166/T%4g=/ws", NULL},
+    {DT "http%3A%2F%2F127.0.0.1%3A53166%2Fa+b%3D%2F", "ws://127.0.0.1:53166/a+b=/ws", NULL},
+    {DT "http://127.0.0.1:53166/a+b=/", "ws://127.0.0.1:53166/a+b=/ws", NULL},
+    {DT "http%3A%2F%2F127.0.0.1%3A53166%2Fa%2Bb%3D%2F", "ws://127.0.0.1:53166/a+b=/ws", NULL},
+    {DT "http%3A%2F%2F127.0.0.1%3A53166%2Fa%2541%3D", "ws://127.0.0.1:53166/a%41=/ws", NULL},
+    {DT "http%3A%2F%2F127.0.0.1%3A53166%2FT%3D%00junk", "ws://127.0.0.1:53166/T=/ws", NULL},
+    {DT "http%3A%2F%2F127.0.0.1%3A53166%2FT%3D&x=%zz", "ws://127.0.0.1:53166/T=/ws", NULL},
+    {DT "%", NULL, "no scheme"},
+    {DT "http%3A%2F%2F127.0.0.1%3A53166%2FT%20U%3D", NULL, "space"},
+    {DT "http%3A%2F%2F127.0.0.1%3A53166%2FT%0A%3D", NULL, "control character"},
+    {DT "http%3A%2F%2F127.0.0.1%253A53166%2FT%3D", NULL, "host has invalid characters"},
+};
+
+START_TEST(devtools_uri_escapes) {
+  vm_uri_t u;
+  char err[256] = "";
+  int rc = vm_uri_parse(escapes[_i].input, 0, &u, err, sizeof err);
+  if (escapes[_i].ws) {
+    ck_assert_msg(rc == VM_URI_OK, "escape %d (%s): %s", _i, escapes[_i].input, err);
+    ck_assert_str_eq(u.ws, escapes[_i].ws);
+  } else {
+    ck_assert_msg(rc == VM_URI_MALFORMED, "escape %d (%s) gave %d (%s)", _i,
+                  escapes[_i].input, rc, u.ws);
+    ck_assert_msg(strstr(err, escapes[_i].reason) != NULL, "escape %d: '%s' lacks '%s'", _i, err,
+                  escapes[_i].reason);
+  }
+}
+END_TEST
+
 START_TEST(null_and_too_long) {
   vm_uri_t u;
   char err[256];
@@ -228,6 +272,7 @@ int main(void) {
   tcase_add_test(tc, fields_for_dialling);
   tcase_add_test(tc, loopback_policy);
   tcase_add_loop_test(tc, malformed_inputs_are_named, 0, (int)(sizeof bad / sizeof *bad));
+  tcase_add_loop_test(tc, devtools_uri_escapes, 0, (int)(sizeof escapes / sizeof *escapes));
   tcase_add_test(tc, null_and_too_long);
   tcase_add_test(tc, redaction_never_leaves_the_token);
   suite_add_tcase(s, tc);
