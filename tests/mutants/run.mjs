@@ -42,6 +42,8 @@ const COVER = {
   'server/frame_events.c': plus(unit('frame_events'), '^integration\\.frame_events$'),
   'server/vmtl.c': unit('vmtl'),
   'server/sessions.c': plus(unit('sessions'), '^integration\\.session$'),
+  'server/drain.c': plus(unit('sessions'), '^integration\\.session$'),
+  'server/appsrc_timeline.c': plus(unit('sessions'), '^integration\\.session$'),
   'server/wproto.c': plus(unit('sessions', 'watcher_vectors'), '^integration\\.session$'),
   'server/trace.c': unit('trace'),
   'server/check_cmd.c': { re: '^integration\\.check$', targets: APP },
