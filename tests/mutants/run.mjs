@@ -41,6 +41,8 @@ const COVER = {
   'server/budgets.c': unit('budgets'),
   'server/frame_events.c': plus(unit('frame_events'), '^integration\\.frame_events$'),
   'server/vmtl.c': unit('vmtl'),
+  'server/vmtl_join.c': unit('vmtl', 'causes'),
+  'server/vmtl_names.c': unit('vmtl'),
   'server/sessions.c': plus(unit('sessions'), '^integration\\.session$'),
   'server/drain.c': plus(unit('sessions'), '^integration\\.session$'),
   'server/appsrc_timeline.c': plus(unit('sessions'), '^integration\\.session$'),
