@@ -56,6 +56,8 @@ const COVER = {
   'server/cursor.c': unit('cursor'),
   'server/store.c': unit('store'),
   'server/summary.c': unit('summary', 'findings', 'answer_text'),
+  'server/summary_json.c': unit('summary', 'findings', 'answer_text'),
+  'server/metric.c': unit('summary', 'findings', 'answer_text'),
 };
 
 function parse(path) {
