@@ -9,6 +9,7 @@
 
 #include "budgets.h"
 #include "chart.h"
+#include "chart_file.h"
 #include "trace.h"
 #include "findings.h"
 #include "frames_answer.h"
