@@ -7,7 +7,9 @@
 #include <string.h>
 
 #include "log.h"
+#include "vm_request.h"
 #include "vm_uri.h"
+#include "vm_wire.h"
 
 
 #define BACKOFF_MIN_MS 50
@@ -16,272 +18,11 @@
 #define MAX_HOPS 4
 /* Enough of a 403 body to read DWDS's "can be found at <uri>." */
 #define PROBE_BODY_MAX 1024
-/* After a big reply, give the memory back rather than keep it as capacity. */
-#define RX_KEEP_CAP (1u << 20)
-
-/* ---- pure parts: the allowlist, the id scanner, the reassembly buffer ---- */
-
-static const char *const allowed_methods[] = {
-    "getVersion",
-    "getVM",
-    "getIsolate",
-    "streamListen",
-    "streamCancel",
-    "_flutter.listViews",
-    "ext.telescope.frames",
-    "ext.flutter.profileWidgetBuilds",
-    "ext.flutter.profileRenderObjectLayouts",
-    "ext.flutter.profileRenderObjectPaints",
-    /* Without the watcher: the probe asks Flutter's own frame request. */
-    "ext.ui.window.scheduleFrame",
-    /* The VM timeline, read-only but for the recorded streams, which a
-     * session sets and restores exactly; never clearVMTimeline (shared). */
-    "getVMTimelineFlags",
-    "setVMTimelineFlags",
-    "getVMTimeline",
-    "getVMTimelineMicros",
-};
-
-int vm_client_method_allowed(const char *method) {
-  if (!method) return 0;
-  for (size_t i = 0; i < sizeof allowed_methods / sizeof *allowed_methods; i++)
-    if (strcmp(method, allowed_methods[i]) == 0) return 1;
-  return 0;
-}
-
-/* Finds the top-level "id" of a JSON text fed in pieces, keeping a few bytes
- * of state only. It lets us fail the right call when a reply is too large to
- * keep (the VM puts "id" last) or is not valid JSON. Not a validator. */
-typedef struct {
-  int depth, in_str, esc;
-  int expect_key; /* at depth 1, the next string is a member name */
-  int str_role;   /* 0 other, 1 member name, 2 the id's string value */
-  int after_key;  /* a member name ended; ':' comes next */
-  int want_value; /* the member name was "id" and ':' was seen */
-  int in_num;     /* reading a numeric id */
-  char key[4];
-  size_t klen;
-  int key_long;
-  char id[32];
-  size_t idlen;
-  int found;
-} idscan_t;
-
-static void idscan_feed(idscan_t *s, const char *p, size_t n) {
-  for (size_t i = 0; i < n && !s->found; i++) {
-    char c = p[i];
-    if (s->in_str) {
-      if (s->esc) {
-        s->esc = 0;
-      } else if (c == '\\') {
-        s->esc = 1;
-        continue;
-      } else if (c == '"') {
-        s->in_str = 0;
-        if (s->str_role == 1) s->after_key = 1;
-        if (s->str_role == 2) s->found = 1;
-        continue;
-      }
-      if (s->str_role == 1) {
-        if (s->klen < sizeof s->key - 1)
-          s->key[s->klen++] = c;
-        else
-          s->key_long = 1;
-      } else if (s->str_role == 2 && s->idlen < sizeof s->id - 1) {
-        s->id[s->idlen++] = c;
-      }
-      continue;
-    }
-    if (s->in_num) {
-      if ((c >= '0' && c <= '9') || c == '-') {
-        if (s->idlen < sizeof s->id - 1) s->id[s->idlen++] = c;
-        continue;
-      }
-      s->in_num = 0;
-      s->found = 1;
-      break;
-    }
-    switch (c) {
-      case '"':
-        s->in_str = 1;
-        s->str_role = 0;
-        if (s->depth == 1 && s->expect_key) {
-          s->str_role = 1;
-          s->klen = 0;
-          s->key_long = 0;
-          s->expect_key = 0;
-        } else if (s->depth == 1 && s->want_value) {
-          s->str_role = 2;
-          s->idlen = 0;
-        }
-        s->want_value = 0;
-        break;
-      case '{':
-      case '[':
-        s->depth++;
-        if (s->depth == 1 && c == '{') s->expect_key = 1;
-        s->want_value = 0;
-        break;
-      case '}':
-      case ']':
-        s->depth--;
-        break;
-      case ':':
-        if (s->depth == 1 && s->after_key) {
-          s->key[s->klen] = '\0';
-          s->want_value = !s->key_long && strcmp(s->key, "id") == 0;
-          s->after_key = 0;
-        }
-        break;
-      case ',':
-        if (s->depth == 1) s->expect_key = 1;
-        break;
-      case ' ':
-      case '\t':
-      case '\r':
-      case '\n':
-        break;
-      default:
-        if (s->want_value && ((c >= '0' && c <= '9') || c == '-')) {
-          s->in_num = 1;
-          s->idlen = 0;
-          s->id[s->idlen++] = c;
-        }
-        s->want_value = 0;
-        break;
-    }
-  }
-  s->id[s->idlen] = '\0';
-}
-
-/* Reassembles one WebSocket message from fragments up to limit bytes. Past
- * the limit it frees what it holds and only scans the rest for the id, so
- * memory stays bounded whatever the app sends. */
-typedef struct {
-  char *buf;
-  size_t len, cap, limit;
-  int active;   /* a message is in progress */
-  int overflow; /* this message went over the limit */
-  size_t total; /* bytes of this message so far */
-  idscan_t scan;
-} rxbuf_t;
-
-typedef enum { RX_MORE, RX_MESSAGE, RX_OVERSIZE, RX_NOMEM } rx_status_t;
-
-static void rxbuf_reset(rxbuf_t *rx) {
-  if (rx->cap > RX_KEEP_CAP) {
-    free(rx->buf);
-    rx->buf = NULL;
-    rx->cap = 0;
-  }
-  rx->len = 0;
-  rx->active = 0;
-  rx->overflow = 0;
-  rx->total = 0;
-}
-
-static void rxbuf_free(rxbuf_t *rx) {
-  free(rx->buf);
-  memset(rx, 0, sizeof *rx);
-}
-
-/* Feeds one fragment; final says it ends the message. RX_MESSAGE: rx->buf
- * holds rx->len bytes plus a NUL. RX_OVERSIZE: rx->scan.id names the reply's
- * id if it was found. Call rxbuf_reset after either. */
-static rx_status_t rxbuf_feed(rxbuf_t *rx, const char *data, size_t n, int final) {
-  if (!rx->active) {
-    rx->active = 1;
-    rx->len = 0;
-    rx->total = 0;
-    rx->overflow = 0;
-    memset(&rx->scan, 0, sizeof rx->scan);
-  }
-  rx->total += n;
-  if (!rx->overflow && rx->len + n > rx->limit) {
-    rx->overflow = 1;
-    idscan_feed(&rx->scan, rx->buf, rx->len);
-    free(rx->buf);
-    rx->buf = NULL;
-    rx->cap = 0;
-    rx->len = 0;
-  }
-  if (rx->overflow) {
-    idscan_feed(&rx->scan, data, n);
-  } else {
-    if (rx->len + n + 1 > rx->cap) {
-      size_t cap = rx->cap ? rx->cap : 4096;
-      while (cap < rx->len + n + 1) cap *= 2;
-      if (cap > rx->limit + 1) cap = rx->limit + 1;
-      char *nb = realloc(rx->buf, cap);
-      if (!nb) {
-        rx->overflow = 1; /* treat as too large: drop the rest */
-        idscan_feed(&rx->scan, rx->buf, rx->len);
-        free(rx->buf);
-        rx->buf = NULL;
-        rx->cap = rx->len = 0;
-        idscan_feed(&rx->scan, data, n);
-        if (final) return RX_NOMEM;
-        return RX_MORE;
-      }
-      rx->buf = nb;
-      rx->cap = cap;
-    }
-    memcpy(rx->buf + rx->len, data, n);
-    rx->len += n;
-    rx->buf[rx->len] = '\0';
-  }
-  if (!final) return RX_MORE;
-  return rx->overflow ? RX_OVERSIZE : RX_MESSAGE;
-}
-
-/* What a parsed message is. */
-typedef enum { MSG_OTHER, MSG_REPLY, MSG_EVENT } msg_kind_t;
-
-/* Classifies msg; for a reply writes its id (string, or integer printed) to
- * id. Pure. */
-static msg_kind_t msg_classify(json_t *msg, char *id, size_t idlen) {
-  if (!json_is_object(msg)) return MSG_OTHER;
-  json_t *jid = json_object_get(msg, "id");
-  const char *method = json_string_value(json_object_get(msg, "method"));
-  if ((!jid || json_is_null(jid)) && method && strcmp(method, "streamNotify") == 0) {
-    json_t *params = json_object_get(msg, "params");
-    if (json_is_string(json_object_get(params, "streamId")) &&
-        json_is_object(json_object_get(params, "event")))
-      return MSG_EVENT;
-    return MSG_OTHER;
-  }
-  if (!json_object_get(msg, "result") && !json_object_get(msg, "error")) return MSG_OTHER;
-  if (json_is_string(jid))
-    snprintf(id, idlen, "%s", json_string_value(jid));
-  else if (json_is_integer(jid))
-    snprintf(id, idlen, "%" JSON_INTEGER_FORMAT, json_integer_value(jid));
-  else
-    return MSG_OTHER;
-  return MSG_REPLY;
-}
 
 /* ---- the client ---- */
 
 typedef enum { CONN_IDLE, CONN_CONNECTING, CONN_OPEN } conn_state_t;
 
-struct vm_request {
-  vm_client_t *client;
-  uv_timer_t timer; /* the timeout, or a 0 ms hop to deliver a failure */
-  char id[24];
-  char method[48];
-  unsigned char *frame; /* LWS_PRE + payload while waiting to be written */
-  size_t frame_len;
-  vm_client_reply_cb cb;
-  void *arg;
-  int timeout_ms;
-  int done; /* answered, failed or cancelled: off both lists */
-  int deferred;
-  diag_code_t fail_diag;
-  int fail_rpc;
-  char fail_detail[200];
-  vm_request_t *prev, *next;         /* pending list: every request not done */
-  vm_request_t *out_prev, *out_next; /* write queue: not yet written */
-};
 
 struct vm_client {
   uv_loop_t *loop;
@@ -292,14 +33,12 @@ struct vm_client {
   uv_timer_t connect_timer; /* connect after backoff; also the deferred destroy */
   uint64_t next_attempt;    /* loop time before which we do not dial again */
   int backoff_ms;
-  unsigned long next_id;
-  vm_request_t *pending;
-  vm_request_t *out_head, *out_tail;
-  rxbuf_t rx;
+  vm_requests_t rq; /* pending and unwritten requests */
+  vm_rxbuf_t rx;
   int closing;
   int ctx_destroying; /* the first lws_context_destroy call was made */
   int destroy_polls;  /* 1 ms turns spent waiting for lws to finish */
-  int open_handles;   /* ours: connect_timer + live request timers */
+  int open_handles;   /* ours: connect_timer (the requests count theirs) */
   void (*close_done)(void *arg);
   void *close_arg;
 
@@ -327,85 +66,17 @@ struct vm_client {
 /* lws_get_opaque_user_data of the probe's wsi. */
 static char probe_tag;
 
-static void out_unlink(vm_client_t *c, vm_request_t *r) {
-  if (!r->frame) return;
-  if (r->out_prev)
-    r->out_prev->out_next = r->out_next;
-  else if (c->out_head == r)
-    c->out_head = r->out_next;
-  if (r->out_next)
-    r->out_next->out_prev = r->out_prev;
-  else if (c->out_tail == r)
-    c->out_tail = r->out_prev;
-  r->out_prev = r->out_next = NULL;
-  free(r->frame);
-  r->frame = NULL;
-}
-
 static void client_maybe_free(vm_client_t *c) {
-  if (!c->closing || c->open_handles > 0) return;
+  if (!c->closing || c->open_handles > 0 || c->rq.open > 0) return;
   void (*done)(void *) = c->close_done;
   void *arg = c->close_arg;
-  rxbuf_free(&c->rx);
+  vm_rxbuf_free(&c->rx);
   free(c);
   if (done) done(arg);
 }
 
-static void on_request_closed(uv_handle_t *h) {
-  vm_request_t *r = container_of((uv_timer_t *)h, vm_request_t, timer);
-  vm_client_t *c = r->client;
-  free(r);
-  c->open_handles--;
-  client_maybe_free(c);
-}
-
-/* Takes r off the lists and releases it; cb (if given) runs first. */
-static void request_finish(vm_request_t *r, const vm_client_reply_t *reply) {
-  vm_client_t *c = r->client;
-  if (r->done) return;
-  r->done = 1;
-  out_unlink(c, r);
-  if (r->prev)
-    r->prev->next = r->next;
-  else
-    c->pending = r->next;
-  if (r->next) r->next->prev = r->prev;
-  uv_timer_stop(&r->timer);
-  if (reply && r->cb) r->cb(r->arg, reply);
-  uv_close((uv_handle_t *)&r->timer, on_request_closed);
-}
-
-static void on_request_timer(uv_timer_t *t) {
-  vm_request_t *r = container_of(t, vm_request_t, timer);
-  vm_client_reply_t reply = {0};
-  if (r->deferred) {
-    reply.diag = r->fail_diag;
-    reply.rpc_code = r->fail_rpc;
-    reply.detail = r->fail_detail;
-  } else {
-    snprintf(r->fail_detail, sizeof r->fail_detail, "no reply to %s within %d ms", r->method,
-             r->timeout_ms);
-    reply.diag = DIAG_UNRESPONSIVE;
-    reply.detail = r->fail_detail;
-  }
-  request_finish(r, &reply);
-}
-
-/* Fails r on the next loop turn: callers never see their cb re-entered, and
- * lws callbacks never run user code that might tear the socket down. */
-static void request_fail_soon(vm_request_t *r, diag_code_t diag, int rpc, const char *detail) {
-  if (r->done || r->deferred) return;
-  r->deferred = 1;
-  r->fail_diag = diag;
-  r->fail_rpc = rpc;
-  snprintf(r->fail_detail, sizeof r->fail_detail, "%s", detail);
-  out_unlink(r->client, r);
-  uv_timer_start(&r->timer, on_request_timer, 0, 0);
-}
-
-static void fail_all_soon(vm_client_t *c, diag_code_t diag, const char *detail) {
-  for (vm_request_t *r = c->pending; r; r = r->next) request_fail_soon(r, diag, 0, detail);
-}
+/* A request's handle closed (vm_requests_t.released). */
+static void on_request_released(void *arg) { client_maybe_free(arg); }
 
 static void schedule_connect(vm_client_t *c);
 static int follow_set(vm_client_t *c, const char *target, const char *why);
@@ -441,31 +112,25 @@ static void lws_log_emit(int level, const char *line) {
   log_debug("lws: %s", clean); /* log_msg redacts any full URI as well */
 }
 
-static vm_request_t *find_pending(vm_client_t *c, const char *id) {
-  for (vm_request_t *r = c->pending; r; r = r->next)
-    if (!r->done && !r->deferred && strcmp(r->id, id) == 0) return r;
-  return NULL;
-}
-
 static void handle_message(vm_client_t *c) {
   json_error_t jerr;
   json_t *msg = json_loadb(c->rx.buf, c->rx.len, 0, &jerr);
   if (!msg) {
-    idscan_t s = {0};
-    idscan_feed(&s, c->rx.buf, c->rx.len);
-    vm_request_t *r = s.found ? find_pending(c, s.id) : NULL;
+    vm_idscan_t s = {0};
+    vm_idscan_feed(&s, c->rx.buf, c->rx.len);
+    vm_request_t *r = s.found ? vm_requests_find(&c->rq, s.id) : NULL;
     log_warn("vm: ignoring a malformed message from the app (%zu bytes): %s", c->rx.len, jerr.text);
     if (r) {
       char detail[200];
       snprintf(detail, sizeof detail, "the app's reply to %s was not valid JSON: %.100s", r->method,
                jerr.text);
-      request_fail_soon(r, DIAG_NONE, RPC_PARSE_ERROR, detail);
+      vm_request_fail_soon(r, DIAG_NONE, RPC_PARSE_ERROR, detail);
     }
     return;
   }
   char id[40];
-  switch (msg_classify(msg, id, sizeof id)) {
-    case MSG_EVENT: {
+  switch (vm_msg_classify(msg, id, sizeof id)) {
+    case VM_MSG_EVENT: {
       json_t *params = json_object_get(msg, "params");
       json_t *ev = json_object_get(params, "event");
       const char *kind = json_string_value(json_object_get(ev, "kind"));
@@ -487,8 +152,8 @@ static void handle_message(vm_client_t *c) {
                         json_object_get(params, "event"));
       break;
     }
-    case MSG_REPLY: {
-      vm_request_t *r = find_pending(c, id);
+    case VM_MSG_REPLY: {
+      vm_request_t *r = vm_requests_find(&c->rq, id);
       if (!r) {
         log_debug("vm: reply for unknown or expired id %s dropped", id);
         break;
@@ -514,10 +179,10 @@ static void handle_message(vm_client_t *c) {
         reply.result = json_object_get(msg, "result");
         reply.detail = "ok";
       }
-      request_finish(r, &reply);
+      vm_request_finish(r, &reply);
       break;
     }
-    case MSG_OTHER:
+    case VM_MSG_OTHER:
       log_debug("vm: ignoring a message that is neither a reply nor an event");
       break;
   }
@@ -525,7 +190,7 @@ static void handle_message(vm_client_t *c) {
 }
 
 static void handle_oversize(vm_client_t *c) {
-  vm_request_t *r = c->rx.scan.found ? find_pending(c, c->rx.scan.id) : NULL;
+  vm_request_t *r = c->rx.scan.found ? vm_requests_find(&c->rq, c->rx.scan.id) : NULL;
   log_warn("vm: dropped a %zu-byte message from the app (limit %u bytes)", c->rx.total,
            VM_CLIENT_MAX_MESSAGE);
   if (r) {
@@ -533,27 +198,20 @@ static void handle_oversize(vm_client_t *c) {
     snprintf(detail, sizeof detail,
              "the app's reply to %s was %zu bytes, over the %u MiB limit; discarded", r->method,
              c->rx.total, VM_CLIENT_MAX_MESSAGE >> 20);
-    request_fail_soon(r, DIAG_NONE, RPC_INTERNAL_ERROR, detail);
+    vm_request_fail_soon(r, DIAG_NONE, RPC_INTERNAL_ERROR, detail);
   }
-}
-
-/* Requests already written may or may not have run: they fail; the rest
- * wait for the next connection. */
-static void fail_written_soon(vm_client_t *c, const char *detail) {
-  for (vm_request_t *r = c->pending; r; r = r->next)
-    if (!r->frame) request_fail_soon(r, DIAG_NOT_CONNECTED, 0, detail);
 }
 
 static void connection_lost(vm_client_t *c, diag_code_t diag, const char *detail) {
   int was_open = c->state == CONN_OPEN;
   c->wsi = NULL;
   c->state = CONN_IDLE;
-  rxbuf_reset(&c->rx);
+  vm_rxbuf_reset(&c->rx);
   if (c->moved && c->follow[0]) {
     /* DDS took over: what the VM already had may or may not have run, so
      * those fail; what was never written goes to DDS, at once. */
     c->moved = 0;
-    fail_written_soon(c, "Dart Development Service took the VM service over while the call "
+    vm_requests_fail_written_soon(&c->rq, "Dart Development Service took the VM service over while the call "
                          "was in flight; it may have run");
     c->next_attempt = 0;
     if (c->opt.on_state && !c->closing)
@@ -574,7 +232,7 @@ static void connection_lost(vm_client_t *c, diag_code_t diag, const char *detail
      * and a refusal is the VM gone. */
     c->recheck = 1;
     snprintf(c->recheck_why, sizeof c->recheck_why, "%s", detail);
-    fail_written_soon(c, "the connection to the VM service dropped while the call was in "
+    vm_requests_fail_written_soon(&c->rq, "the connection to the VM service dropped while the call was in "
                          "flight; it may have run");
     snprintf(c->follow, sizeof c->follow, "%s", c->dial.ws);
     c->hops = 0;
@@ -590,7 +248,7 @@ static void connection_lost(vm_client_t *c, diag_code_t diag, const char *detail
     detail = why;
   }
   c->follow[0] = '\0';
-  fail_all_soon(c, diag, detail);
+  vm_requests_fail_all_soon(&c->rq, diag, detail);
   if (c->opt.on_state && !c->closing)
     c->opt.on_state(c->opt.arg, VM_CLIENT_DISCONNECTED, diag, detail);
 }
@@ -838,21 +496,21 @@ static int callback_vm(struct lws *wsi, enum lws_callback_reasons reason, void *
                                     "again");
       }
       c->hops = 0;
-      rxbuf_reset(&c->rx);
+      vm_rxbuf_reset(&c->rx);
       if (c->opt.on_state) c->opt.on_state(c->opt.arg, VM_CLIENT_CONNECTED, DIAG_NONE, "connected");
-      if (c->out_head && c->wsi) lws_callback_on_writable(c->wsi);
+      if (c->rq.out_head && c->wsi) lws_callback_on_writable(c->wsi);
       break;
     case LWS_CALLBACK_CLIENT_WRITEABLE: {
       if (wsi != c->wsi || c->state != CONN_OPEN) break;
-      vm_request_t *r = c->out_head;
+      vm_request_t *r = c->rq.out_head;
       if (!r) break;
       int n = lws_write(wsi, r->frame + LWS_PRE, r->frame_len, LWS_WRITE_TEXT);
       if (n < (int)r->frame_len) {
         log_warn("vm: write of %s failed", r->method);
         return -1; /* closes the connection; CLIENT_CLOSED fails the rest */
       }
-      out_unlink(c, r);
-      if (c->out_head) lws_callback_on_writable(wsi);
+      vm_request_written(r);
+      if (c->rq.out_head) lws_callback_on_writable(wsi);
       break;
     }
     case LWS_CALLBACK_CLIENT_RECEIVE: {
@@ -862,17 +520,17 @@ static int callback_vm(struct lws *wsi, enum lws_callback_reasons reason, void *
         break;
       }
       int final = lws_is_final_fragment(wsi) && lws_remaining_packet_payload(wsi) == 0;
-      switch (rxbuf_feed(&c->rx, in, len, final)) {
-        case RX_MORE:
+      switch (vm_rxbuf_feed(&c->rx, in, len, final)) {
+        case VM_RX_MORE:
           break;
-        case RX_MESSAGE:
+        case VM_RX_MESSAGE:
           handle_message(c);
-          rxbuf_reset(&c->rx);
+          vm_rxbuf_reset(&c->rx);
           break;
-        case RX_OVERSIZE:
-        case RX_NOMEM:
+        case VM_RX_OVERSIZE:
+        case VM_RX_NOMEM:
           handle_oversize(c);
-          rxbuf_reset(&c->rx);
+          vm_rxbuf_reset(&c->rx);
           break;
       }
       break;
@@ -959,7 +617,7 @@ static void on_connect_timer(uv_timer_t *t) {
     uv_close((uv_handle_t *)&c->connect_timer, on_connect_timer_closed);
     return;
   }
-  if (c->state != CONN_IDLE || c->probing || (!c->pending && !c->recheck)) return;
+  if (c->state != CONN_IDLE || c->probing || (!c->rq.pending && !c->recheck)) return;
   char err[256] = "no VM-service URI known";
   const char *uri;
   char follow[VM_URI_MAX];
@@ -973,18 +631,18 @@ static void on_connect_timer(uv_timer_t *t) {
     uri = c->opt.get_uri ? c->opt.get_uri(c->opt.arg, err, sizeof err) : NULL;
   }
   if (!uri) {
-    fail_all_soon(c, DIAG_NOT_CONNECTED, err);
+    vm_requests_fail_all_soon(&c->rq, DIAG_NOT_CONNECTED, err);
     return;
   }
   vm_uri_t u;
   if (vm_uri_parse(uri, 1, &u, err, sizeof err) != VM_URI_OK) {
-    fail_all_soon(c, DIAG_NOT_CONNECTED, err);
+    vm_requests_fail_all_soon(&c->rq, DIAG_NOT_CONNECTED, err);
     return;
   }
   c->dial = u;
   lws_log_remember_path(u.path);
   if (ensure_context(c) != 0) {
-    fail_all_soon(c, DIAG_NOT_CONNECTED, "could not create the WebSocket context");
+    vm_requests_fail_all_soon(&c->rq, DIAG_NOT_CONNECTED, "could not create the WebSocket context");
     return;
   }
   char hosthdr[300];
@@ -1010,7 +668,7 @@ static void on_connect_timer(uv_timer_t *t) {
     if (c->state == CONN_CONNECTING) {
       c->wsi = NULL;
       c->state = CONN_IDLE;
-      fail_all_soon(c, DIAG_NOT_CONNECTED, "could not start a connection to the VM service");
+      vm_requests_fail_all_soon(&c->rq, DIAG_NOT_CONNECTED, "could not start a connection to the VM service");
     }
   }
 }
@@ -1032,6 +690,7 @@ vm_client_t *vm_client_new(uv_loop_t *loop, const vm_client_options_t *opt) {
   c->rx.limit = VM_CLIENT_MAX_MESSAGE;
   uv_timer_init(loop, &c->connect_timer);
   c->open_handles = 1;
+  vm_requests_init(&c->rq, loop, on_request_released, c);
   lws_set_log_level(log_get_level() >= LOG_TRACE
                         ? LLL_ERR | LLL_WARN | LLL_NOTICE | LLL_INFO | LLL_CLIENT
                         : LLL_ERR | LLL_WARN,
@@ -1041,26 +700,15 @@ vm_client_t *vm_client_new(uv_loop_t *loop, const vm_client_options_t *opt) {
 
 vm_request_t *vm_client_call(vm_client_t *c, const char *method, json_t *params, int timeout_ms,
                              vm_client_reply_cb cb, void *arg) {
-  vm_request_t *r = calloc(1, sizeof *r);
+  vm_request_t *r =
+      vm_requests_add(&c->rq, method, timeout_ms > 0 ? timeout_ms : c->opt.timeout_ms, cb, arg);
   if (!r) {
     json_decref(params);
     return NULL;
   }
-  r->client = c;
-  r->cb = cb;
-  r->arg = arg;
-  r->timeout_ms = timeout_ms > 0 ? timeout_ms : c->opt.timeout_ms;
-  snprintf(r->method, sizeof r->method, "%s", method ? method : "(null)");
-  snprintf(r->id, sizeof r->id, "%lu", ++c->next_id);
-  uv_timer_init(c->loop, &r->timer);
-  c->open_handles++;
-  r->next = c->pending;
-  if (c->pending) c->pending->prev = r;
-  c->pending = r;
-
   if (c->closing) {
     json_decref(params);
-    request_fail_soon(r, DIAG_NOT_CONNECTED, 0, "the VM-service client is closing");
+    vm_request_fail_soon(r, DIAG_NOT_CONNECTED, 0, "the VM-service client is closing");
     return r;
   }
   if (!vm_client_method_allowed(method)) {
@@ -1068,30 +716,10 @@ vm_request_t *vm_client_call(vm_client_t *c, const char *method, json_t *params,
     char detail[200];
     snprintf(detail, sizeof detail, "method %.60s is not on telescope's allowlist; not sent",
              r->method);
-    request_fail_soon(r, DIAG_NOT_CONNECTED, 0, detail);
+    vm_request_fail_soon(r, DIAG_NOT_CONNECTED, 0, detail);
     return r;
   }
-  json_t *msg = json_pack("{s:s, s:s, s:o, s:s}", "jsonrpc", "2.0", "method", method, "params",
-                          params ? params : json_object(), "id", r->id);
-  char *text = msg ? json_dumps(msg, JSON_COMPACT) : NULL;
-  json_decref(msg);
-  size_t tlen = text ? strlen(text) : 0;
-  r->frame = text ? malloc(LWS_PRE + tlen) : NULL;
-  if (!r->frame) {
-    free(text);
-    request_fail_soon(r, DIAG_NOT_CONNECTED, 0, "out of memory building the request");
-    return r;
-  }
-  memcpy(r->frame + LWS_PRE, text, tlen);
-  r->frame_len = tlen;
-  free(text);
-  r->out_prev = c->out_tail;
-  if (c->out_tail)
-    c->out_tail->out_next = r;
-  else
-    c->out_head = r;
-  c->out_tail = r;
-  uv_timer_start(&r->timer, on_request_timer, (uint64_t)r->timeout_ms, 0);
+  if (vm_request_queue(r, params) < 0) return r;
   if (c->state == CONN_OPEN && c->wsi)
     lws_callback_on_writable(c->wsi);
   else
@@ -1100,7 +728,7 @@ vm_request_t *vm_client_call(vm_client_t *c, const char *method, json_t *params,
 }
 
 void vm_client_cancel(vm_request_t *r) {
-  if (r) request_finish(r, NULL);
+  if (r) vm_request_finish(r, NULL);
 }
 
 void vm_client_disconnect(vm_client_t *c, const char *why) {
@@ -1112,8 +740,8 @@ void vm_client_disconnect(vm_client_t *c, const char *why) {
   c->next_attempt = 0;
   c->follow[0] = c->follow_err[0] = '\0';
   c->moved = c->hops = c->recheck = 0;
-  rxbuf_reset(&c->rx);
-  fail_all_soon(c, DIAG_NOT_CONNECTED, why);
+  vm_rxbuf_reset(&c->rx);
+  vm_requests_fail_all_soon(&c->rq, DIAG_NOT_CONNECTED, why);
   /* Killing from inside one of its own callbacks is unsafe: ask lws to do it
    * on its next turn. Its callbacks for old no longer match c->wsi. */
   if (old) lws_set_timeout(old, PENDING_TIMEOUT_CLOSE_SEND, LWS_TO_KILL_ASYNC);
@@ -1126,7 +754,7 @@ void vm_client_close(vm_client_t *c, void (*done)(void *arg), void *arg) {
   c->closing = 1;
   c->close_done = done;
   c->close_arg = arg;
-  while (c->pending) request_finish(c->pending, NULL);
+  while (c->rq.pending) vm_request_finish(c->rq.pending, NULL);
   /* lws_context_destroy must not run inside an lws callback (we may be in
    * one): do it from the connect timer on the next turn. */
   uv_timer_stop(&c->connect_timer);
