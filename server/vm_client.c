@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "log.h"
+#include "vm_handover.h"
+#include "vm_lws_log.h"
 #include "vm_request.h"
 #include "vm_uri.h"
 #include "vm_wire.h"
@@ -14,10 +16,6 @@
 
 #define BACKOFF_MIN_MS 50
 #define BACKOFF_MAX_MS 1000
-/* Hand-overs followed in a row before giving up (VM -> DDS is one). */
-#define MAX_HOPS 4
-/* Enough of a 403 body to read DWDS's "can be found at <uri>." */
-#define PROBE_BODY_MAX 1024
 
 /* ---- the client ---- */
 
@@ -42,29 +40,8 @@ struct vm_client {
   void (*close_done)(void *arg);
   void *close_arg;
 
-  /* Following DDS. follow: the ws URI to dial next instead of get_uri's
-   * (set by a 302, a DWDS 403 or the DartDevelopmentServiceConnected event);
-   * moved: the event came, so the close that follows is a hand-over. */
-  vm_uri_t dial; /* what the current attempt dialled */
-  char follow[VM_URI_MAX];
-  char follow_err[256]; /* a hand-over we refused (non-loopback): the reason */
-  int moved;
-  int hops;
-  /* A socket that closed with no word of why is dialled once more at the
-   * same URI before anyone hears "disconnected" (see connection_lost). */
-  int recheck;
-  char recheck_why[200]; /* how it closed, for the DISCONNECTED that may follow */
-  /* After a 403 the upgrade gives no body; one plain GET of the same path
-   * reads it (DWDS names the DDS URI there; the VM and DDS say why). */
-  struct lws *probe_wsi;
-  int probing;
-  unsigned probe_status;
-  char probe_body[PROBE_BODY_MAX];
-  size_t probe_len;
+  vm_handover_t ho; /* following DDS: where to dial next, the 403 probe */
 };
-
-/* lws_get_opaque_user_data of the probe's wsi. */
-static char probe_tag;
 
 static void client_maybe_free(vm_client_t *c) {
   if (!c->closing || c->open_handles > 0 || c->rq.open > 0) return;
@@ -79,38 +56,6 @@ static void client_maybe_free(vm_client_t *c) {
 static void on_request_released(void *arg) { client_maybe_free(arg); }
 
 static void schedule_connect(vm_client_t *c);
-static int follow_set(vm_client_t *c, const char *target, const char *why);
-
-/* The token of the URI last dialled. lws's log callback has no user
- * pointer, and its client logs print the bare request path ("GET /TOKEN=/ws"),
- * which log_redact cannot recognise without a scheme: scrub it here. */
-static char lws_log_secret[VM_URI_MAX];
-
-static void lws_log_remember_path(const char *path) {
-  const char *b = path[0] == '/' ? path + 1 : path;
-  size_t n = strlen(b);
-  if (n >= 3 && strcmp(b + n - 3, "/ws") == 0) n -= 3;
-  if (n >= sizeof lws_log_secret || (n == 2 && memcmp(b, "ws", 2) == 0)) n = 0;
-  memcpy(lws_log_secret, b, n);
-  lws_log_secret[n] = '\0';
-}
-
-static void lws_log_emit(int level, const char *line) {
-  char clean[2048];
-  size_t o = 0, slen = strlen(lws_log_secret);
-  for (const char *p = line; *p && o + 1 < sizeof clean;) {
-    if (slen && strncmp(p, lws_log_secret, slen) == 0) {
-      o += (size_t)snprintf(clean + o, sizeof clean - o, "\xe2\x80\xa6redacted\xe2\x80\xa6");
-      if (o >= sizeof clean) o = sizeof clean - 1;
-      p += slen;
-    } else {
-      clean[o++] = *p++;
-    }
-  }
-  while (o && (clean[o - 1] == '\n' || clean[o - 1] == '\r')) o--;
-  clean[o] = '\0';
-  log_debug("lws: %s", clean); /* log_msg redacts any full URI as well */
-}
 
 static void handle_message(vm_client_t *c) {
   json_error_t jerr;
@@ -142,10 +87,10 @@ static void handle_message(vm_client_t *c) {
          * (dwds/lib/src/services/proxy_service.dart), so there a silent close
          * is checked by connection_lost. The close that follows is a
          * hand-over. */
-        if (follow_set(c, to, "Dart Development Service took the VM service over") == 0)
-          c->moved = 1;
+        if (vm_handover_follow(&c->ho, to, "Dart Development Service took the VM service over") == 0)
+          c->ho.moved = 1;
         else
-          log_warn("vm: %s", c->follow_err);
+          log_warn("vm: %s", c->ho.follow_err);
       }
       if (c->opt.on_event)
         c->opt.on_event(c->opt.arg, json_string_value(json_object_get(params, "streamId")),
@@ -207,10 +152,10 @@ static void connection_lost(vm_client_t *c, diag_code_t diag, const char *detail
   c->wsi = NULL;
   c->state = CONN_IDLE;
   vm_rxbuf_reset(&c->rx);
-  if (c->moved && c->follow[0]) {
+  if (c->ho.moved && c->ho.follow[0]) {
     /* DDS took over: what the VM already had may or may not have run, so
      * those fail; what was never written goes to DDS, at once. */
-    c->moved = 0;
+    c->ho.moved = 0;
     vm_requests_fail_written_soon(&c->rq, "Dart Development Service took the VM service over while the call "
                          "was in flight; it may have run");
     c->next_attempt = 0;
@@ -220,8 +165,8 @@ static void connection_lost(vm_client_t *c, diag_code_t diag, const char *detail
     schedule_connect(c);
     return;
   }
-  c->moved = 0;
-  if (was_open && !c->closing && !c->recheck && c->dial.ws[0]) {
+  c->ho.moved = 0;
+  if (was_open && !c->closing && !c->ho.recheck && c->ho.dial.ws[0]) {
     /* Closed with no word of why. DWDS closes its other clients when DDS
      * takes over and tells only those listening on the Service stream
      * (dart-lang/webdev dwds/lib/src/services/proxy_service.dart
@@ -230,56 +175,27 @@ static void connection_lost(vm_client_t *c, diag_code_t diag, const char *detail
      * at once: DWDS's 403 then names DDS (followed), the same VM answering
      * is a dropped socket (the app is unchanged: MOVED, not DISCONNECTED),
      * and a refusal is the VM gone. */
-    c->recheck = 1;
-    snprintf(c->recheck_why, sizeof c->recheck_why, "%s", detail);
+    c->ho.recheck = 1;
+    snprintf(c->ho.recheck_why, sizeof c->ho.recheck_why, "%s", detail);
     vm_requests_fail_written_soon(&c->rq, "the connection to the VM service dropped while the call was in "
                          "flight; it may have run");
-    snprintf(c->follow, sizeof c->follow, "%s", c->dial.ws);
-    c->hops = 0;
+    snprintf(c->ho.follow, sizeof c->ho.follow, "%s", c->ho.dial.ws);
+    c->ho.hops = 0;
     c->next_attempt = 0;
     log_info("vm: %s; dialling the same URI once more", detail);
     schedule_connect(c);
     return;
   }
   char why[400];
-  if (c->recheck) {
-    c->recheck = 0;
-    snprintf(why, sizeof why, "%s; dialling it again failed: %s", c->recheck_why, detail);
+  if (c->ho.recheck) {
+    c->ho.recheck = 0;
+    snprintf(why, sizeof why, "%s; dialling it again failed: %s", c->ho.recheck_why, detail);
     detail = why;
   }
-  c->follow[0] = '\0';
+  c->ho.follow[0] = '\0';
   vm_requests_fail_all_soon(&c->rq, diag, detail);
   if (c->opt.on_state && !c->closing)
     c->opt.on_state(c->opt.arg, VM_CLIENT_DISCONNECTED, diag, detail);
-}
-
-/* Takes target (a Location, an event's uri, a 403's "found at") as the next
- * URI to dial. A relative Location is resolved against the URI dialled.
- * Returns 0, or -1 with c->follow_err set (refused: not loopback, malformed,
- * or too many hops). */
-static int follow_set(vm_client_t *c, const char *target, const char *why) {
-  char abs[VM_URI_MAX], err[200];
-  vm_uri_t u;
-  if (target[0] == '/')
-    snprintf(abs, sizeof abs, "%s://%s%s%s:%d%s", c->dial.secure ? "wss" : "ws",
-             strchr(c->dial.host, ':') ? "[" : "", c->dial.host,
-             strchr(c->dial.host, ':') ? "]" : "", c->dial.port, target);
-  else
-    snprintf(abs, sizeof abs, "%s", target);
-  if (++c->hops > MAX_HOPS) {
-    snprintf(c->follow_err, sizeof c->follow_err,
-             "%s: more than %d hand-overs in a row; giving up", why, MAX_HOPS);
-    return -1;
-  }
-  vm_uri_status_t st = vm_uri_parse(abs, c->opt.allow_remote, &u, err, sizeof err);
-  if (st != VM_URI_OK) {
-    snprintf(c->follow_err, sizeof c->follow_err, "%s, but refused: %s", why, err);
-    return -1;
-  }
-  snprintf(c->follow, sizeof c->follow, "%s", u.ws);
-  c->follow_err[0] = '\0';
-  log_info("vm: %s; following it", why);
-  return 0;
 }
 
 /* After a failed attempt that named where to go: dial there at once, keeping
@@ -295,96 +211,19 @@ static void attempt_failed(vm_client_t *c, diag_code_t diag, const char *detail)
   c->backoff_ms = c->backoff_ms ? c->backoff_ms * 2 : BACKOFF_MIN_MS;
   if (c->backoff_ms > BACKOFF_MAX_MS) c->backoff_ms = BACKOFF_MAX_MS;
   c->next_attempt = uv_now(c->loop) + (uint64_t)c->backoff_ms;
-  c->hops = 0;
+  c->ho.hops = 0;
   connection_lost(c, diag, detail);
 }
 
-static const char DWDS_FOUND_AT[] = "can be found at ";
-
-/* The 403's body has been read (or could not be). DWDS's names DDS
- * (dart-lang/webdev dwds/lib/src/services/debug_service.dart, _wrapHandler:
- * "Cannot connect directly to the VM service as a Dart Development Service
- * (DDS) instance has taken control and can be found at $_ddsUri."); the VM
- * and DDS say "missing or invalid authentication code", DWDS "Incorrect auth
- * token" for a wrong token. */
+/* The 403's body has been read (or could not be): follow where DWDS sent
+ * us, or say why the upgrade was refused (vm_handover_read_403). */
 static void probe_done(vm_client_t *c) {
-  char detail[400], said[200];
-  if (!c->probing) return;
-  c->probing = 0;
-  c->probe_wsi = NULL;
-  c->probe_body[c->probe_len] = '\0';
-  const char *at = strstr(c->probe_body, DWDS_FOUND_AT);
-  if (at && strstr(c->probe_body, "(DDS)")) {
-    char target[VM_URI_MAX];
-    at += sizeof DWDS_FOUND_AT - 1;
-    size_t n = strcspn(at, " \t\r\n");
-    if (n >= sizeof target) n = sizeof target - 1;
-    memcpy(target, at, n);
-    target[n] = '\0';
-    while (n && (target[n - 1] == '.')) target[--n] = '\0'; /* the sentence's full stop */
-    if (follow_set(c, target,
-                   "the web debug service (DWDS) answered 403: a Dart Development Service "
-                   "has taken control") == 0) {
-      follow_now(c);
-      return;
-    }
-    attempt_failed(c, DIAG_CONNECTION_REJECTED, c->follow_err);
-    return;
-  }
-  /* One line of what the server said, through the redactor (a URI in it
-   * could carry a token). */
-  size_t n = strcspn(c->probe_body, "\r\n");
-  if (n > 150) n = 150;
-  char raw[200];
-  snprintf(raw, sizeof raw, "%.*s", (int)n, c->probe_body);
-  log_redact(raw, said, sizeof said);
-  int token = strstr(said, "authentication code") || strstr(said, "auth token");
-  if (token)
-    snprintf(detail, sizeof detail,
-             "the VM service refused the WebSocket upgrade (HTTP 403: %s): the token in the URI "
-             "is wrong or stale (the app restarted?)",
-             said);
-  else if (said[0])
-    snprintf(detail, sizeof detail, "the VM service refused the WebSocket upgrade (HTTP 403: %s)",
-             said);
+  char detail[400];
+  if (!c->ho.probing) return;
+  if (vm_handover_read_403(&c->ho, detail, sizeof detail))
+    follow_now(c);
   else
-    snprintf(detail, sizeof detail,
-             "the VM service refused the WebSocket upgrade (HTTP 403): wrong token or not a VM "
-             "service");
-  attempt_failed(c, DIAG_CONNECTION_REJECTED, detail);
-}
-
-/* Reads the body of the 403 with a plain GET of the same URI. 0 when the
- * probe is under way (state stays CONNECTING; pending requests wait). */
-static int probe_start(vm_client_t *c) {
-  char hosthdr[300];
-  struct lws_client_connect_info i;
-  if (strchr(c->dial.host, ':'))
-    snprintf(hosthdr, sizeof hosthdr, "[%s]:%d", c->dial.host, c->dial.port);
-  else
-    snprintf(hosthdr, sizeof hosthdr, "%s:%d", c->dial.host, c->dial.port);
-  memset(&i, 0, sizeof i);
-  i.context = c->ctx;
-  i.address = c->dial.host;
-  i.port = c->dial.port;
-  i.path = c->dial.path;
-  i.host = hosthdr;
-  i.method = "GET";
-  i.local_protocol_name = "telescope-vm";
-  i.ssl_connection = c->dial.secure ? LCCSCF_USE_SSL : 0;
-  i.opaque_user_data = &probe_tag;
-  i.pwsi = &c->probe_wsi;
-  c->probing = 1;
-  c->probe_len = 0;
-  c->probe_status = 0;
-  if (!lws_client_connect_via_info(&i)) {
-    if (c->probing) {
-      c->probing = 0;
-      c->probe_wsi = NULL;
-    }
-    return -1;
-  }
-  return 0;
+    attempt_failed(c, DIAG_CONNECTION_REJECTED, detail);
 }
 
 static int callback_vm(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
@@ -395,37 +234,10 @@ static int callback_vm(struct lws *wsi, enum lws_callback_reasons reason, void *
   if (log_get_level() >= LOG_TRACE)
     log_msg(LOG_TRACE, "vm: lws reason %d wsi %p ours %p state %d", (int)reason, (void *)wsi,
             (void *)c->wsi, (int)c->state);
-  if (lws_get_opaque_user_data(wsi) == &probe_tag) {
-    /* The plain GET that reads a 403's body (probe_start). */
-    switch (reason) {
-      case LWS_CALLBACK_ESTABLISHED_CLIENT_HTTP:
-        c->probe_status = lws_http_client_http_response(wsi);
-        break;
-      case LWS_CALLBACK_RECEIVE_CLIENT_HTTP: {
-        char buf[LWS_PRE + 1024], *px = buf + LWS_PRE;
-        int n = (int)sizeof buf - LWS_PRE;
-        if (lws_http_client_read(wsi, &px, &n) < 0) return -1;
-        break;
-      }
-      case LWS_CALLBACK_RECEIVE_CLIENT_HTTP_READ: {
-        size_t room = sizeof c->probe_body - 1 - c->probe_len;
-        if (len > room) len = room;
-        memcpy(c->probe_body + c->probe_len, in, len);
-        c->probe_len += len;
-        break;
-      }
-      case LWS_CALLBACK_COMPLETED_CLIENT_HTTP:
-        probe_done(c);
-        return -1; /* one request: hang up */
-      case LWS_CALLBACK_CLIENT_CONNECTION_ERROR:
-      case LWS_CALLBACK_CLOSED_CLIENT_HTTP:
-      case LWS_CALLBACK_WSI_DESTROY:
-        probe_done(c);
-        break;
-      default:
-        break;
-    }
-    return 0;
+  if (vm_probe_owns(wsi)) { /* the plain GET that reads a 403's body */
+    int ended = 0, rc = vm_probe_callback(&c->ho, wsi, (int)reason, in, len, &ended);
+    if (ended) probe_done(c);
+    return rc;
   }
   switch (reason) {
     case LWS_CALLBACK_CLIENT_HTTP_REDIRECT: {
@@ -438,7 +250,7 @@ static int callback_vm(struct lws *wsi, enum lws_callback_reasons reason, void *
       char why[64];
       snprintf(why, sizeof why, "the VM service redirected the upgrade (HTTP %u)",
                (unsigned)len);
-      if (in) follow_set(c, (const char *)in, why);
+      if (in) vm_handover_follow(&c->ho, (const char *)in, why);
       return 1; /* refuse lws's own follow: CONNECTION_ERROR comes next */
     }
     case LWS_CALLBACK_CLIENT_CONNECTION_ERROR: {
@@ -447,13 +259,13 @@ static int callback_vm(struct lws *wsi, enum lws_callback_reasons reason, void *
       const char *why = in ? (const char *)in : "unknown error";
       char detail[300];
       diag_code_t diag;
-      if (c->follow[0]) { /* a redirect we took */
+      if (c->ho.follow[0]) { /* a redirect we took */
         follow_now(c);
         break;
       }
-      if (c->follow_err[0]) { /* a redirect we refused */
-        snprintf(detail, sizeof detail, "%s", c->follow_err);
-        c->follow_err[0] = '\0';
+      if (c->ho.follow_err[0]) { /* a redirect we refused */
+        snprintf(detail, sizeof detail, "%s", c->ho.follow_err);
+        c->ho.follow_err[0] = '\0';
         attempt_failed(c, DIAG_CONNECTION_REJECTED, detail);
         break;
       }
@@ -464,7 +276,7 @@ static int callback_vm(struct lws *wsi, enum lws_callback_reasons reason, void *
         diag = DIAG_CONNECTION_REJECTED;
         if (status == 403) {
           c->wsi = NULL;
-          if (probe_start(c) == 0) break; /* probe_done decides */
+          if (vm_probe_start(&c->ho, c->ctx) == 0) break; /* probe_done decides */
         }
         if (status)
           snprintf(detail, sizeof detail,
@@ -484,18 +296,18 @@ static int callback_vm(struct lws *wsi, enum lws_callback_reasons reason, void *
       if (wsi != c->wsi) break;
       c->state = CONN_OPEN;
       c->backoff_ms = 0;
-      if (c->recheck) {
+      if (c->ho.recheck) {
         /* The app is the one we had: a hand-over DWDS did not announce (it
          * sent us on to DDS), or a dropped socket. */
-        c->recheck = 0;
+        c->ho.recheck = 0;
         if (c->opt.on_state)
           c->opt.on_state(c->opt.arg, VM_CLIENT_MOVED, DIAG_NOT_CONNECTED,
-                          c->hops ? "Dart Development Service took the VM service over "
+                          c->ho.hops ? "Dart Development Service took the VM service over "
                                     "(the web debug service closed this connection)"
                                   : "the connection dropped and the same VM service answered "
                                     "again");
       }
-      c->hops = 0;
+      c->ho.hops = 0;
       vm_rxbuf_reset(&c->rx);
       if (c->opt.on_state) c->opt.on_state(c->opt.arg, VM_CLIENT_CONNECTED, DIAG_NONE, "connected");
       if (c->rq.out_head && c->wsi) lws_callback_on_writable(c->wsi);
@@ -617,17 +429,17 @@ static void on_connect_timer(uv_timer_t *t) {
     uv_close((uv_handle_t *)&c->connect_timer, on_connect_timer_closed);
     return;
   }
-  if (c->state != CONN_IDLE || c->probing || (!c->rq.pending && !c->recheck)) return;
+  if (c->state != CONN_IDLE || c->ho.probing || (!c->rq.pending && !c->ho.recheck)) return;
   char err[256] = "no VM-service URI known";
   const char *uri;
   char follow[VM_URI_MAX];
-  if (c->follow[0]) {
+  if (c->ho.follow[0]) {
     /* Used once: after a drop the given URI is dialled (and followed) again. */
-    snprintf(follow, sizeof follow, "%s", c->follow);
-    c->follow[0] = '\0';
+    snprintf(follow, sizeof follow, "%s", c->ho.follow);
+    c->ho.follow[0] = '\0';
     uri = follow;
   } else {
-    c->hops = 0;
+    c->ho.hops = 0;
     uri = c->opt.get_uri ? c->opt.get_uri(c->opt.arg, err, sizeof err) : NULL;
   }
   if (!uri) {
@@ -639,8 +451,8 @@ static void on_connect_timer(uv_timer_t *t) {
     vm_requests_fail_all_soon(&c->rq, DIAG_NOT_CONNECTED, err);
     return;
   }
-  c->dial = u;
-  lws_log_remember_path(u.path);
+  c->ho.dial = u;
+  vm_lws_log_path(u.path);
   if (ensure_context(c) != 0) {
     vm_requests_fail_all_soon(&c->rq, DIAG_NOT_CONNECTED, "could not create the WebSocket context");
     return;
@@ -688,13 +500,14 @@ vm_client_t *vm_client_new(uv_loop_t *loop, const vm_client_options_t *opt) {
   c->opt = *opt;
   if (c->opt.timeout_ms <= 0) c->opt.timeout_ms = VM_CLIENT_DEFAULT_TIMEOUT_MS;
   c->rx.limit = VM_CLIENT_MAX_MESSAGE;
+  c->ho.allow_remote = opt->allow_remote;
   uv_timer_init(loop, &c->connect_timer);
   c->open_handles = 1;
   vm_requests_init(&c->rq, loop, on_request_released, c);
   lws_set_log_level(log_get_level() >= LOG_TRACE
                         ? LLL_ERR | LLL_WARN | LLL_NOTICE | LLL_INFO | LLL_CLIENT
                         : LLL_ERR | LLL_WARN,
-                    lws_log_emit);
+                    vm_lws_log_emit);
   return c;
 }
 
@@ -738,8 +551,8 @@ void vm_client_disconnect(vm_client_t *c, const char *why) {
   c->state = CONN_IDLE;
   c->backoff_ms = 0;
   c->next_attempt = 0;
-  c->follow[0] = c->follow_err[0] = '\0';
-  c->moved = c->hops = c->recheck = 0;
+  c->ho.follow[0] = c->ho.follow_err[0] = '\0';
+  c->ho.moved = c->ho.hops = c->ho.recheck = 0;
   vm_rxbuf_reset(&c->rx);
   vm_requests_fail_all_soon(&c->rq, DIAG_NOT_CONNECTED, why);
   /* Killing from inside one of its own callbacks is unsafe: ask lws to do it

@@ -160,28 +160,28 @@ END_TEST
  * URI dialled, an http DDS URI is normalised to its ws form, a
  * non-loopback one is refused unless allowed, and hops are bounded. */
 START_TEST(follow_targets_are_resolved_and_policed) {
-  vm_client_t c;
+  vm_handover_t c;
   memset(&c, 0, sizeof c);
   char err[256];
   ck_assert_int_eq(vm_uri_parse("ws://127.0.0.1:5000/AAAAAAAAAAA=/ws", 0, &c.dial, err, sizeof err),
                    VM_URI_OK);
-  ck_assert_int_eq(follow_set(&c, "/AAAAAAAAAAA=/", "test"), 0);
+  ck_assert_int_eq(vm_handover_follow(&c, "/AAAAAAAAAAA=/", "test"), 0);
   ck_assert_str_eq(c.follow, "ws://127.0.0.1:5000/AAAAAAAAAAA=/ws");
-  ck_assert_int_eq(follow_set(&c, "http://127.0.0.1:6000/BBBBBBBBBBB=/", "test"), 0);
+  ck_assert_int_eq(vm_handover_follow(&c, "http://127.0.0.1:6000/BBBBBBBBBBB=/", "test"), 0);
   ck_assert_str_eq(c.follow, "ws://127.0.0.1:6000/BBBBBBBBBBB=/ws");
   c.follow[0] = '\0';
   c.hops = 0;
-  ck_assert_int_eq(follow_set(&c, "http://192.0.2.1:6000/BBBBBBBBBBB=/", "redirected"), -1);
+  ck_assert_int_eq(vm_handover_follow(&c, "http://192.0.2.1:6000/BBBBBBBBBBB=/", "redirected"), -1);
   ck_assert_str_eq(c.follow, "");
   ck_assert_ptr_nonnull(strstr(c.follow_err, "not loopback"));
   ck_assert_ptr_null(strstr(c.follow_err, "BBBBBBBBBBB="));
-  c.opt.allow_remote = 1;
+  c.allow_remote = 1;
   c.hops = 0;
-  ck_assert_int_eq(follow_set(&c, "http://192.0.2.1:6000/BBBBBBBBBBB=/", "redirected"), 0);
+  ck_assert_int_eq(vm_handover_follow(&c, "http://192.0.2.1:6000/BBBBBBBBBBB=/", "redirected"), 0);
   /* a loop of redirects ends */
   c.hops = 0;
   int rc = 0;
-  for (int i = 0; i <= MAX_HOPS && rc == 0; i++) rc = follow_set(&c, "/AAAAAAAAAAA=/", "loop");
+  for (int i = 0; i <= VM_HANDOVER_MAX_HOPS && rc == 0; i++) rc = vm_handover_follow(&c, "/AAAAAAAAAAA=/", "loop");
   ck_assert_int_eq(rc, -1);
   ck_assert_ptr_nonnull(strstr(c.follow_err, "hand-overs"));
 }
