@@ -4,8 +4,13 @@
 // header declared it. Callbacks handed down as function pointers are how a
 // lower file answers a higher one; they are not links here.
 //
+// The headers in server/ include each other without a loop too.
+//
 // Usage: node tests/layers.mjs <libtelescope_core.a>   (exit 1 on a loop)
 import { execFileSync } from 'node:child_process';
+import { readFileSync, readdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 const lib = process.argv[2];
 if (!lib) {
@@ -27,6 +32,39 @@ for (const line of execFileSync('nm', [lib], { encoding: 'utf8' }).split('\n')) 
   if (m[1] === 'U') uses.get(file).add(m[2]);
   else if ('TDBR'.includes(m[1])) defs.set(m[2], file);
 }
+// Tarjan's strongly connected components: any with more than one node is a loop.
+function loopsOf(edges) {
+  let index = 0;
+  const idx = new Map(), low = new Map(), stack = [], on = new Set(), loops = [];
+  function visit(v) {
+    idx.set(v, index); low.set(v, index); index++;
+    stack.push(v); on.add(v);
+    for (const w of edges.get(v) ?? []) {
+      if (!edges.has(w)) continue;
+      if (!idx.has(w)) { visit(w); low.set(v, Math.min(low.get(v), low.get(w))); }
+      else if (on.has(w)) low.set(v, Math.min(low.get(v), idx.get(w)));
+    }
+    if (low.get(v) === idx.get(v)) {
+      const scc = [];
+      let w;
+      do { w = stack.pop(); on.delete(w); scc.push(w); } while (w !== v);
+      if (scc.length > 1) loops.push(scc);
+    }
+  }
+  for (const v of edges.keys()) if (!idx.has(v)) visit(v);
+  return loops;
+}
+
+function report(what, edges, loops) {
+  for (const scc of loops) {
+    const inside = new Set(scc);
+    console.error(`${what} loop among: ${scc.sort().join(' ')}`);
+    for (const f of scc)
+      for (const t of edges.get(f))
+        if (inside.has(t)) console.error(`  ${f} -> ${t}`);
+  }
+}
+
 const edges = new Map();
 for (const [file, u] of uses) {
   const to = new Set();
@@ -36,30 +74,16 @@ for (const [file, u] of uses) {
   }
   edges.set(file, to);
 }
-// Tarjan's strongly connected components: any with more than one file is a loop.
-let index = 0;
-const idx = new Map(), low = new Map(), stack = [], on = new Set(), loops = [];
-function visit(v) {
-  idx.set(v, index); low.set(v, index); index++;
-  stack.push(v); on.add(v);
-  for (const w of edges.get(v)) {
-    if (!idx.has(w)) { visit(w); low.set(v, Math.min(low.get(v), low.get(w))); }
-    else if (on.has(w)) low.set(v, Math.min(low.get(v), idx.get(w)));
-  }
-  if (low.get(v) === idx.get(v)) {
-    const scc = [];
-    let w;
-    do { w = stack.pop(); on.delete(w); scc.push(w); } while (w !== v);
-    if (scc.length > 1) loops.push(scc);
-  }
+const loops = loopsOf(edges);
+report('call', edges, loops);
+
+const SERVER = join(dirname(fileURLToPath(import.meta.url)), '..', 'server');
+const includes = new Map();
+for (const h of readdirSync(SERVER).filter((f) => f.endsWith('.h'))) {
+  const text = readFileSync(join(SERVER, h), 'utf8');
+  includes.set(h, new Set([...text.matchAll(/^#include "([^"]+)"/gm)].map((m) => m[1])));
 }
-for (const v of edges.keys()) if (!idx.has(v)) visit(v);
-for (const scc of loops) {
-  const inside = new Set(scc);
-  console.error(`loop among: ${scc.sort().join(' ')}`);
-  for (const f of scc)
-    for (const t of edges.get(f))
-      if (inside.has(t)) console.error(`  ${f} -> ${t}`);
-}
-if (loops.length) process.exit(1);
-console.log(`layers: ${edges.size} files, no loop`);
+const hloops = loopsOf(includes);
+report('include', includes, hloops);
+if (loops.length || hloops.length) process.exit(1);
+console.log(`layers: ${edges.size} files and ${includes.size} headers, no loop`);
