@@ -10,6 +10,7 @@
 #include "appsrc_cpu.h"
 #include "budgets.h"
 #include "chart.h"
+#include "chart_file.h"
 #include "trace.h"
 #include "findings.h"
 #include "frames_answer.h"

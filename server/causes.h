@@ -16,7 +16,7 @@
 #include <stdint.h>
 
 #include "record.h"
-#include "vmtl.h"
+#include "vmtl_join.h"
 
 typedef struct {
   int frame_events;           /* measured from Flutter.Frame events: no blocks */

@@ -4,8 +4,8 @@
  * CHART_MAX_SLOTS): a build bar on the left, a raster bar on the right, a bar
  * over the budget in red, the budget line, a shaded band per run of one
  * interaction, the worst frames labelled with their seq and top self-time
- * block. chart_svg is pure (frames in, text out); chart_file_write and
- * chart_file_uri are the thin file-system shell around it. */
+ * block. chart_svg is pure (frames in, text out); chart_file.h is the thin
+ * file-system shell around it. */
 #ifndef TELESCOPE_CHART_H
 #define TELESCOPE_CHART_H
 
@@ -35,18 +35,5 @@ int chart_is_janky(const frame_t *f, int64_t budget_us);
  * bounded (well under 1 MB) however many frames come in. With n == 0 the
  * chart says "no frames". Caller frees; NULL on OOM. */
 char *chart_svg(const frame_t *frames, size_t n, int64_t budget_us, const char *title);
-
-/* Writes text to dir/name (dir created with its parents when missing; NULL
- * or "" is the working directory) through a temporary file and a rename, so
- * a reader never sees half a chart. An existing file of that name is not
- * replaced: "-2", "-3", … go before the extension. On success the absolute
- * path is in path and 0 is returned; on failure -1 and err says what failed
- * and where. */
-int chart_file_write(const char *dir, const char *name, const char *text, char *path,
-                     size_t pathlen, char *err, size_t errlen);
-
-/* The file:// URI of an absolute path, percent-encoding every byte outside
- * RFC 3986's unreserved set and '/'. 0, or -1 when it does not fit. */
-int chart_file_uri(const char *abs_path, char *uri, size_t len);
 
 #endif

@@ -4,21 +4,22 @@
  * negotiation) and the stateless 2026-07-28 era (server/discover, per-request
  * _meta). Dispatches ping, tools/list, tools/call, notifications/cancelled;
  * validates tool arguments against the tool's input schema before the tool
- * sees them; runs tool calls through tool.h so they may finish later. Every
- * outgoing message goes out through the emit callback as one compact JSON
- * line (without the "\n"). */
+ * sees them; runs tool calls through tool.h so they may finish later
+ * (mcp_call.h). Every outgoing message goes out through the emit callback as
+ * one compact JSON line (without the "\n"; mcp_out.h); the revisions are in
+ * mcp_version.h. */
 #ifndef TELESCOPE_MCP_H
 #define TELESCOPE_MCP_H
 
 #include <jansson.h>
 #include <stddef.h>
 
+#include "mcp_out.h"
+#include "mcp_version.h"
 #include "tool.h"
 
 typedef struct mcp_session mcp_session_t;
 
-/* One compact JSON message; line is NUL-terminated, without "\n". */
-typedef void (*mcp_emit_cb)(void *arg, const char *line, size_t len);
 
 typedef struct {
   const char *name;
@@ -35,8 +36,6 @@ typedef struct {
   char *(*render_text)(const json_t *structured, int is_error);
 } mcp_tool_t;
 
-#define MCP_LATEST_LEGACY_VERSION "2025-11-25"
-#define MCP_MODERN_VERSION "2026-07-28"
 
 mcp_session_t *mcp_session_new(mcp_emit_cb emit, void *emit_arg);
 /* Cancels what is in flight (hooks run), then frees. */
@@ -57,10 +56,5 @@ void mcp_session_cancel_all(mcp_session_t *s);
 size_t mcp_session_inflight(const mcp_session_t *s);
 /* The revision initialize negotiated, or NULL before initialize. */
 const char *mcp_session_protocol_version(const mcp_session_t *s);
-
-/* 1 for a revision this server speaks. */
-int mcp_version_supported(const char *version);
-/* strcmp on revision dates: 1 when version is at least since. */
-int mcp_version_at_least(const char *version, const char *since);
 
 #endif

@@ -1,5 +1,9 @@
-/* sessions: the session manager (docs/tool.md "Sessions"). It alone decides
- * which session is opening, active, closing or closed. It owns:
+/* sessions: the session manager (docs/tool.md "Sessions"), its state
+ * machine and its waiters. It alone decides which session is opening,
+ * active, closing or closed. Its parts, each below it: the session object
+ * (session.h), the closed ones (history.h), the waiting calls (waits.h), the
+ * drain (drain.h), the profile switches (switches.h) and the app-side
+ * sources (appsrc.h: the VM timeline). It owns:
  *  - the sessions: the one `start` opened (current), the private windows of
  *    captures, and the last SESSIONS_HISTORY closed ones (readable by id);
  *  - attribution in the app, reference-counted: switched on (watcher start
@@ -16,43 +20,18 @@
 #ifndef TELESCOPE_SESSIONS_H
 #define TELESCOPE_SESSIONS_H
 
-#include <jansson.h>
 #include <uv.h>
 
-#include "store.h"
-#include "vmtl.h"
-#include "wproto.h"
+#include "history.h"
+#include "session.h"
+#include "waits.h"
 
 #define SESSIONS_DRAIN_MS 200 /* background drain interval (DESIGN: at most 250) */
-#define SESSIONS_HISTORY 16   /* closed sessions kept readable by id */
-#define SESSIONS_MAX_PAGES 8  /* read pages per drain generation: bounds how long a read waits */
 #define SESSIONS_CLOSE_MORE_MS 2000 /* how long a close keeps reading while the watcher says `more` */
 #define SESSIONS_RECONCILE_TRIES 150 /* status calls (one per drain tick) to settle a doubtful switch */
-#define SESSIONS_TL_MAX_EVENTS 20000  /* timeline events kept per session (then timelineDropped) */
-#define SESSIONS_TL_OVERLAP_US 500000 /* pulls reach back this far: events are recorded when they end */
 
 typedef struct sessions sessions_t;
-typedef struct session session_t;
-typedef struct sessions_wait sessions_wait_t;
 
-typedef enum { SESSION_OPENING = 0, SESSION_ACTIVE, SESSION_CLOSING, SESSION_CLOSED } session_state_t;
-
-typedef struct {
-  const char *interaction_id; /* may be NULL; copied */
-  const char *linked_by;      /* NULL: "agent" */
-  double budget_ms;           /* <= 0: from the app's refresh rate */
-  int track[WP_TRACK__COUNT]; /* switch these profile* extensions on while it is open */
-  int capture;                /* a capture's private window (never the current session) */
-  int no_timeline;            /* do not record GC/Embedder on the VM timeline for it */
-  int include_startup;        /* judge start-up frames as any other (store_set_include_startup) */
-} session_options_t;
-
-/* s: a new reference for the callee, or NULL when there is none (then st
- * says why). st: the outcome (DIAG_NONE, or why the step failed). */
-typedef void (*sessions_cb)(void *arg, session_t *s, const wp_status_t *st);
-/* The same for an open; joined is 1 when the call joined a session another
- * call opened (`alreadyActive`). */
-typedef void (*sessions_open_cb)(void *arg, session_t *s, int joined, const wp_status_t *st);
 /* Every valid watcher reply the manager receives (liveness, clock evidence). */
 typedef void (*sessions_reply_cb)(void *arg, const record_reply_t *r);
 
@@ -110,38 +89,5 @@ void sessions_note_interaction(sessions_t *m, const char *interaction_id, const 
 /* A watcher reply seen elsewhere (a read outside sessions, status, mark):
  * lets the manager notice attribution left in the wrong state. */
 void sessions_note_reply(sessions_t *m, const record_reply_t *r);
-
-void session_ref(session_t *s);
-void session_unref(session_t *s);
-const char *session_id(const session_t *s);
-session_state_t session_state(const session_t *s);
-int session_is_capture(const session_t *s);
-store_t *session_store(session_t *s); /* NULL while opening */
-int64_t session_budget_us(const session_t *s);
-/* Where plain reads continue (a store position). */
-uint64_t session_read_pos(const session_t *s);
-void session_set_read_pos(session_t *s, uint64_t pos);
-/* Why the session ended without its final drain (diag NONE when it had it). */
-const wp_status_t *session_end_status(const session_t *s);
-/* The `session` object of the output schema at loop time now (new reference). */
-json_t *session_to_json(const session_t *s, uint64_t now);
-double session_refresh_rate(const session_t *s);     /* Hz when it began; 0 unknown */
-const char *session_build_mode(const session_t *s);  /* NULL unknown */
-/* 1 when the watcher said at start that another tool was collecting the
- * timeline (collectionTakenOver): the session took the buffer over. */
-int session_taken_over(const session_t *s);
-/* The VM-timeline events kept for it (GC, shader, long raster work), in
- * the order they were read; borrowed. */
-const vmtl_event_t *session_timeline(const session_t *s, size_t *n);
-/* 1 when it measured Flutter.Frame events (no watcher in the app): no blocks. */
-int session_frame_events(const session_t *s);
-/* The tracking switches it asked for. */
-const int *session_track(const session_t *s);
-/* Short notes about the session for the answer's `warnings` (a switch that
- * could not be set); borrowed, NULL-terminated. */
-const char *const *session_warnings(const session_t *s);
-/* Frees the blocks of the kept frames of sessions in the history beyond
- * the newest SESSIONS_HISTORY_BLOCKS (memory bound). */
-#define SESSIONS_HISTORY_BLOCKS 4
 
 #endif

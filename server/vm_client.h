@@ -18,7 +18,11 @@
  * following DWDS's 403), it is VM_CLIENT_MOVED, not DISCONNECTED.
  *
  * Only the methods of vm_client_method_allowed() are ever sent (DESIGN 10):
- * anything else fails without touching the socket. */
+ * anything else fails without touching the socket.
+ *
+ * The connection is vm_client.c; below it: the requests (vm_request.h), where
+ * a hand-over leads and the 403 probe (vm_handover.h), the pure wire parts
+ * (vm_wire.h) and lws's log (vm_lws_log.h). */
 #ifndef TELESCOPE_VM_CLIENT_H
 #define TELESCOPE_VM_CLIENT_H
 

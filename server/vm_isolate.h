@@ -6,7 +6,8 @@
  * It never sends an extension call to a paused isolate.
  *
  * Every callback (vm_reply_cb, on_event) runs from the loop, never from
- * inside the vm_app_* function that caused it. */
+ * inside the vm_app_* function that caused it. The tracking is vm_isolate.c,
+ * the calls vm_call.c (below it); their shared state is vm_app_impl.h. */
 #ifndef TELESCOPE_VM_ISOLATE_H
 #define TELESCOPE_VM_ISOLATE_H
 

@@ -1,4 +1,4 @@
-/* vmtl: trace events of getVMTimeline, read across pulls and joined to frames.
+/* vmtl: trace events of getVMTimeline, read across pulls (joined to frames in vmtl_join.c).
  *
  * Facts this file relies on (read from the sources, not guessed):
  * - dart-lang/sdk runtime/vm/timeline.cc (current main): TimelineEvent::PrintJSON writes
@@ -36,56 +36,14 @@
  *   "Rasterizer::DoDraw", "GPURasterizer::Draw"; DevTools' frame identifiers). */
 #include "vmtl.h"
 #include "errbuf.h"
+#include "vmtl_names.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- names ------------------------------------------------------------------ */
-
-/* Length of the well-formed UTF-8 sequence at s (n bytes left), or 0. */
-static size_t utf8_seq(const unsigned char *s, size_t n) {
-  unsigned char c = s[0];
-  size_t len;
-  uint32_t min, cp;
-  if (c < 0x80) return 1;
-  if (c >= 0xC2 && c <= 0xDF)
-    len = 2, min = 0x80, cp = c & 0x1F;
-  else if (c >= 0xE0 && c <= 0xEF)
-    len = 3, min = 0x800, cp = c & 0x0F;
-  else if (c >= 0xF0 && c <= 0xF4)
-    len = 4, min = 0x10000, cp = c & 0x07;
-  else
-    return 0;
-  if (n < len) return 0;
-  for (size_t i = 1; i < len; i++) {
-    if ((s[i] & 0xC0) != 0x80) return 0;
-    cp = (cp << 6) | (s[i] & 0x3F);
-  }
-  if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
-  return len;
-}
-
-/* Copies at most VMTL_NAME_MAX - 1 bytes of s, whole UTF-8 sequences only; an invalid byte
- * becomes '?' and an embedded NUL ends the name, so the copy is always valid C and UTF-8. */
-static void copy_name(char *out, const char *s, size_t n) {
-  const unsigned char *u = (const unsigned char *)s;
-  size_t o = 0, i = 0;
-  while (i < n && u[i] != 0) {
-    size_t len = utf8_seq(u + i, n - i);
-    if (o + (len ? len : 1) > VMTL_NAME_MAX - 1) break;
-    if (len == 0) {
-      out[o++] = '?';
-      i++;
-    } else {
-      memcpy(out + o, u + i, len);
-      o += len;
-      i += len;
-    }
-  }
-  out[o] = '\0';
-}
+/* ---- hashing ------------------------------------------------------------------ */
 
 static uint64_t fnv_add(uint64_t h, const void *p, size_t n) {
   const unsigned char *b = p;
@@ -102,51 +60,6 @@ static uint64_t mix64(uint64_t x) {
   return x ^ (x >> 31);
 }
 
-/* ---- thread classes ----------------------------------------------------------- */
-
-/* PLATFORM is kept apart from UI inside the parser: it runs the root isolate when the platform
- * and UI threads are merged, and the raster work when there is no raster thread (macOS). */
-typedef enum { CLS_UNKNOWN = 0, CLS_UI, CLS_RASTER, CLS_OTHER, CLS_PLATFORM } cls_t;
-
-static int ends_with(const char *s, size_t n, const char *suffix) {
-  size_t k = strlen(suffix);
-  if (n == k) return memcmp(s, suffix, k) == 0;
-  return n > k && s[n - k - 1] == '.' && memcmp(s + n - k, suffix, k) == 0;
-}
-
-static cls_t classify(const char *s, size_t n) {
-  /* The VM decorates every name as "<name> (<tid>)"; strip that one suffix. */
-  if (n >= 4 && s[n - 1] == ')') {
-    size_t i = n - 1;
-    while (i > 0 && s[i - 1] >= '0' && s[i - 1] <= '9') i--;
-    if (i < n - 1 && i > 0 && s[i - 1] == '-') i--;
-    if (i >= 2 && i < n - 1 && s[i - 1] == '(' && s[i - 2] == ' ') n = i - 2;
-  }
-  if (n == 0) return CLS_UNKNOWN;
-  if (ends_with(s, n, "ui")) return CLS_UI;
-  if (ends_with(s, n, "raster") || ends_with(s, n, "gpu")) return CLS_RASTER;
-  if (ends_with(s, n, "platform")) return CLS_PLATFORM;
-  return CLS_OTHER;
-}
-
-static vmtl_thread_t public_thread(cls_t c) {
-  switch (c) {
-    case CLS_UI:
-    case CLS_PLATFORM:
-      return VMTL_THREAD_UI;
-    case CLS_RASTER:
-      return VMTL_THREAD_RASTER;
-    case CLS_OTHER:
-      return VMTL_THREAD_OTHER;
-    default:
-      return VMTL_THREAD_UNKNOWN;
-  }
-}
-
-vmtl_thread_t vmtl_thread_classify(const char *name) {
-  return name ? public_thread(classify(name, strlen(name))) : VMTL_THREAD_UNKNOWN;
-}
-
 /* ---- the parser's state ------------------------------------------------------- */
 
 enum { F_GC = 1, F_SHADER = 2, F_FRAME = 4 };
@@ -161,7 +74,7 @@ typedef struct {
 typedef struct {
   int used;
   int64_t tid;
-  cls_t cls;
+  vmtl_cls_t cls;
   uint32_t touched; /* pull that last named or used it: the least recent goes first */
   /* The VM writes a thread's B and E events in time order, so one older than the newest of an
    * earlier pull was in that pull. This holds when the ring of keys overflows, which would
@@ -298,8 +211,8 @@ static thread_t *thread_find(vmtl_parser_t *p, int64_t tid) {
   return NULL;
 }
 
-static int key_class(cls_t c) {
-  return c == CLS_UI || c == CLS_RASTER || c == CLS_PLATFORM;
+static int key_class(vmtl_cls_t c) {
+  return c == VMTL_CLS_UI || c == VMTL_CLS_RASTER || c == VMTL_CLS_PLATFORM;
 }
 
 /* A free entry for tid, evicting the least recently touched thread that is neither UI, raster
@@ -424,13 +337,13 @@ typedef struct {
 /* Decides what a finished event is, if anything we keep, and hands it out. */
 static void complete(run_t *r, const thread_t *t, int64_t ts, int64_t dur, unsigned flags,
                      const char *name) {
-  cls_t cls = t ? t->cls : CLS_UNKNOWN;
+  vmtl_cls_t cls = t ? t->cls : VMTL_CLS_UNKNOWN;
   vmtl_event_t ev;
   if (flags & F_GC) {
     ev.kind = VMTL_GC;
   } else if (flags & F_SHADER) {
     ev.kind = VMTL_SHADER;
-  } else if ((cls == CLS_RASTER || (cls == CLS_PLATFORM && !r->p->has_raster)) &&
+  } else if ((cls == VMTL_CLS_RASTER || (cls == VMTL_CLS_PLATFORM && !r->p->has_raster)) &&
              dur >= VMTL_RASTER_MIN_US && !(flags & F_FRAME)) {
     ev.kind = VMTL_RASTER;
   } else {
@@ -438,7 +351,7 @@ static void complete(run_t *r, const thread_t *t, int64_t ts, int64_t dur, unsig
   }
   ev.ts_us = ts;
   ev.dur_us = dur;
-  ev.thread = public_thread(cls);
+  ev.thread = vmtl_thread_public(cls);
   memcpy(ev.name, name, VMTL_NAME_MAX);
   r->st->kept++;
   if (r->sink) r->sink(r->arg, &ev);
@@ -451,9 +364,9 @@ static void read_thread_name(vmtl_parser_t *p, const json_t *e, vmtl_pull_stats_
     st->malformed++;
     return;
   }
-  cls_t cls = classify(json_string_value(name), json_string_length(name));
+  vmtl_cls_t cls = vmtl_thread_class(json_string_value(name), json_string_length(name));
   thread_t *t = thread_find(p, json_integer_value(tid));
-  if (!t && cls == CLS_UNKNOWN) return; /* unnamed and unknown: nothing to remember */
+  if (!t && cls == VMTL_CLS_UNKNOWN) return; /* unnamed and unknown: nothing to remember */
   if (!t) t = thread_add(p, json_integer_value(tid), key_class(cls), &st->unmatched);
   if (!t) return; /* no room: events on it stay of an unknown thread */
   t->cls = cls;
@@ -555,7 +468,7 @@ static void read_event(run_t *r, const json_t *e, int64_t horizon) {
     return;
   }
   char copy[VMTL_NAME_MAX];
-  if (c != 'E') copy_name(copy, name, name_len);
+  if (c != 'E') vmtl_copy_name(copy, name, name_len);
   if (c == 'X') {
     if (t) t->touched = r->p->pull;
     complete(r, t, ts, dur, flags, copy);
@@ -602,7 +515,7 @@ int vmtl_parse(vmtl_parser_t *p, const json_t *result,
   }
   p->has_raster = 0;
   for (i = 0; i < VMTL_MAX_THREADS; i++)
-    if (p->threads[i].used && p->threads[i].cls == CLS_RASTER) p->has_raster = 1;
+    if (p->threads[i].used && p->threads[i].cls == VMTL_CLS_RASTER) p->has_raster = 1;
 
   /* Anything ending before this is presumed seen: pulls overlap by at most the lookback. */
   int64_t horizon = p->newest < 0 ? INT64_MIN : p->newest - VMTL_LOOKBACK_US;
@@ -622,244 +535,4 @@ int vmtl_parse(vmtl_parser_t *p, const json_t *result,
   }
   seen_expire(p);
   return 0;
-}
-
-/* ---- the join ------------------------------------------------------------------ */
-
-#define NONE SIZE_MAX
-#define OFFSET_MAX (INT64_C(1) << 61) /* keeps ts + offset + dur far from overflow */
-
-typedef struct {
-  int64_t a, b;
-  const char *name;
-} span_t;
-
-static int span_cmp(const void *x, const void *y) {
-  const span_t *s = x, *t = y;
-  if (s->a != t->a) return s->a < t->a ? -1 : 1;
-  if (s->b != t->b) return s->b < t->b ? -1 : 1;
-  return strncmp(s->name, t->name, VMTL_NAME_MAX);
-}
-
-/* Merged, sorted, disjoint intervals with prefix sums of their lengths. */
-typedef struct {
-  size_t n;
-  int64_t *start, *end, *pre; /* pre[i]: total length of intervals 0..i-1 */
-} uni_t;
-
-static int uni_build(uni_t *u, span_t *s, size_t n) {
-  memset(u, 0, sizeof *u);
-  if (n == 0) return 0;
-  qsort(s, n, sizeof *s, span_cmp);
-  u->start = malloc(n * sizeof *u->start);
-  u->end = malloc(n * sizeof *u->end);
-  u->pre = malloc((n + 1) * sizeof *u->pre);
-  if (!u->start || !u->end || !u->pre) return -1;
-  u->pre[0] = 0;
-  for (size_t i = 0; i < n; i++) {
-    if (u->n > 0 && s[i].a <= u->end[u->n - 1]) {
-      if (s[i].b > u->end[u->n - 1]) u->end[u->n - 1] = s[i].b;
-      continue;
-    }
-    u->start[u->n] = s[i].a;
-    u->end[u->n] = s[i].b;
-    u->n++;
-  }
-  for (size_t i = 0; i < u->n; i++) u->pre[i + 1] = u->pre[i] + (u->end[i] - u->start[i]);
-  return 0;
-}
-
-static void uni_free(uni_t *u) {
-  free(u->start);
-  free(u->end);
-  free(u->pre);
-}
-
-/* First index in v[0..n) whose value is > x (v sorted ascending). */
-static size_t first_above(const int64_t *v, size_t n, int64_t x) {
-  size_t lo = 0, hi = n;
-  while (lo < hi) {
-    size_t mid = lo + (hi - lo) / 2;
-    if (v[mid] > x)
-      hi = mid;
-    else
-      lo = mid + 1;
-  }
-  return lo;
-}
-
-/* Length of the union inside [s, e), and how many of its pieces touch it. */
-static int64_t uni_within(const uni_t *u, int64_t s, int64_t e, uint32_t *count) {
-  *count = 0;
-  if (u->n == 0 || s >= e) return 0;
-  size_t lo = first_above(u->end, u->n, s);       /* first piece ending after s */
-  size_t hi = first_above(u->start, u->n, e - 1); /* first piece starting at or after e */
-  if (lo >= hi) return 0;
-  int64_t sum = u->pre[hi] - u->pre[lo];
-  if (u->start[lo] < s) sum -= s - u->start[lo];
-  if (u->end[hi - 1] > e) sum -= u->end[hi - 1] - e;
-  *count = hi - lo > UINT32_MAX ? UINT32_MAX : (uint32_t)(hi - lo);
-  return sum;
-}
-
-/* The raster events sorted by start, for "which single event overlaps [s, e) most": the ones
- * starting before s overlap by min(b, e) - s (a prefix maximum of b answers); of those starting
- * inside, the first that runs past e overlaps by e - a, and every one before it ends inside,
- * so a range maximum of lengths answers the rest. */
-typedef struct {
-  size_t n, size; /* size: leaves of the trees, a power of two */
-  span_t *s;
-  int64_t *premax_b; /* max b over s[0..i] */
-  int64_t *tb;       /* segment tree: max b */
-  size_t *tl;        /* segment tree: index of the longest (earliest on ties) */
-} top_t;
-
-static size_t longer(const span_t *s, size_t i, size_t j) {
-  if (i == NONE) return j;
-  if (j == NONE) return i;
-  int64_t li = s[i].b - s[i].a, lj = s[j].b - s[j].a;
-  return (lj > li || (lj == li && j < i)) ? j : i;
-}
-
-static int top_build(top_t *t, span_t *s, size_t n) {
-  memset(t, 0, sizeof *t);
-  t->s = s;
-  t->n = n;
-  if (n == 0) return 0;
-  qsort(s, n, sizeof *s, span_cmp);
-  t->size = 1;
-  while (t->size < n) t->size *= 2;
-  t->premax_b = malloc(n * sizeof *t->premax_b);
-  t->tb = malloc(2 * t->size * sizeof *t->tb);
-  t->tl = malloc(2 * t->size * sizeof *t->tl);
-  if (!t->premax_b || !t->tb || !t->tl) return -1;
-  for (size_t i = 0; i < n; i++)
-    t->premax_b[i] = (i == 0 || s[i].b > t->premax_b[i - 1]) ? s[i].b : t->premax_b[i - 1];
-  for (size_t i = 0; i < t->size; i++) {
-    t->tb[t->size + i] = i < n ? s[i].b : INT64_MIN;
-    t->tl[t->size + i] = i < n ? i : NONE;
-  }
-  for (size_t i = t->size - 1; i > 0; i--) {
-    t->tb[i] = t->tb[2 * i] > t->tb[2 * i + 1] ? t->tb[2 * i] : t->tb[2 * i + 1];
-    t->tl[i] = longer(s, t->tl[2 * i], t->tl[2 * i + 1]);
-  }
-  return 0;
-}
-
-static void top_free(top_t *t) {
-  free(t->premax_b);
-  free(t->tb);
-  free(t->tl);
-}
-
-/* First index in [lo, hi) with b > x, or NONE. */
-static size_t first_b_above(const top_t *t, size_t node, size_t nl, size_t nr, size_t lo, size_t hi,
-                            int64_t x) {
-  if (nr <= lo || hi <= nl || t->tb[node] <= x) return NONE;
-  if (nr - nl == 1) return nl;
-  size_t mid = nl + (nr - nl) / 2;
-  size_t i = first_b_above(t, 2 * node, nl, mid, lo, hi, x);
-  return i != NONE ? i : first_b_above(t, 2 * node + 1, mid, nr, lo, hi, x);
-}
-
-/* Index of the longest event in [lo, hi) (earliest on ties), or NONE. */
-static size_t longest_in(const top_t *t, size_t lo, size_t hi) {
-  size_t best_l = NONE, best_r = NONE;
-  for (size_t l = lo + t->size, r = hi + t->size; l < r; l /= 2, r /= 2) {
-    if (l & 1) best_l = longer(t->s, best_l, t->tl[l++]);
-    if (r & 1) best_r = longer(t->s, t->tl[--r], best_r);
-  }
-  return longer(t->s, best_l, best_r);
-}
-
-/* First index in s[0..n) starting at or after x. */
-static size_t first_start(const span_t *s, size_t n, int64_t x) {
-  size_t lo = 0, hi = n;
-  while (lo < hi) {
-    size_t mid = lo + (hi - lo) / 2;
-    if (s[mid].a >= x)
-      hi = mid;
-    else
-      lo = mid + 1;
-  }
-  return lo;
-}
-
-static void top_within(const top_t *t, int64_t s, int64_t e, vmtl_causes_t *out) {
-  if (t->n == 0 || s >= e) return;
-  size_t lo = first_start(t->s, t->n, s), hi = first_start(t->s, t->n, e);
-  int64_t best = 0;
-  size_t bi = NONE;
-  if (lo > 0) { /* started before the window */
-    int64_t reach = t->premax_b[lo - 1] < e ? t->premax_b[lo - 1] : e;
-    if (reach - s > 0) {
-      best = reach - s;
-      bi = first_b_above(t, 1, 0, t->size, 0, lo, reach - 1);
-    }
-  }
-  size_t past = first_b_above(t, 1, 0, t->size, lo, hi, e); /* starts inside, ends after e */
-  size_t inside = longest_in(t, lo, past != NONE ? past : hi);
-  if (inside != NONE) {
-    int64_t ov = t->s[inside].b - t->s[inside].a;
-    if (ov > best) {
-      best = ov;
-      bi = inside;
-    }
-  }
-  if (past != NONE && e - t->s[past].a > best) {
-    best = e - t->s[past].a;
-    bi = past;
-  }
-  if (bi == NONE || best <= 0) return;
-  out->raster_top_us = best;
-  /* The caller's names need not end inside their arrays: read at most one array. */
-  const char *name = t->s[bi].name;
-  const char *nul = memchr(name, '\0', VMTL_NAME_MAX);
-  copy_name(out->raster_top, name, nul ? (size_t)(nul - name) : VMTL_NAME_MAX);
-}
-
-int vmtl_join(const vmtl_event_t *ev, size_t nev, const vmtl_window_t *fr, size_t nfr,
-              int64_t offset_us, vmtl_causes_t *out) {
-  if (nfr) memset(out, 0, nfr * sizeof *out);
-  if (nev > SIZE_MAX / (8 * sizeof(span_t))) return -1;
-  if (offset_us > OFFSET_MAX) offset_us = OFFSET_MAX;
-  if (offset_us < -OFFSET_MAX) offset_us = -OFFSET_MAX;
-  span_t *gc = malloc((nev ? nev : 1) * sizeof *gc);
-  span_t *sh = malloc((nev ? nev : 1) * sizeof *sh);
-  span_t *ra = malloc((nev ? nev : 1) * sizeof *ra);
-  uni_t ug = {0}, us = {0};
-  top_t tr = {0};
-  size_t ngc = 0, nsh = 0, nra = 0;
-  int rc = -1;
-  if (!gc || !sh || !ra) goto out;
-  for (size_t i = 0; i < nev; i++) {
-    const vmtl_event_t *v = &ev[i];
-    if (v->dur_us <= 0 || v->dur_us > VMTL_TIME_MAX || v->ts_us < -VMTL_TIME_MAX ||
-        v->ts_us > VMTL_TIME_MAX)
-      continue; /* a point in time covers nothing */
-    span_t s = {v->ts_us + offset_us, v->ts_us + offset_us + v->dur_us, v->name};
-    if (v->kind == VMTL_GC && (v->thread == VMTL_THREAD_UI || v->thread == VMTL_THREAD_UNKNOWN))
-      gc[ngc++] = s;
-    else if (v->kind == VMTL_SHADER)
-      sh[nsh++] = s;
-    else if (v->kind == VMTL_RASTER)
-      ra[nra++] = s;
-  }
-  if (uni_build(&ug, gc, ngc) || uni_build(&us, sh, nsh) || top_build(&tr, ra, nra)) goto out;
-  for (size_t f = 0; f < nfr; f++) {
-    out[f].gc_us = uni_within(&ug, fr[f].build_start_us, fr[f].build_end_us, &out[f].gc_n);
-    out[f].shader_us =
-        uni_within(&us, fr[f].raster_start_us, fr[f].raster_end_us, &out[f].shader_n);
-    top_within(&tr, fr[f].raster_start_us, fr[f].raster_end_us, &out[f]);
-  }
-  rc = 0;
-out:
-  if (rc != 0 && nfr) memset(out, 0, nfr * sizeof *out);
-  uni_free(&ug);
-  uni_free(&us);
-  top_free(&tr);
-  free(gc);
-  free(sh);
-  free(ra);
-  return rc;
 }

@@ -18,6 +18,7 @@
 
 #include "fuzz.h"
 #include "vmtl.h"
+#include "vmtl_join.h"
 
 #define MAX_REPLIES 8
 #define MAX_FRAMES 24

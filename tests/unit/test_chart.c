@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "chart.h"
+#include "chart_file.h"
 
 #define BUDGET 16667
 

@@ -42,10 +42,10 @@ START_TEST(allowlist_is_exact) {
 }
 END_TEST
 
-static const char *scan_all(const char *text, size_t chunk, idscan_t *s) {
+static const char *scan_all(const char *text, size_t chunk, vm_idscan_t *s) {
   memset(s, 0, sizeof *s);
   size_t n = strlen(text);
-  for (size_t i = 0; i < n; i += chunk) idscan_feed(s, text + i, n - i < chunk ? n - i : chunk);
+  for (size_t i = 0; i < n; i += chunk) vm_idscan_feed(s, text + i, n - i < chunk ? n - i : chunk);
   return s->found ? s->id : NULL;
 }
 
@@ -65,7 +65,7 @@ START_TEST(idscan_finds_top_level_id_in_any_chunking) {
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
     for (size_t chunk = 1; chunk <= 7; chunk += 3) {
-      idscan_t s;
+      vm_idscan_t s;
       const char *id = scan_all(cases[i].text, chunk, &s);
       if (cases[i].id)
         ck_assert_msg(id && strcmp(id, cases[i].id) == 0, "case %zu chunk %zu got %s", i, chunk,
@@ -77,50 +77,50 @@ START_TEST(idscan_finds_top_level_id_in_any_chunking) {
 END_TEST
 
 START_TEST(rxbuf_reassembles_fragments) {
-  rxbuf_t rx = {0};
+  vm_rxbuf_t rx = {0};
   rx.limit = 1024;
-  ck_assert_int_eq(rxbuf_feed(&rx, "{\"id\":", 6, 0), RX_MORE);
-  ck_assert_int_eq(rxbuf_feed(&rx, "\"1\",", 4, 0), RX_MORE);
-  ck_assert_int_eq(rxbuf_feed(&rx, "\"result\":{}}", 12, 1), RX_MESSAGE);
+  ck_assert_int_eq(vm_rxbuf_feed(&rx, "{\"id\":", 6, 0), VM_RX_MORE);
+  ck_assert_int_eq(vm_rxbuf_feed(&rx, "\"1\",", 4, 0), VM_RX_MORE);
+  ck_assert_int_eq(vm_rxbuf_feed(&rx, "\"result\":{}}", 12, 1), VM_RX_MESSAGE);
   ck_assert_str_eq(rx.buf, "{\"id\":\"1\",\"result\":{}}");
   ck_assert_uint_eq(rx.len, 22);
-  rxbuf_reset(&rx);
+  vm_rxbuf_reset(&rx);
   /* the next message starts clean */
-  ck_assert_int_eq(rxbuf_feed(&rx, "{}", 2, 1), RX_MESSAGE);
+  ck_assert_int_eq(vm_rxbuf_feed(&rx, "{}", 2, 1), VM_RX_MESSAGE);
   ck_assert_str_eq(rx.buf, "{}");
-  rxbuf_reset(&rx);
-  rxbuf_free(&rx);
+  vm_rxbuf_reset(&rx);
+  vm_rxbuf_free(&rx);
 }
 END_TEST
 
 START_TEST(rxbuf_over_limit_drops_and_stays_bounded) {
-  rxbuf_t rx = {0};
+  vm_rxbuf_t rx = {0};
   rx.limit = 100;
   char chunk[64];
   memset(chunk, 'a', sizeof chunk);
-  ck_assert_int_eq(rxbuf_feed(&rx, "{\"result\":\"", 11, 0), RX_MORE);
+  ck_assert_int_eq(vm_rxbuf_feed(&rx, "{\"result\":\"", 11, 0), VM_RX_MORE);
   for (int i = 0; i < 1000; i++) {
-    ck_assert_int_eq(rxbuf_feed(&rx, chunk, sizeof chunk, 0), RX_MORE);
+    ck_assert_int_eq(vm_rxbuf_feed(&rx, chunk, sizeof chunk, 0), VM_RX_MORE);
     ck_assert(rx.cap <= rx.limit + 1); /* never holds more than the limit */
   }
   ck_assert_ptr_null(rx.buf);
-  ck_assert_int_eq(rxbuf_feed(&rx, "\",\"id\":\"77\"}", 12, 1), RX_OVERSIZE);
+  ck_assert_int_eq(vm_rxbuf_feed(&rx, "\",\"id\":\"77\"}", 12, 1), VM_RX_OVERSIZE);
   ck_assert(rx.scan.found);
   ck_assert_str_eq(rx.scan.id, "77");
   ck_assert_uint_eq(rx.total, 11 + 64 * 1000 + 12);
-  rxbuf_reset(&rx);
+  vm_rxbuf_reset(&rx);
   /* a message just at the limit still passes */
   char exact[101];
   memset(exact, ' ', 100);
   exact[0] = '{';
   exact[99] = '}';
   exact[100] = '\0';
-  ck_assert_int_eq(rxbuf_feed(&rx, exact, 100, 1), RX_MESSAGE);
-  rxbuf_reset(&rx);
-  ck_assert_int_eq(rxbuf_feed(&rx, exact, 100, 0), RX_MORE);
-  ck_assert_int_eq(rxbuf_feed(&rx, " ", 1, 1), RX_OVERSIZE);
-  rxbuf_reset(&rx);
-  rxbuf_free(&rx);
+  ck_assert_int_eq(vm_rxbuf_feed(&rx, exact, 100, 1), VM_RX_MESSAGE);
+  vm_rxbuf_reset(&rx);
+  ck_assert_int_eq(vm_rxbuf_feed(&rx, exact, 100, 0), VM_RX_MORE);
+  ck_assert_int_eq(vm_rxbuf_feed(&rx, " ", 1, 1), VM_RX_OVERSIZE);
+  vm_rxbuf_reset(&rx);
+  vm_rxbuf_free(&rx);
 }
 END_TEST
 
@@ -128,18 +128,18 @@ START_TEST(classify_replies_and_events) {
   char id[40];
   json_t *m =
       json_loads("{\"jsonrpc\":\"2.0\",\"result\":{\"type\":\"Version\"},\"id\":\"3\"}", 0, NULL);
-  ck_assert_int_eq(msg_classify(m, id, sizeof id), MSG_REPLY);
+  ck_assert_int_eq(vm_msg_classify(m, id, sizeof id), VM_MSG_REPLY);
   ck_assert_str_eq(id, "3");
   json_decref(m);
   m = json_loads("{\"error\":{\"code\":-32601,\"message\":\"x\"},\"id\":12}", 0, NULL);
-  ck_assert_int_eq(msg_classify(m, id, sizeof id), MSG_REPLY);
+  ck_assert_int_eq(vm_msg_classify(m, id, sizeof id), VM_MSG_REPLY);
   ck_assert_str_eq(id, "12");
   json_decref(m);
   m = json_loads(
       "{\"jsonrpc\":\"2.0\",\"method\":\"streamNotify\",\"params\":{\"streamId\":\"Debug\","
       "\"event\":{\"kind\":\"Resume\"}}}",
       0, NULL);
-  ck_assert_int_eq(msg_classify(m, id, sizeof id), MSG_EVENT);
+  ck_assert_int_eq(vm_msg_classify(m, id, sizeof id), VM_MSG_EVENT);
   json_decref(m);
   static const char *other[] = {
       "[]",
@@ -151,7 +151,7 @@ START_TEST(classify_replies_and_events) {
   for (size_t i = 0; i < sizeof other / sizeof *other; i++) {
     m = json_loads(other[i], 0, NULL);
     ck_assert_ptr_nonnull(m);
-    ck_assert_msg(msg_classify(m, id, sizeof id) == MSG_OTHER, "%s", other[i]);
+    ck_assert_msg(vm_msg_classify(m, id, sizeof id) == VM_MSG_OTHER, "%s", other[i]);
     json_decref(m);
   }
 }
@@ -161,28 +161,28 @@ END_TEST
  * URI dialled, an http DDS URI is normalised to its ws form, a
  * non-loopback one is refused unless allowed, and hops are bounded. */
 START_TEST(follow_targets_are_resolved_and_policed) {
-  vm_client_t c;
+  vm_handover_t c;
   memset(&c, 0, sizeof c);
   char err[256];
   ck_assert_int_eq(vm_uri_parse("ws://127.0.0.1:5000/AAAAAAAAAAA=/ws", 0, &c.dial, err, sizeof err),
                    VM_URI_OK);
-  ck_assert_int_eq(follow_set(&c, "/AAAAAAAAAAA=/", "test"), 0);
+  ck_assert_int_eq(vm_handover_follow(&c, "/AAAAAAAAAAA=/", "test"), 0);
   ck_assert_str_eq(c.follow, "ws://127.0.0.1:5000/AAAAAAAAAAA=/ws");
-  ck_assert_int_eq(follow_set(&c, "http://127.0.0.1:6000/BBBBBBBBBBB=/", "test"), 0);
+  ck_assert_int_eq(vm_handover_follow(&c, "http://127.0.0.1:6000/BBBBBBBBBBB=/", "test"), 0);
   ck_assert_str_eq(c.follow, "ws://127.0.0.1:6000/BBBBBBBBBBB=/ws");
   c.follow[0] = '\0';
   c.hops = 0;
-  ck_assert_int_eq(follow_set(&c, "http://192.0.2.1:6000/BBBBBBBBBBB=/", "redirected"), -1);
+  ck_assert_int_eq(vm_handover_follow(&c, "http://192.0.2.1:6000/BBBBBBBBBBB=/", "redirected"), -1);
   ck_assert_str_eq(c.follow, "");
   ck_assert_ptr_nonnull(strstr(c.follow_err, "not loopback"));
   ck_assert_ptr_null(strstr(c.follow_err, "BBBBBBBBBBB="));
-  c.opt.allow_remote = 1;
+  c.allow_remote = 1;
   c.hops = 0;
-  ck_assert_int_eq(follow_set(&c, "http://192.0.2.1:6000/BBBBBBBBBBB=/", "redirected"), 0);
+  ck_assert_int_eq(vm_handover_follow(&c, "http://192.0.2.1:6000/BBBBBBBBBBB=/", "redirected"), 0);
   /* a loop of redirects ends */
   c.hops = 0;
   int rc = 0;
-  for (int i = 0; i <= MAX_HOPS && rc == 0; i++) rc = follow_set(&c, "/AAAAAAAAAAA=/", "loop");
+  for (int i = 0; i <= VM_HANDOVER_MAX_HOPS && rc == 0; i++) rc = vm_handover_follow(&c, "/AAAAAAAAAAA=/", "loop");
   ck_assert_int_eq(rc, -1);
   ck_assert_ptr_nonnull(strstr(c.follow_err, "hand-overs"));
 }

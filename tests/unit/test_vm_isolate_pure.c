@@ -1,7 +1,8 @@
-/* vm_isolate's pure decisions, reached by including the .c: which pause
+/* vm_isolate's pure decisions (vm_isolate.c and vm_call.c), reached by including the .c: which pause
  * kinds stop extension calls (native vs web), extension presence, and the
  * stringification of extension params (the VM hands Map<String,String>). */
 #include "../../server/vm_isolate.c"
+#include "../../server/vm_call.c"
 
 #include <check.h>
 

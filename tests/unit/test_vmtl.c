@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "vmtl.h"
+#include "vmtl_join.h"
 
 /* ---- building replies ----------------------------------------------------------- */
 
