@@ -114,34 +114,9 @@ static void findings(sb_t *b, const json_t *sum) {
  * explains 80% of the jank: 4.0 ms per janky frame vs 0.0 ms otherwise (mostly
  * in jsonDecode)"; the app's own code is numbered, other code is context. */
 static void where(sb_t *b, const json_t *sum) {
-  const json_t *w = json_object_get(sum, "where"), *f;
-  size_t i, k = 0;
-  char place[600];
-  if (!w) return;
-  json_array_foreach(json_object_get(w, "functions"), i, f) {
-    const char *code = str(f, "code");
-    if (!code) continue;
-    int app = !strcmp(code, "app");
-    if (app)
-      sb_printf(b, "where %zu: ", ++k);
-    else
-      sb_printf(b, "where (%s code): ", code);
-    sb_printf(b, "%s explains %.0f%% of the jank: %.1f ms per janky frame vs %.1f ms otherwise",
-              cpuprof_place(f, place, sizeof place),
-              json_number_value(json_object_get(f, "explains")) * 100.0, ms(num(f, "jankyUs")),
-              ms(num(f, "calmUs")));
-    if (str(f, "top")) sb_printf(b, " (mostly in %s)", str(f, "top"));
-    sb_printf(b, "\n");
-  }
-  if (json_is_true(json_object_get(w, "fewSamples")))
-    sb_printf(b, "where: %.1f CPU samples per janky frame (one per %lld µs): too few to rank on\n",
-              json_number_value(json_object_get(w, "samplesPerJankyFrame")),
-              (long long)num(w, "samplePeriodUs"));
-  else if (!json_array_size(json_object_get(w, "functions")))
-    sb_printf(b,
-              "where: no function ran longer in the janky frames than in the others "
-              "(%lld CPU samples in them)\n",
-              (long long)num(w, "jankySamples"));
+  char *t = cpuprof_where_text(json_object_get(sum, "where"));
+  if (t) sb_printf(b, "%s", t);
+  free(t);
 }
 
 /* Advice, apart from the causes: "next: start again with trackWidgets: true

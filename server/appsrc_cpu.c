@@ -49,7 +49,9 @@ size_t appsrc_cpu_plan(const frame_t *frames, size_t n, int64_t budget_us, cpupr
     int64_t lo = ui_start(f) - APPSRC_CPU_PAD_US,
             hi = ui_start(f) + f->build_us + APPSRC_CPU_PAD_US;
     for (k = 0; k < *nr; k++)
-      if (lo <= r[k][1] && hi >= r[k][0]) break;
+      if (lo <= r[k][1] + APPSRC_CPU_MERGE_US && hi >= r[k][0] - APPSRC_CPU_MERGE_US &&
+          (hi > r[k][1] ? hi : r[k][1]) - (lo < r[k][0] ? lo : r[k][0]) <= APPSRC_CPU_MAX_EXTENT_US)
+        break;
     if (k < *nr) {
       if (lo < r[k][0]) r[k][0] = lo;
       if (hi > r[k][1]) r[k][1] = hi;

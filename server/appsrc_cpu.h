@@ -20,8 +20,13 @@
 #include "vm_isolate.h"
 
 #define APPSRC_CPU_MAX_JANKY 64  /* janky frames looked at: the newest */
-#define APPSRC_CPU_MAX_RANGES 16 /* getCpuSamples calls per pull */
+#define APPSRC_CPU_MAX_RANGES 8  /* getCpuSamples calls per pull */
 #define APPSRC_CPU_PAD_US 100000 /* each range reaches this far around its janky frames */
+/* Ranges closer than this are one call, up to APPSRC_CPU_MAX_EXTENT_US: every
+ * reply repeats the VM's whole function table (1 MB for 1 000 compiled
+ * functions), while a second of samples is about 100 KB. */
+#define APPSRC_CPU_MERGE_US 1000000
+#define APPSRC_CPU_MAX_EXTENT_US 2000000
 
 typedef struct appsrc_cpu appsrc_cpu_t;
 

@@ -2,6 +2,7 @@
 #include "cpuprof.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -265,7 +266,20 @@ json_t *cpuprof_where_json(const cpuprof_t *p, const cpuprof_window_t *windows, 
   json_t *out = NULL, *list = NULL;
   size_t i, nh = 0, nr = 0, njanky = 0, ncalm = 0, janky_samples = 0;
   if (!w || !hits || !ranks || !leaf_count) goto done;
-  if (nwindows) memcpy(w, windows, nwindows * sizeof *w);
+  /* The VM's sample buffer is a ring: a window that began before the
+   * oldest sample held (by more than a period: a busy window's first sample
+   * comes within one) was overwritten, not idle. Such windows are left out
+   * (counted in jankyFramesLost) rather than read as frames with no work. */
+  int64_t oldest = p->nsamples ? p->samples[0].ts_us : INT64_MAX;
+  size_t lost = 0, kept = 0;
+  for (i = 0; i < nwindows; i++) {
+    if (windows[i].start_us < oldest - p->period_us) {
+      lost += windows[i].over_us > 0;
+      continue;
+    }
+    w[kept++] = windows[i];
+  }
+  nwindows = kept;
   qsort(w, nwindows, sizeof *w, by_start);
   for (i = 0; i < nwindows; i++) w[i].over_us > 0 ? njanky++ : ncalm++;
   for (i = 0; i < p->nsamples; i++) {
@@ -325,10 +339,11 @@ json_t *cpuprof_where_json(const cpuprof_t *p, const cpuprof_window_t *windows, 
       app ? napp++ : nother++;
     }
   double per = njanky ? (double)janky_samples / (double)njanky : 0;
-  out =
-      json_pack("{s:I,s:I,s:f,s:b,s:o}", "samplePeriodUs", (json_int_t)p->period_us, "jankySamples",
-                (json_int_t)janky_samples, "samplesPerJankyFrame", round(per * 10) / 10,
-                "fewSamples", njanky && per < CPUPROF_FEW_SAMPLES, "functions", list);
+  out = json_pack("{s:I,s:I,s:I,s:I,s:f,s:b,s:o}", "samplePeriodUs", (json_int_t)p->period_us,
+                  "jankyFrames", (json_int_t)njanky, "jankyFramesLost", (json_int_t)lost,
+                  "jankySamples", (json_int_t)janky_samples, "samplesPerJankyFrame",
+                  round(per * 10) / 10, "fewSamples", njanky && per < CPUPROF_FEW_SAMPLES,
+                  "functions", list);
   list = NULL;
 done:
   json_decref(list);
@@ -371,4 +386,48 @@ int cpuprof_attach(json_t *findings, const json_t *where) {
     }
   }
   return 0;
+}
+
+static int64_t num_of(const json_t *o, const char *key) {
+  return (int64_t)json_integer_value(json_object_get(o, key));
+}
+
+char *cpuprof_where_text(const json_t *w) {
+  char *buf = NULL, place[600];
+  size_t len = 0, i, k = 0;
+  const json_t *f;
+  FILE *out;
+  if (!w || !(out = open_memstream(&buf, &len))) return NULL;
+  json_array_foreach(json_object_get(w, "functions"), i, f) {
+    const char *code = str_of(f, "code");
+    if (!code) continue;
+    if (!strcmp(code, "app"))
+      fprintf(out, "where %zu: ", ++k);
+    else
+      fprintf(out, "where (%s code): ", code);
+    fprintf(out, "%s explains %.0f%% of the jank: %.1f ms per janky frame vs %.1f ms otherwise",
+            cpuprof_place(f, place, sizeof place),
+            json_number_value(json_object_get(f, "explains")) * 100.0,
+            (double)num_of(f, "jankyUs") / 1000.0, (double)num_of(f, "calmUs") / 1000.0);
+    if (str_of(f, "top")) fprintf(out, " (mostly in %s)", str_of(f, "top"));
+    fputc('\n', out);
+  }
+  if (num_of(w, "jankyFramesLost"))
+    fprintf(out, "where: %lld of %lld janky frames were older than the VM's sample ring held\n",
+            (long long)num_of(w, "jankyFramesLost"),
+            (long long)(num_of(w, "jankyFramesLost") + num_of(w, "jankyFrames")));
+  if (json_is_true(json_object_get(w, "fewSamples")))
+    fprintf(out, "where: %.1f CPU samples per janky frame (one per %lld µs): too few to rank on\n",
+            json_number_value(json_object_get(w, "samplesPerJankyFrame")),
+            (long long)num_of(w, "samplePeriodUs"));
+  else if (!json_array_size(json_object_get(w, "functions")))
+    fprintf(out,
+            "where: no function ran longer in the janky frames than in the others "
+            "(%lld CPU samples in them)\n",
+            (long long)num_of(w, "jankySamples"));
+  if (fclose(out)) {
+    free(buf);
+    return NULL;
+  }
+  return buf;
 }

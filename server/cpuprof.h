@@ -96,4 +96,9 @@ int cpuprof_attach(json_t *findings, const json_t *where);
  * into buf; returns buf. */
 const char *cpuprof_place(const json_t *fn, char *buf, size_t len);
 
+/* The `where:` lines of the text an agent reads (malloc'd, "" when there is
+ * nothing to say; NULL when where is NULL or on OOM): the app's functions
+ * numbered, other code as context, and what limits the samples. */
+char *cpuprof_where_text(const json_t *where);
+
 #endif

@@ -316,32 +316,58 @@ START_TEST(not_a_cpu_samples_reply) {
 }
 END_TEST
 
+START_TEST(windows_older_than_the_ring_are_lost_not_idle) {
+  /* The VM's ring kept samples from 50 000 on. The janky window [0, 10 000)
+   * began before that: lost, not a frame where nothing ran. The janky
+   * window [60 000, 70 000) has 5 samples of HeavyTile.build: it alone
+   * counts (jankyFrames 1, mean 5 000). */
+  static const int st[][6] = {{F_HEAVY, -1}, {F_HEAVY, -1}, {F_HEAVY, -1},
+                              {F_HEAVY, -1}, {F_HEAVY, -1}, {F_SCOPE, -1}};
+  int64_t ts[] = {61000, 62000, 63000, 64000, 65000, 50000};
+  json_t *r = reply(1000, ts, st, 6);
+  cpuprof_t p = {0};
+  char err[128];
+  ck_assert_int_eq(cpuprof_add(&p, r, "sim_app", err, sizeof err), 0);
+  cpuprof_window_t w[] = {{0, 10000, 4000}, {60000, 70000, 4000}, {40000, 45000, 0}};
+  json_t *where = cpuprof_where_json(&p, w, 3, 0, 8000);
+  ck_assert_int_eq(i_of(where, "jankyFrames"), 1);
+  ck_assert_int_eq(i_of(where, "jankyFramesLost"), 1);
+  const json_t *f = fn_at(where, 0);
+  ck_assert_str_eq(s_of(f, "function"), "HeavyTile.build");
+  ck_assert_int_eq(i_of(f, "jankyUs"), 5000);
+  ck_assert_int_eq(i_of(f, "explainedUs"), 4000);
+  json_decref(where);
+  cpuprof_close(&p);
+  json_decref(r);
+}
+END_TEST
+
 START_TEST(plan_ranges_around_the_newest_janky_frames) {
   /* 60 Hz frames 16 667 µs apart from t = 1 s, budget 16 667: frames 10
-   * and 12 janky on build (close: one merged range), frame 40 janky (its
-   * own range, asked first: the newest), frame 20 missed only on raster
+   * and 12 janky on build (close: one merged range), frame 140 janky (over
+   * a second later: its own range, asked first: the newest), frame 20 missed only on raster
    * (neither janky nor calm), frame 0 janky but start-up (left out). */
-  frame_t f[50];
+  frame_t f[150];
   memset(f, 0, sizeof f);
-  for (int i = 0; i < 50; i++) {
+  for (int i = 0; i < 150; i++) {
     f[i].vsync_start_us = 1000000 + i * 16667;
     f[i].vsync_overhead_us = 500;
     f[i].build_us = 5000;
     f[i].raster_us = 4000;
   }
-  f[10].build_us = f[12].build_us = f[40].build_us = 30000;
+  f[10].build_us = f[12].build_us = f[140].build_us = 30000;
   f[20].raster_us = 30000;
   f[0].build_us = 900000;
   f[0].startup = 1;
-  cpuprof_window_t w[50];
+  cpuprof_window_t w[150];
   int64_t r[APPSRC_CPU_MAX_RANGES][2];
   size_t nr = 0;
-  size_t nw = appsrc_cpu_plan(f, 50, 16667, w, r, &nr);
+  size_t nw = appsrc_cpu_plan(f, 150, 16667, w, r, &nr);
   ck_assert_uint_eq(nr, 2);
-  /* Range 0 around frame 40: its UI window ± 100 ms. */
-  int64_t s40 = 1000000 + 40 * 16667 + 500;
-  ck_assert_int_eq(r[0][0], s40 - APPSRC_CPU_PAD_US);
-  ck_assert_int_eq(r[0][1], s40 + 30000 + APPSRC_CPU_PAD_US);
+  /* Range 0 around frame 140: its UI window ± 100 ms. */
+  int64_t s140 = 1000000 + 140 * 16667 + 500;
+  ck_assert_int_eq(r[0][0], s140 - APPSRC_CPU_PAD_US);
+  ck_assert_int_eq(r[0][1], s140 + 30000 + APPSRC_CPU_PAD_US);
   /* Range 1: frames 10 and 12 merged. */
   int64_t s10 = 1000000 + 10 * 16667 + 500, s12 = 1000000 + 12 * 16667 + 500;
   ck_assert_int_eq(r[1][0], s10 - APPSRC_CPU_PAD_US);
@@ -366,8 +392,8 @@ START_TEST(plan_ranges_around_the_newest_janky_frames) {
   }
   ck_assert(has11 && !has30);
   /* No janky frame: no range, nothing to ask. */
-  f[10].build_us = f[12].build_us = f[40].build_us = 5000;
-  ck_assert_uint_eq(appsrc_cpu_plan(f, 50, 16667, w, r, &nr), 0);
+  f[10].build_us = f[12].build_us = f[140].build_us = 5000;
+  ck_assert_uint_eq(appsrc_cpu_plan(f, 150, 16667, w, r, &nr), 0);
   ck_assert_uint_eq(nr, 0);
 }
 END_TEST
@@ -382,6 +408,7 @@ int main(void) {
   tcase_add_test(tc, overlapping_replies_count_each_sample_once);
   tcase_add_test(tc, not_a_cpu_samples_reply);
   tcase_add_test(tc, plan_ranges_around_the_newest_janky_frames);
+  tcase_add_test(tc, windows_older_than_the_ring_are_lost_not_idle);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);
