@@ -924,8 +924,9 @@ static void do_get_isolate(sim_t *s, sim_call_t *k) {
   pause = event_new(s, s->vm.pause_kind, current_ref(s));
   if (s->vm.paused) json_object_set_new(pause, "timestamp", json_integer(s->vm.pause_ms));
   json_object_set_new(iso, "pauseEvent", pause);
+  /* The app's own package, as its CPU samples' scripts name it (sim_cpu.c). */
   lib = json_pack("{s:s, s:s, s:s, s:s}", "type", "@Library", "id", "libraries/@1", "name", "",
-                  "uri", "package:app/main.dart");
+                  "uri", "package:sim_app/main.dart");
   json_object_set(iso, "rootLib", lib);
   json_object_set_new(iso, "libraries", json_pack("[o]", lib));
   json_object_set_new(iso, "breakpoints", json_array());

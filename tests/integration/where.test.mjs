@@ -1,0 +1,87 @@
+// Issue 20: where to edit, through the official SDK client against
+// telescope-sim serving getCpuSamples as the VM does (docs/flutter-apis.md
+// "CPU samples"). Without any track* option the answer names the app
+// function behind the jank with its file:line; a rare but slow function
+// ranks ahead of a heavier steady one; a profile build still gets
+// locations; a profiler that is off, or a web app, is a warning and the
+// rest of the answer stands.
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startSim, startMcp, assertNoTokenLeak } from './harness.mjs';
+
+const cleanup = [];
+after(async () => { for (const c of cleanup.reverse()) await c(); assertNoTokenLeak(); });
+
+async function capture(simArgs, ms = 3000) {
+  const s = await startSim(['--seed', '7', ...simArgs]);
+  cleanup.push(() => s.kill());
+  const m = await startMcp(['--vm-service-uri-file', s.uriFile]);
+  cleanup.push(() => m.close());
+  assert.equal((await m.call({ action: 'status' })).isError, false);
+  const r = await m.call({ action: 'capture', durationMs: ms });
+  assert.equal(r.isError, false, r.text);
+  return { r, s };
+}
+
+test('janky without tracking: the slow app function with its file:line, in the text', async () => {
+  const { r } = await capture(['--scenario', 'janky']);
+  const sum = r.sc.summary;
+  assert.ok(sum.jank.buildMissed > 0, r.text);
+  const w = sum.where;
+  assert.ok(w, `no where:\n${r.text}`);
+  assert.equal(w.samplePeriodUs, 1000);
+  assert.equal(w.jankyFramesLost, 0);
+  assert.equal(w.jankyFrames, sum.jank.buildMissed, JSON.stringify(w));
+  assert.equal(w.fewSamples, false);
+  const f = w.functions[0];
+  assert.deepEqual([f.function, f.code, f.file, f.line], ['SlowWidget.build', 'app', 'lib/slow_widget.dart', 42]);
+  assert.ok(f.explains >= 0.8, JSON.stringify(f));
+  assert.ok(f.jankyUs > 15000 && f.calmUs < 1000, JSON.stringify(f));
+  // The widget finding points at the function that builds it.
+  assert.equal(sum.findings[0].name, 'SlowWidget');
+  assert.equal(sum.findings[0].at, 'SlowWidget.build (lib/slow_widget.dart:42)');
+  assert.match(r.text, /\nwhere 1: SlowWidget\.build \(lib\/slow_widget\.dart:42\) explains \d+% of the jank/);
+  assert.ok(Buffer.byteLength(r.text) <= 1500, `${Buffer.byteLength(r.text)} bytes`);
+});
+
+test('a rare but slow function ranks ahead of a heavier one that runs in every frame', async () => {
+  const { r, s } = await capture(['--scenario', 'cpu-rare-slow']);
+  const w = r.sc.summary.where;
+  assert.ok(w, r.text);
+  assert.equal(w.functions[0].function, 'CatalogIndex.rebuild', JSON.stringify(w));
+  assert.equal(w.functions[0].file, 'lib/catalog_index.dart');
+  assert.equal(w.functions[0].line, 57);
+  // The steady one costs about as much in calm frames as in janky ones: it
+  // explains no jank, so it is not listed — though over all frames it is
+  // the heavier (what a global hotspot list would put first).
+  assert.ok(!w.functions.some((f) => f.function === 'PriceFormatter.formatAll'), JSON.stringify(w));
+  assert.match(r.text, /where 1: CatalogIndex\.rebuild \(lib\/catalog_index\.dart:57\)/);
+  const st = await s.stats();
+  assert.ok(st.methods.getCpuSamples >= 1 && st.methods.getCpuSamples <= 8, JSON.stringify(st.methods));
+});
+
+test('a profile build (no debug extensions) still gets locations', async () => {
+  const { r } = await capture(['--scenario', 'janky', '--build-mode', 'profile']);
+  const f = r.sc.summary.where?.functions?.[0];
+  assert.ok(f, r.text);
+  assert.deepEqual([f.function, f.file, f.line], ['SlowWidget.build', 'lib/slow_widget.dart', 42]);
+});
+
+test('profiler off: one warning with the remedy, and the causes still answered', async () => {
+  const { r } = await capture(['--scenario', 'janky', '--profiler', 'off']);
+  assert.equal(r.sc.summary.where, undefined);
+  assert.equal(r.sc.summary.findings[0].name, 'SlowWidget', r.text);
+  const notes = (r.sc.warnings ?? []).filter((w) => /CPU samples/.test(w));
+  assert.equal(notes.length, 1, JSON.stringify(r.sc.warnings));
+  assert.match(notes[0], /profiler off/);
+  assert.match(notes[0], /--no-enable-dart-profiling|enable-dart-profiling/);
+  assert.match(r.text, /warning: CPU samples: /);
+});
+
+test('a web app: no getCpuSamples is sent, and the answer says why', async () => {
+  const { r, s } = await capture(['--scenario', 'janky', '--mode', 'web']);
+  assert.equal(r.sc.summary.where, undefined);
+  assert.ok((r.sc.warnings ?? []).some((w) => /CPU samples: none on the web/.test(w)), JSON.stringify(r.sc.warnings));
+  const st = await s.stats();
+  assert.equal(st.methods.getCpuSamples ?? 0, 0);
+});
