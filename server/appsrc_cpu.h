@@ -26,7 +26,7 @@
  * reply repeats the VM's whole function table (1 MB for 1 000 compiled
  * functions), while a second of samples is about 100 KB. */
 #define APPSRC_CPU_MERGE_US 1000000
-#define APPSRC_CPU_MAX_EXTENT_US 2000000
+#define APPSRC_CPU_MAX_EXTENT_US 5000000
 
 typedef struct appsrc_cpu appsrc_cpu_t;
 
