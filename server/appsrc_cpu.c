@@ -121,6 +121,12 @@ static void on_samples(void *arg, const vm_result_t *res) {
 }
 
 static void ask_next(appsrc_cpu_t *p) {
+  if (p->next == p->nranges && !p->prof.nsamples) {
+    finish(p, NULL,
+           "CPU samples: the VM had none around the janky frames (the profiler saw no Dart "
+           "work on the UI isolate there, or its sample ring had moved on)");
+    return;
+  }
   if (p->next == p->nranges) {
     int64_t min_excess = p->budget_us / FINDINGS_MIN_EXCESS_DIV;
     json_t *where = cpuprof_where_json(&p->prof, p->w, p->nw, min_excess, p->jank_over_us);

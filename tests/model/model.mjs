@@ -23,7 +23,11 @@
 //    are back off in the app (contract: "the switches are restored when none
 //    is"), and the VM's recorded timeline streams are as they were (issue 15),
 //    except what another client (the `streams` fault: DevTools) changed: the
-//    server takes away only the streams it added.
+//    server takes away only the streams it added;
+//  9 a stop or capture with frames that missed on build says where to edit
+//    (summary.where, each function with its name and code kind) or, in one
+//    warning, why it cannot (issue 20) — unless the answer carries a
+//    diagnosis, which says why.
 import { Pair, call, brief, rng, sleep, until, SLACK } from './lib.mjs';
 
 export class Violation extends Error {
@@ -620,6 +624,22 @@ export class Runner {
     if (this.app.fps >= FAST[0] && listed.length > 500) this.count('bigListings');
   }
 
+  checkWhere(a, what) {
+    const sc = a.sc, sum = sc.summary;
+    if (!sum || !(sum.jank?.buildMissed > 0) || sc.diagnosis) return;
+    const notes = (sc.warnings ?? []).filter((w) => /^CPU samples: /.test(w));
+    if (sum.where) {
+      if (notes.length) fail(9, `${what}: where and a CPU-samples warning both: ${notes[0]}`);
+      for (const f of sum.where.functions)
+        if (!f.function || !f.code) fail(9, `${what}: a where function without its name or code: ${JSON.stringify(f)}`);
+      this.count('whereAnswered');
+    } else if (notes.length === 1) {
+      this.count('whereExplained');
+    } else {
+      fail(9, `${what}: ${sum.jank.buildMissed} frames missed on build, but neither where nor one CPU-samples warning (${JSON.stringify(sc.warnings ?? [])})`);
+    }
+  }
+
   async settleStop(a, g, what) {
     const S = this.current;
     const sc = a.sc;
@@ -657,6 +677,7 @@ export class Runner {
     if (sc.session.state !== 'stopped') fail(5, `${what} of ${S.id} answered state ${sc.session.state}`);
     this.checkDrawing(a, g.drawingAtSend, what);
     this.checkListing(a, what);
+    this.checkWhere(a, what);
     this.current = null;
     this.streams.ours = [];
     this.closed.set(S.id, sc.session.framesSeen);
@@ -716,6 +737,7 @@ export class Runner {
     (g.captures ??= new Set()).add(sess.id);
     this.known.add(sess.id);
     this.checkDrawing(a, g.drawingAtSend, what);
+    this.checkWhere(a, what);
     const want = a.args.durationMs;
     if (g.healthy && this.app.extDelay === 0 && sess.durationMs !== undefined) {
       if (sess.durationMs < want - 50) fail(5, `${what} of ${want} ms ended after ${sess.durationMs} ms`);
