@@ -38,6 +38,8 @@ const COVER = {
   'server/causes.c': unit('causes', 'findings', 'report'),
   'server/compare.c': plus(unit('compare'), '^integration\\.compare$'),
   'server/stats.c': unit('stats', 'compare'),
+  'server/cpuprof.c': unit('cpuprof', 'answer_text'),
+  'server/appsrc_cpu.c': plus(unit('cpuprof'), '^integration\\.where$'),
   'server/budgets.c': unit('budgets'),
   'server/frame_events.c': plus(unit('frame_events'), '^integration\\.frame_events$'),
   'server/vmtl.c': unit('vmtl'),
