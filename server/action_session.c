@@ -312,7 +312,27 @@ static void closed_finish(op_t *op, json_t *r) {
 
 /* ---- where to edit: the CPU samples of the janky frames ----------------- */
 
-static void where_done(void *arg, json_t *where, const char *note) {
+/* Each worst frame that missed on build gets the app function sampled most
+ * in its UI window ("at"). */
+static void where_worst(json_t *sum, store_t *st, const cpuprof_t *prof) {
+  size_t i, j, n = st ? store_recent_count(st) : 0;
+  json_t *w;
+  char place[600];
+  json_array_foreach(json_object_get(sum, "worstFrames"), i, w) {
+    json_int_t seq = json_integer_value(json_object_get(w, "seq"));
+    for (j = 0; j < n; j++) {
+      const frame_t *f = store_recent_at(st, j);
+      if (f->seq != seq) continue;
+      int64_t s = f->vsync_start_us + f->vsync_overhead_us;
+      if (f->build_us > json_integer_value(json_object_get(sum, "budgetUs")) &&
+          cpuprof_top_in(prof, s, s + f->build_us, place, sizeof place))
+        json_object_set_new(w, "at", json_string(place));
+      break;
+    }
+  }
+}
+
+static void where_done(void *arg, json_t *where, const cpuprof_t *prof, const char *note) {
   op_t *op = arg;
   json_t *r = op->held;
   op->cpu = NULL;
@@ -320,6 +340,7 @@ static void where_done(void *arg, json_t *where, const char *note) {
   json_t *sum = json_object_get(r, "summary");
   if (where) {
     cpuprof_attach(json_object_get(sum, "findings"), where);
+    where_worst(sum, session_store(op->s), prof);
     json_object_set_new(sum, "where", where);
   }
   if (note && note[0]) op_warn(op, "%s", note);

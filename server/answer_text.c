@@ -156,13 +156,13 @@ static void startup(sb_t *b, const json_t *sum) {
  * block below the phases, else that block (or its first block, or the build
  * itself). */
 typedef struct {
-  const char *name;
+  const char *name, *at; /* at: the app function sampled most in it (NULL: none) */
   int64_t us, build_us, number, gc_us, shader_us;
 } cause_t;
 
 static cause_t frame_cause(const json_t *w, int64_t budget) {
-  cause_t c = {"build",        num(w, "buildUs"), num(w, "buildUs"), num(w, "frameNumber"),
-               num(w, "gcUs"), num(w, "shaderUs")};
+  cause_t c = {"build",         str(w, "at"),   num(w, "buildUs"), num(w, "buildUs"),
+               num(w, "frameNumber"), num(w, "gcUs"), num(w, "shaderUs")};
   if (c.number <= 0) c.number = -num(w, "seq"); /* unnumbered: by seq, printed "seq N" */
   int64_t raster = num(w, "rasterUs");
   if (raster > budget && raster >= c.build_us) {
@@ -200,6 +200,11 @@ static void range(sb_t *b, const char *label, int64_t lo, int64_t hi) {
 /* "frames 58, 74, 90: SlowWidget 38.2–39.9 ms (build 44.9–45.5 ms, GC 3.1 ms)":
  * the janky worst frames that share a cause on one line, worst cause first,
  * named by the engine's frame number as everywhere else. */
+/* Two worst frames share a line when they share the cause and the place. */
+static int same(const cause_t *a, const cause_t *b) {
+  return !strcmp(a->name, b->name) && !a->at == !b->at && (!a->at || !strcmp(a->at, b->at));
+}
+
 static void worst(sb_t *b, const json_t *sum) {
   const json_t *wf = json_object_get(sum, "worstFrames");
   int64_t budget = num(sum, "budgetUs");
@@ -219,12 +224,12 @@ static void worst(sb_t *b, const json_t *sum) {
     int64_t glo = INT64_MAX, ghi = 0;
     size_t k = 0;
     for (size_t j = i; j < n; j++)
-      if (!done[j] && !strcmp(c[j].name, c[i].name)) k++;
+      if (!done[j] && same(&c[j], &c[i])) k++;
     sb_printf(b, "%s ", k > 1 ? "frames" : "frame");
     int64_t nums[16];
     size_t m = 0;
     for (size_t j = i; j < n; j++) {
-      if (done[j] || strcmp(c[j].name, c[i].name)) continue;
+      if (done[j] || !same(&c[j], &c[i])) continue;
       done[j] = 1;
       if (c[j].us < lo) lo = c[j].us;
       if (c[j].us > hi) hi = c[j].us;
@@ -259,6 +264,10 @@ static void worst(sb_t *b, const json_t *sum) {
       paren = 1;
     }
     if (paren) sb_printf(b, ")");
+    /* "SlowWidget … in SlowWidget.build (…)" says nothing the name did not. */
+    size_t nl = strlen(c[i].name);
+    if (c[i].at && (strncmp(c[i].at, c[i].name, nl) || c[i].at[nl] != '.'))
+      sb_printf(b, " in %s", c[i].at);
     sb_printf(b, "\n");
     lines++;
   }

@@ -78,7 +78,7 @@ size_t appsrc_cpu_plan(const frame_t *frames, size_t n, int64_t budget_us, cpupr
 }
 
 static void finish(appsrc_cpu_t *p, json_t *where, const char *note) {
-  p->cb(p->arg, where, note);
+  p->cb(p->arg, where, where ? &p->prof : NULL, note);
   appsrc_cpu_cancel(p);
 }
 

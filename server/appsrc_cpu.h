@@ -30,9 +30,11 @@
 
 typedef struct appsrc_cpu appsrc_cpu_t;
 
-/* where: the `where` object (stolen; NULL when there is none). note: why
- * there is none or what limits it ("" when nothing to say); borrowed. */
-typedef void (*appsrc_cpu_cb)(void *arg, json_t *where, const char *note);
+/* where: the `where` object (stolen; NULL when there is none). prof: the
+ * samples (borrowed for the call; NULL with no where), for per-frame
+ * questions (cpuprof_top_in). note: why there is none or what limits it (""
+ * when nothing to say); borrowed. */
+typedef void (*appsrc_cpu_cb)(void *arg, json_t *where, const cpuprof_t *prof, const char *note);
 
 /* Starts a pull over frames (borrowed for the call: copied). A frame is
  * janky when it missed budget_us on build (start-up frames excluded), calm

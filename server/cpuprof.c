@@ -431,3 +431,35 @@ char *cpuprof_where_text(const json_t *w) {
   }
   return buf;
 }
+
+const char *cpuprof_top_in(const cpuprof_t *p, int64_t start_us, int64_t end_us, char *buf,
+                           size_t len) {
+  cpuprof_sample_t key = {start_us, 0, 0};
+  size_t lo = 0, hi = p->nsamples, i, j;
+  while (lo < hi) { /* the first sample at or after start_us */
+    size_t mid = (lo + hi) / 2;
+    if (by_ts(&p->samples[mid], &key) < 0)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  int32_t best = -1;
+  size_t best_n = 0;
+  for (i = lo; i < p->nsamples && p->samples[i].ts_us < end_us; i++) {
+    int32_t fn = p->samples[i].charge;
+    size_t n = 0;
+    if (p->fns[fn].code != CPUPROF_APP) continue;
+    for (j = lo; j < p->nsamples && p->samples[j].ts_us < end_us; j++)
+      n += p->samples[j].charge == fn;
+    if (n > best_n) best_n = n, best = fn;
+  }
+  if (best < 0) return NULL;
+  const cpuprof_fn_t *f = &p->fns[best];
+  if (f->file && f->line)
+    snprintf(buf, len, "%s (%s:%lld)", f->name, f->file, (long long)f->line);
+  else if (f->file)
+    snprintf(buf, len, "%s (%s)", f->name, f->file);
+  else
+    snprintf(buf, len, "%s", f->name);
+  return buf;
+}

@@ -92,6 +92,11 @@ json_t *cpuprof_where_json(const cpuprof_t *p, const cpuprof_window_t *windows, 
  * most. 0, or -1 on OOM. */
 int cpuprof_attach(json_t *findings, const json_t *where);
 
+/* The app function charged with the most samples in [start_us, end_us), as
+ * "Class.method (file:line)" into buf; NULL when no app code was sampled. */
+const char *cpuprof_top_in(const cpuprof_t *p, int64_t start_us, int64_t end_us, char *buf,
+                           size_t len);
+
 /* "HeavyTile.build (lib/heavy_tile.dart:42)" of a `where.functions` entry
  * into buf; returns buf. */
 const char *cpuprof_place(const json_t *fn, char *buf, size_t len);

@@ -56,6 +56,11 @@ test('a rare but slow function ranks ahead of a heavier one that runs in every f
   // the heavier (what a global hotspot list would put first).
   assert.ok(!w.functions.some((f) => f.function === 'PriceFormatter.formatAll'), JSON.stringify(w));
   assert.match(r.text, /where 1: CatalogIndex\.rebuild \(lib\/catalog_index\.dart:57\)/);
+  // The worst frames name the place too (their cause, BUILD, does not).
+  const worst = r.sc.summary.worstFrames.filter((f) => f.buildUs > r.sc.summary.budgetUs);
+  assert.ok(worst.length > 0 && worst.every((f) => f.at === 'CatalogIndex.rebuild (lib/catalog_index.dart:57)'),
+    JSON.stringify(r.sc.summary.worstFrames));
+  assert.match(r.text, /\nframes? [0-9, ]+: BUILD [^\n]* in CatalogIndex\.rebuild \(lib\/catalog_index\.dart:57\)\n/);
   const st = await s.stats();
   assert.ok(st.methods.getCpuSamples >= 1 && st.methods.getCpuSamples <= 8, JSON.stringify(st.methods));
 });

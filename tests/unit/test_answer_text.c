@@ -146,6 +146,20 @@ START_TEST(where_lines_after_the_causes) {
   ck_assert_int_eq(w2, w1 + 1);
   ck_assert_int_eq(ctx, w2 + 1);
   free(t);
+  /* A worst frame's place: omitted where the cause's name already says it
+   * (SlowWidget → SlowWidget.build), on a line of its own where it differs. */
+  json_t *wf = json_object_get(sum, "worstFrames");
+  for (size_t i = 0; i < json_array_size(wf); i++)
+    json_object_set_new(json_array_get(wf, i), "at",
+                        json_string("SlowWidget.build (lib/slow_widget.dart:42)"));
+  json_object_set_new(json_array_get(wf, 0), "at", json_string("Feed.parse (lib/feed.dart:9)"));
+  t = render(r, 0, "worst frames with places");
+  ck_assert_ptr_null(strstr(t, " in SlowWidget.build"));
+  ck_assert_int_eq(json_integer_value(json_object_get(json_array_get(wf, 0), "frameNumber")), 187);
+  ck_assert_ptr_nonnull(strstr(t, "\nframe 187: SlowWidget "));
+  ck_assert_ptr_nonnull(strstr(t, " in Feed.parse (lib/feed.dart:9)\n"));
+  ck_assert_ptr_nonnull(strstr(t, "\nframes 58, 74, 90, 242: SlowWidget "));
+  free(t);
   /* Too few samples says so, with the period. */
   json_object_set_new(w, "fewSamples", json_true());
   json_object_set_new(w, "samplesPerJankyFrame", json_real(1.5));

@@ -398,6 +398,31 @@ START_TEST(plan_ranges_around_the_newest_janky_frames) {
 }
 END_TEST
 
+START_TEST(top_app_function_in_a_frame) {
+  /* In [0, 10 000): _parseFeed charged 3 times (under jsonDecode),
+   * HeavyTile.build twice, buildScope (Flutter) 4 times: the app function
+   * sampled most is _parseFeed, with its place; Flutter's code never is.
+   * In [20 000, 30 000) only buildScope ran: no app function. */
+  static const int st[][6] = {
+      {F_DECODE, F_PARSE, -1}, {F_PARSE, -1}, {F_PARSE, F_HEAVY, -1}, {F_HEAVY, -1}, {F_HEAVY, -1},
+      {F_SCOPE, -1},           {F_SCOPE, -1}, {F_SCOPE, -1},          {F_SCOPE, -1}, {F_SCOPE, -1}};
+  int64_t ts[] = {1000, 2000, 3000, 4000, 5000, 6000, 7000, 8000, 9000, 25000};
+  json_t *r = reply(1000, ts, st, 10);
+  cpuprof_t p = {0};
+  char err[128], buf[128];
+  ck_assert_int_eq(cpuprof_add(&p, r, "sim_app", err, sizeof err), 0);
+  ck_assert_str_eq(cpuprof_top_in(&p, 0, 10000, buf, sizeof buf), "_parseFeed (lib/feed.dart:17)");
+  /* The window's end is not in it: [0, 3 000) has _parseFeed twice. */
+  ck_assert_str_eq(cpuprof_top_in(&p, 0, 3000, buf, sizeof buf), "_parseFeed (lib/feed.dart:17)");
+  ck_assert_str_eq(cpuprof_top_in(&p, 3500, 6000, buf, sizeof buf),
+                   "HeavyTile.build (lib/heavy_tile.dart:42)");
+  ck_assert_ptr_null(cpuprof_top_in(&p, 20000, 30000, buf, sizeof buf));
+  ck_assert_ptr_null(cpuprof_top_in(&p, 40000, 50000, buf, sizeof buf));
+  cpuprof_close(&p);
+  json_decref(r);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("cpuprof");
   TCase *tc = tcase_create("core");
@@ -409,6 +434,7 @@ int main(void) {
   tcase_add_test(tc, not_a_cpu_samples_reply);
   tcase_add_test(tc, plan_ranges_around_the_newest_janky_frames);
   tcase_add_test(tc, windows_older_than_the_ring_are_lost_not_idle);
+  tcase_add_test(tc, top_app_function_in_a_frame);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);
