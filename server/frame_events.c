@@ -71,6 +71,13 @@ struct fe {
   uint64_t last_add_ms; /* loop time of the newest frame kept (0: none) */
   int handles;          /* open libuv handles; fe is freed when the last closes */
   int freeing;
+
+  /* Frames of another isolate seen while the current one was unknown. */
+  struct {
+    char isolate[128];
+    json_t *data; /* a reference */
+  } held[FE_HELD_MAX];
+  size_t nheld;
 };
 
 static char *dup_or_null(const char *s) { return s ? strdup(s) : NULL; }
@@ -121,6 +128,17 @@ int fe_add(fe_t *fe, const char *isolate_id, const char *kind, const json_t *dat
            const char *current_isolate) {
   if (!isolate_id || !kind || strcmp(kind, "Flutter.Frame") != 0 || !json_is_object(data))
     return 0;
+  if (strcmp(isolate_id, fe->isolate) != 0 && fe->isolate[0] &&
+      (!current_isolate || !current_isolate[0])) {
+    /* Another isolate's, and which is current is not known yet (a
+     * reconnect): held until it is, so DDS's replay of an old isolate's
+     * events cannot start a run of it. */
+    if (fe->nheld < FE_HELD_MAX && strlen(isolate_id) < sizeof fe->held[0].isolate) {
+      snprintf(fe->held[fe->nheld].isolate, sizeof fe->held[0].isolate, "%s", isolate_id);
+      fe->held[fe->nheld++].data = json_incref((json_t *)data);
+    }
+    return 0;
+  }
   if (strcmp(isolate_id, fe->isolate) != 0) {
     /* Another isolate's frames: a hot restart's new isolate (or the first
      * one) starts a new run; an old one's (DDS replays the Extension
@@ -538,8 +556,19 @@ static void on_closed(uv_handle_t *h) {
   if (--fe->handles == 0) free(fe);
 }
 
+void fe_isolate_known(fe_t *fe, const char *current_isolate) {
+  size_t i, n = fe->nheld;
+  fe->nheld = 0; /* fe_add below must not hold them again */
+  for (i = 0; i < n; i++) {
+    if (current_isolate && current_isolate[0] && !strcmp(fe->held[i].isolate, current_isolate))
+      fe_add(fe, fe->held[i].isolate, "Flutter.Frame", fe->held[i].data, current_isolate);
+    json_decref(fe->held[i].data);
+  }
+}
+
 void fe_free(fe_t *fe) {
   if (!fe) return;
+  fe_isolate_known(fe, NULL); /* drops what is held */
   while (fe->calls) t_cancel(fe->calls);
   for (size_t i = 0; i < fe->len; i++) frame_clear(&fe->ring[(fe->head + i) % FE_RING]);
   free(fe->ring);

@@ -37,10 +37,16 @@ void fe_free(fe_t *fe);
 
 /* An Extension-stream event (vm_app_options_t.on_extension). Flutter.Frame
  * from the app's isolate is kept; others are ignored. current_isolate is the
- * isolate the tool talks to ("" when not known yet). Returns 1 when a frame
- * was kept. */
+ * isolate the tool talks to ("" when not known yet). While it is not known,
+ * frames of an isolate other than the run's are held (at most FE_HELD_MAX):
+ * after a reconnect DDS replays old isolates' events before the VM says which
+ * isolate is current. Returns 1 when a frame was kept. */
 int fe_add(fe_t *fe, const char *isolate_id, const char *kind, const json_t *data,
            const char *current_isolate);
+/* The current isolate is known now: held frames of it are kept, in order
+ * (a hot restart during the disconnect), the others dropped. */
+void fe_isolate_known(fe_t *fe, const char *current_isolate);
+#define FE_HELD_MAX 256
 
 /* The reply the watcher would give to these ext.telescope.frames params
  * (borrowed; values as strings, as the handler sees them). New reference;

@@ -121,6 +121,9 @@ static void on_app_event(void *arg, vm_app_event_t ev) {
   /* A hot restart: the sessions drain at once, which re-enables attribution. */
   if (ev == VM_APP_EV_RESTARTED && ar == ctx->app) sessions_kick(ctx->sessions);
   if (ev == VM_APP_EV_DISCONNECTED && ar == ctx->app) sessions_app_gone(ctx->sessions);
+  /* Frames held while the isolate was unknown (a reconnect) are judged now. */
+  if (ev == VM_APP_EV_CONNECTED || ev == VM_APP_EV_RESTARTED)
+    fe_isolate_known(ar->fe, vm_app_isolate_id(ar->app));
 }
 
 static void on_app_extension(void *arg, const char *isolate_id, const char *kind, json_t *data) {

@@ -124,7 +124,8 @@ START_TEST(web_frames_with_one_constant_number_are_all_kept) {
   record_reply_t r;
   answer(fe, json_pack("{s:s, s:s}", "action", "read", "since", "0"), &r);
   ck_assert_uint_eq(r.nrecords, 6);
-  for (size_t i = 0; i < r.nrecords; i++) ck_assert_int_eq(r.records[i].frame_number, 1 + (int64_t)i);
+  for (size_t i = 0; i < r.nrecords; i++)
+    ck_assert_int_eq(r.records[i].frame_number, 1 + (int64_t)i);
   ck_assert_int_eq(r.liveness_counter, 6);
   record_reply_close(&r);
   fe_free(fe);
@@ -189,11 +190,54 @@ START_TEST(a_new_isolate_is_a_new_run) {
 }
 END_TEST
 
+START_TEST(a_reconnect_does_not_replay_an_old_run) {
+  /* Issue 21 item 4: run of isolates/1 (frames 1-5). The socket drops; on
+   * the new one DDS replays isolates/0's old events before the VM says which
+   * isolate is current (current ""). They must not start a run: held. The
+   * app was hot-restarted meanwhile (isolates/2, frame 6), also held until
+   * the VM names isolates/2: then its frame starts the new run, and the old
+   * isolate's are dropped. */
+  fe_t *fe = fe_new(NULL, NULL);
+  for (int64_t n = 1; n <= 5; n++) add(fe, "isolates/1", n);
+  record_reply_t r;
+  answer(fe, json_pack("{s:s}", "action", "status"), &r);
+  char run1[RECORD_MAX_RUN_ID + 1];
+  snprintf(run1, sizeof run1, "%s", r.run_id);
+  record_reply_close(&r);
+  json_t *old = frame(99, 1, 1, 1, 1, 0),
+         *fresh = frame(6, 1000000 + 6 * 16667, 9000, 5000, 3000, 400);
+  ck_assert_int_eq(fe_add(fe, "isolates/0", "Flutter.Frame", old, ""), 0);
+  ck_assert_int_eq(fe_add(fe, "isolates/2", "Flutter.Frame", fresh, ""), 0);
+  json_decref(old);
+  json_decref(fresh);
+  answer(fe, json_pack("{s:s, s:s}", "action", "read", "since", "0"), &r);
+  ck_assert_str_eq(r.run_id, run1); /* still the first run, with its 5 frames */
+  ck_assert_uint_eq(r.nrecords, 5);
+  record_reply_close(&r);
+  fe_isolate_known(fe, "isolates/2");
+  answer(fe, json_pack("{s:s, s:s}", "action", "read", "since", "0"), &r);
+  ck_assert_str_ne(r.run_id, run1);
+  ck_assert_uint_eq(r.nrecords, 1);
+  ck_assert_int_eq(r.records[0].frame_number, 6);
+  record_reply_close(&r);
+  /* Nothing left held: knowing it again changes nothing. */
+  fe_isolate_known(fe, "isolates/0");
+  answer(fe, json_pack("{s:s, s:s}", "action", "read", "since", "0"), &r);
+  ck_assert_uint_eq(r.nrecords, 1);
+  ck_assert_int_eq(r.records[0].frame_number, 6);
+  record_reply_close(&r);
+  fe_free(fe);
+}
+END_TEST
+
 START_TEST(interactions_mark_the_frames_that_follow) {
   fe_t *fe = fe_new(NULL, NULL);
   add(fe, "isolates/1", 1);
   record_reply_t r;
-  answer(fe, json_pack("{s:s, s:s, s:s}", "action", "start", "interactionId", "scroll", "linkedBy", "agent"), &r);
+  answer(fe,
+         json_pack("{s:s, s:s, s:s}", "action", "start", "interactionId", "scroll", "linkedBy",
+                   "agent"),
+         &r);
   ck_assert(r.collecting);
   ck_assert_str_eq(r.interaction_id, "scroll");
   record_reply_close(&r);
@@ -219,11 +263,13 @@ END_TEST
 START_TEST(bad_events_and_params_are_refused) {
   fe_t *fe = fe_new(NULL, NULL);
   static const char *const bad[] = {
-      "{\"number\":\"1\",\"startTime\":1,\"elapsed\":1,\"build\":1,\"raster\":1,\"vsyncOverhead\":0}",
+      "{\"number\":\"1\",\"startTime\":1,\"elapsed\":1,\"build\":1,\"raster\":1,\"vsyncOverhead\":"
+      "0}",
       "{\"number\":1,\"startTime\":1,\"elapsed\":-5,\"build\":1,\"raster\":1,\"vsyncOverhead\":0}",
       "{\"number\":1,\"startTime\":1,\"elapsed\":1,\"build\":1,\"raster\":1}",
       "{\"number\":1.5,\"startTime\":1,\"elapsed\":1,\"build\":1,\"raster\":1,\"vsyncOverhead\":0}",
-      "{\"number\":1,\"startTime\":1,\"elapsed\":1099511627777,\"build\":1,\"raster\":1,\"vsyncOverhead\":0}",
+      "{\"number\":1,\"startTime\":1,\"elapsed\":1099511627777,\"build\":1,\"raster\":1,"
+      "\"vsyncOverhead\":0}",
       "[]",
   };
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
@@ -261,6 +307,7 @@ int main(void) {
   tcase_add_test(tc, web_frames_with_one_constant_number_are_all_kept);
   tcase_add_test(tc, since_the_oldest_frame_held_starts_after_it);
   tcase_add_test(tc, a_new_isolate_is_a_new_run);
+  tcase_add_test(tc, a_reconnect_does_not_replay_an_old_run);
   tcase_add_test(tc, interactions_mark_the_frames_that_follow);
   tcase_add_test(tc, bad_events_and_params_are_refused);
   suite_add_tcase(s, tc);
