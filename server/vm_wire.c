@@ -21,6 +21,7 @@ static const char *const allowed_methods[] = {
     "ext.flutter.profileWidgetBuilds",
     "ext.flutter.profileRenderObjectLayouts",
     "ext.flutter.profileRenderObjectPaints",
+    "ext.flutter.inspector.trackRebuildDirtyWidgets",
     /* Without the watcher: the probe asks Flutter's own frame request. */
     "ext.ui.window.scheduleFrame",
     /* The VM timeline, read-only but for the recorded streams, which a

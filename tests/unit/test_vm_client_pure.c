@@ -16,6 +16,7 @@ START_TEST(allowlist_is_exact) {
                              "ext.flutter.profileWidgetBuilds",
                              "ext.flutter.profileRenderObjectLayouts",
                              "ext.flutter.profileRenderObjectPaints",
+                             "ext.flutter.inspector.trackRebuildDirtyWidgets",
                              "ext.ui.window.scheduleFrame",
                              "getVMTimelineFlags",
                              "setVMTimelineFlags",
