@@ -209,6 +209,7 @@ static json_t *chart_put(op_t *op, json_t *r, store_t *st, int64_t budget) {
 static void closed_diag(op_t *op, diag_code_t code);
 static void closed_finish(op_t *op, json_t *r);
 static int where_start(op_t *op, json_t *r, store_t *st);
+static void rebuilds_put(op_t *op, json_t *r, store_t *st, int filter);
 
 void action_answer_closed(op_t *op, const wp_status_t *end) {
   session_t *s = op->s;
@@ -294,6 +295,7 @@ static void closed_diag(op_t *op, diag_code_t code) {
     }
     if (d) json_object_set_new(r, "diagnosis", d);
   }
+  rebuilds_put(op, r, st, filter);
   if (where_start(op, r, st)) return; /* closed_finish follows */
 done:
   closed_finish(op, r);
@@ -349,4 +351,29 @@ static int where_start(op_t *op, json_t *r, store_t *st) {
   op->held = NULL;
   if (note[0]) op_warn(op, "%s", note);
   return 0;
+}
+
+/* ---- rebuilt widgets: Flutter.RebuiltWidgets joined by frame number ----- */
+
+/* summary.rebuilds when the session asked trackRebuilds and the kept
+ * frames have events (none: the switch failed, and its warning says so).
+ * Janky and calm as for the CPU samples (appsrc_cpu.c): build over the
+ * budget, or nothing missed; start-up frames are neither. */
+static void rebuilds_put(op_t *op, json_t *r, store_t *st, int filter) {
+  json_t *sum = json_object_get(r, "summary");
+  if (!st || !sum || !op->app || !session_track(op->s)[WP_TRACK_REBUILDS]) return;
+  int64_t budget = session_budget_us(op->s);
+  size_t n = store_recent_count(st), k = 0;
+  rebuilds_frame_t *f = calloc(n ? n : 1, sizeof *f);
+  if (!f) return;
+  for (size_t i = 0; i < n; i++) {
+    const frame_t *fr = store_recent_at(st, i);
+    if (filter && (!fr->interaction_id || strcmp(fr->interaction_id, op->a.interaction_id)))
+      continue;
+    f[k++] = (rebuilds_frame_t){fr->frame_number, !fr->startup && fr->build_us > budget,
+                                !fr->startup && fr->build_us <= budget && fr->raster_us <= budget};
+  }
+  json_t *rb = rebuilds_summary(op->app->rb, f, k);
+  free(f);
+  if (rb) json_object_set_new(sum, "rebuilds", rb);
 }

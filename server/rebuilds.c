@@ -227,6 +227,11 @@ static int by_id(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
+static int listed(const agg_t *a) {
+  return a->per_janky - a->per_calm >= REBUILDS_MIN_EXCESS &&
+         a->per_janky >= REBUILDS_MIN_RATIO * a->per_calm;
+}
+
 static int by_excess(const void *a, const void *b) {
   const agg_t *x = a, *y = b;
   double dx = x->per_janky - x->per_calm, dy = y->per_janky - y->per_calm;
@@ -283,6 +288,7 @@ json_t *rebuilds_summary(const rebuilds_t *rb, const rebuilds_frame_t *frames, s
   json_t *w = json_object_get(out, "widgets");
   for (size_t i = 0; out && i < m && json_array_size(w) < REBUILDS_MAX_WIDGETS; i++) {
     if (a[i].per_janky <= a[i].per_calm) break;
+    if (!listed(&a[i])) continue;
     const rebuilds_loc_t *l = rebuilds_location(rb, a[i].id);
     char idname[48];
     snprintf(idname, sizeof idname, "location %lld", (long long)a[i].id);

@@ -12,7 +12,9 @@
  *
  * Ranking: over the frames that have an event, a location's mean count per
  * janky frame minus its mean per calm frame; the top REBUILDS_MAX_WIDGETS
- * whose janky mean is above the calm one.
+ * whose janky mean is at least REBUILDS_MIN_EXCESS and REBUILDS_MIN_RATIO
+ * times above the calm one (a list of cards that is a little longer when
+ * frames are janky is not a cause; a widget that rebuilds only then is).
  *
  * Ownership: rebuilds_t owns everything it holds; rebuilds_free frees it. */
 #ifndef TELESCOPE_REBUILDS_H
@@ -26,6 +28,8 @@
 #define REBUILDS_MAX_PER_FRAME 512   /* (id, count) pairs kept per frame */
 #define REBUILDS_MAX_LOCATIONS 16384 /* location table bound */
 #define REBUILDS_MAX_WIDGETS 3       /* widgets in `rebuilds.widgets` */
+#define REBUILDS_MIN_EXCESS 0.5      /* rebuilds per janky frame beyond the calm mean */
+#define REBUILDS_MIN_RATIO 1.25      /* janky mean / calm mean */
 
 typedef struct rebuilds rebuilds_t;
 

@@ -136,17 +136,19 @@ END_TEST
  *   id 57 Card:   3 in 2, 1 in 4, 1 in 1 and 5 → janky 2.0, calm 2/3 ≈ 0.67
  *   id 99 (no location): 2 in 4           → janky 1.0, calm 0
  *   id 58 Text:   9 in 6 only (neither)   → not listed
- * Excess: 63 11.67 > 57 1.33 > 99 1.0; 41 is 0. */
+ *   id 70 List:   10 in 2 and 4, 9 in 1, 3, 5 → janky 10.0, calm 9.0: excess 1.0
+ *                 but only 1.11× the calm mean (< REBUILDS_MIN_RATIO): not listed
+ * Excess: 63 11.67 > 57 1.33 > 70 1.0 (left out) = 99 1.0 (listed third); 41 is 0. */
 START_TEST(ranking_by_hand) {
   rebuilds_t *rb = rebuilds_new();
   feed(rb, "i/1",
-       "{\"frameNumber\":1,\"events\":[41,5,57,1],\"locations\":{\"" APP
+       "{\"frameNumber\":1,\"events\":[41,5,57,1,70,9],\"locations\":{\"" APP
        "feed.dart\":{\"ids\":[41,57,63],\"lines\":[27,31,42],\"columns\":[1,1,1],"
        "\"names\":[\"Steady\",\"Card\",\"Slow\"]}}}");
-  feed(rb, "i/1", "{\"frameNumber\":2,\"events\":[41,5,63,12,57,3]}");
-  feed(rb, "i/1", "{\"frameNumber\":3,\"events\":[41,5,63,1]}");
-  feed(rb, "i/1", "{\"frameNumber\":4,\"events\":[41,5,63,12,57,1,99,2]}");
-  feed(rb, "i/1", "{\"frameNumber\":5,\"events\":[41,5,57,1]}");
+  feed(rb, "i/1", "{\"frameNumber\":2,\"events\":[41,5,63,12,57,3,70,10]}");
+  feed(rb, "i/1", "{\"frameNumber\":3,\"events\":[41,5,63,1,70,9]}");
+  feed(rb, "i/1", "{\"frameNumber\":4,\"events\":[41,5,63,12,57,1,99,2,70,10]}");
+  feed(rb, "i/1", "{\"frameNumber\":5,\"events\":[41,5,57,1,70,9]}");
   feed(rb, "i/1", "{\"frameNumber\":6,\"events\":[41,5,58,9]}");
   rebuilds_frame_t f[] = {{1, 0, 1}, {2, 1, 0}, {3, 0, 1}, {4, 1, 0},
                           {5, 0, 1}, {6, 0, 0}, {7, 1, 0}};
