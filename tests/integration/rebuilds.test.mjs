@@ -63,6 +63,27 @@ test('janky with trackRebuilds: the widget rebuilt in janky frames, with counts 
   assert.equal(await rebuildSwitch(s), 'false', 'the switch is restored at stop');
 });
 
+// Flutter sends each location once per run: a server that connects after
+// another one had the switch on gets bare ids, and asks widgetLocationIdMap.
+// (--mode vm: no DDS, whose Extension-stream history would replay the
+// first events to the second server, locations and all.)
+test('a second server after the locations were sent: named from widgetLocationIdMap', async () => {
+  const { s, m } = await setup(['--scenario', 'janky', '--mode', 'vm']);
+  const mapCalls = async () => (await s.methods())
+    .filter((x) => (typeof x === 'string' ? x : x.method) === 'ext.flutter.inspector.widgetLocationIdMap').length;
+  const r1 = await m.call({ action: 'capture', durationMs: 2500, trackRebuilds: true });
+  assert.equal(r1.sc.summary.rebuilds?.widgets?.[0]?.name, 'SlowWidget', r1.text);
+  assert.equal(await mapCalls(), 0, 'the events named every location');
+  await m.close();
+  const m2 = await startMcp(['--vm-service-uri-file', s.uriFile]);
+  cleanup.push(() => m2.close());
+  const r2 = await m2.call({ action: 'capture', durationMs: 2500, trackRebuilds: true });
+  assert.equal(r2.isError, false, r2.text);
+  const w = r2.sc.summary.rebuilds?.widgets?.[0];
+  assert.deepEqual([w?.name, w?.file, w?.line], ['SlowWidget', 'lib/feed_list.dart', 38], r2.text);
+  assert.equal(await mapCalls(), 1);
+});
+
 test('without trackRebuilds: no rebuilds, the switch never touched', async () => {
   const { s, m } = await setup(['--scenario', 'janky']);
   const r = await m.call({ action: 'capture', durationMs: 1500 });

@@ -21,7 +21,7 @@ const connected = (lean) => until(async () => scOf(await lean.call({ action: 'st
 const ALLOWED = new Set(['getVersion', 'getVM', 'getIsolate', 'streamListen', 'streamCancel',
   '_flutter.listViews', 'ext.telescope.frames', 'ext.flutter.profileWidgetBuilds',
   'ext.flutter.profileRenderObjectLayouts', 'ext.flutter.profileRenderObjectPaints',
-  'ext.flutter.inspector.trackRebuildDirtyWidgets',
+  'ext.flutter.inspector.trackRebuildDirtyWidgets', 'ext.flutter.inspector.widgetLocationIdMap',
     'ext.ui.window.scheduleFrame', 'getVMTimelineFlags', 'setVMTimelineFlags', 'getVMTimeline',
     'getVMTimelineMicros', 'getCpuSamples']); // never clearVMTimeline: DevTools shares that buffer
 

@@ -17,6 +17,7 @@ START_TEST(allowlist_is_exact) {
                              "ext.flutter.profileRenderObjectLayouts",
                              "ext.flutter.profileRenderObjectPaints",
                              "ext.flutter.inspector.trackRebuildDirtyWidgets",
+                             "ext.flutter.inspector.widgetLocationIdMap",
                              "ext.ui.window.scheduleFrame",
                              "getVMTimelineFlags",
                              "setVMTimelineFlags",
