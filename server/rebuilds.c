@@ -8,6 +8,7 @@ typedef struct {
   int64_t frame_number;
   rebuilds_count_t *counts;
   size_t n;
+  int baseline; /* the first frame after tracking went on: every widget rebuilt */
 } slot_t;
 
 struct rebuilds {
@@ -180,7 +181,10 @@ int rebuilds_feed(rebuilds_t *rb, const char *isolate_id, const char *kind, cons
   } else {
     s = &rb->ring[(rb->head + rb->nframes++) % REBUILDS_MAX_FRAMES];
   }
-  *s = (slot_t){number, c, k};
+  /* Switching tracking on rebuilds every widget once (forceRebuild): the
+   * first event after frames without any (or the first of all) is that
+   * frame. While on, every frame has an event, numbers consecutive. */
+  *s = (slot_t){number, c, k, rb->last_number < 0 || number != rb->last_number + 1};
   rb->last_number = number;
   return 1;
 }
@@ -202,9 +206,11 @@ static const slot_t *slot_of(const rebuilds_t *rb, int64_t number) {
   return NULL;
 }
 
-const rebuilds_count_t *rebuilds_frame(const rebuilds_t *rb, int64_t frame_number, size_t *n) {
+const rebuilds_count_t *rebuilds_frame(const rebuilds_t *rb, int64_t frame_number, size_t *n,
+                                       int *baseline) {
   const slot_t *s = rb ? slot_of(rb, frame_number) : NULL;
   *n = s ? s->n : 0;
+  if (baseline) *baseline = s && s->baseline;
   return s ? s->counts : NULL;
 }
 
@@ -247,7 +253,7 @@ json_t *rebuilds_summary(const rebuilds_t *rb, const rebuilds_frame_t *frames, s
     const slot_t *s = slot_of(rb, frames[i].frame_number);
     if (!s) continue;
     nev++;
-    if (!frames[i].janky && !frames[i].calm) continue;
+    if (s->baseline || (!frames[i].janky && !frames[i].calm)) continue;
     frames[i].janky ? njank++ : ncalm++;
     for (size_t j = 0; j < s->n; j++) {
       if (na == cap) {

@@ -10,7 +10,8 @@
  * widgetLocationIdMap replies. Location ids are Dart statics: a hot restart
  * (another isolate) starts them again, so the table is cleared.
  *
- * Ranking: over the frames that have an event, a location's mean count per
+ * Ranking: over the frames that have an event (but the baseline frame that
+ * switching tracking on forces, see rebuilds_frame), a location's mean count per
  * janky frame minus its mean per calm frame; the top REBUILDS_MAX_WIDGETS
  * whose janky mean is at least REBUILDS_MIN_EXCESS and REBUILDS_MIN_RATIO
  * times above the calm one (a list of cards that is a little longer when
@@ -68,8 +69,13 @@ int rebuilds_feed(rebuilds_t *rb, const char *isolate_id, const char *kind, cons
 int rebuilds_add_locations(rebuilds_t *rb, const json_t *locations);
 
 size_t rebuilds_frames(const rebuilds_t *rb);
-/* The counts of frame_number, or NULL (n = 0) when no event had it. */
-const rebuilds_count_t *rebuilds_frame(const rebuilds_t *rb, int64_t frame_number, size_t *n);
+/* The counts of frame_number, or NULL (n = 0) when no event had it.
+ * baseline (may be NULL): 1 for the first frame after tracking went on — the
+ * frame in which Flutter's forceRebuild rebuilt every widget (the first
+ * event of all, or one whose number does not follow the previous event's);
+ * the ranking leaves it out. */
+const rebuilds_count_t *rebuilds_frame(const rebuilds_t *rb, int64_t frame_number, size_t *n,
+                                       int *baseline);
 /* NULL when the id has no location yet. */
 const rebuilds_loc_t *rebuilds_location(const rebuilds_t *rb, int64_t id);
 

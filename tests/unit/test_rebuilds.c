@@ -52,13 +52,13 @@ START_TEST(both_location_forms) {
                    1);
   ck_assert_str_eq(rebuilds_location(rb, 57)->name, "ProductCard");
   size_t n;
-  const rebuilds_count_t *c = rebuilds_frame(rb, 10, &n);
+  const rebuilds_count_t *c = rebuilds_frame(rb, 10, &n, NULL);
   ck_assert_uint_eq(n, 2);
   ck_assert_int_eq(c[0].id, 41);
   ck_assert_int_eq(c[0].count, 2);
   ck_assert_int_eq(c[1].id, 57);
   ck_assert_int_eq(c[1].count, 3);
-  ck_assert_ptr_null(rebuilds_frame(rb, 12, &n));
+  ck_assert_ptr_null(rebuilds_frame(rb, 12, &n, NULL));
   ck_assert_uint_eq(n, 0);
   /* widgetLocationIdMap's reply has the newer form. */
   json_t *map = ev("{\"" APP "x.dart\":{\"ids\":[90],\"lines\":[5],\"columns\":[1],"
@@ -79,7 +79,7 @@ START_TEST(not_ours_malformed_and_replays) {
   ck_assert_int_eq(feed(rb, "i/1", "{\"frameNumber\":3,\"events\":\"x\"}"), 0);
   ck_assert_int_eq(feed(rb, "i/1", "{\"frameNumber\":3,\"events\":[1,2,\"x\",4,7]}"), 1);
   size_t n;
-  rebuilds_frame(rb, 3, &n);
+  rebuilds_frame(rb, 3, &n, NULL);
   ck_assert_uint_eq(n, 1); /* the bad pair and the odd tail are skipped */
   ck_assert_int_eq(feed(rb, "i/1", "{\"frameNumber\":3,\"events\":[1,9]}"), 0); /* a replay */
   ck_assert_int_eq(feed(rb, "i/1", "{\"frameNumber\":2,\"events\":[1,9]}"), 0);
@@ -119,17 +119,19 @@ START_TEST(ring_is_bounded) {
   }
   ck_assert_uint_eq(rebuilds_frames(rb), REBUILDS_MAX_FRAMES);
   size_t n;
-  ck_assert_ptr_null(rebuilds_frame(rb, 10, &n)); /* dropped */
-  const rebuilds_count_t *c = rebuilds_frame(rb, 11, &n);
+  ck_assert_ptr_null(rebuilds_frame(rb, 10, &n, NULL)); /* dropped */
+  const rebuilds_count_t *c = rebuilds_frame(rb, 11, &n, NULL);
   ck_assert_ptr_nonnull(c);
   ck_assert_int_eq(c[0].count, 11);
-  c = rebuilds_frame(rb, REBUILDS_MAX_FRAMES + 10, &n);
+  c = rebuilds_frame(rb, REBUILDS_MAX_FRAMES + 10, &n, NULL);
   ck_assert_int_eq(c[0].count, REBUILDS_MAX_FRAMES + 10);
   rebuilds_free(rb);
 }
 END_TEST
 
-/* Frames 1..6. Janky: 2, 4 (and 7, which has no event). Calm: 1, 3, 5.
+/* Frame 0 is the one switching tracking on forced (every widget, 50 times):
+ * janky, but left out. Frames 1..6. Janky: 2, 4 (and 7, which has no event).
+ * Calm: 1, 3, 5.
  * Frame 6 missed on raster only: neither, left out of both means.
  *   id 41 Steady: 5 in every frame       → janky 5.0, calm 5.0: not listed
  *   id 63 Slow:   12 in 2, 12 in 4, 1 in 3 → janky 24/2 = 12.0, calm 1/3 ≈ 0.33
@@ -141,6 +143,7 @@ END_TEST
  * Excess: 63 11.67 > 57 1.33 > 70 1.0 (left out) = 99 1.0 (listed third); 41 is 0. */
 START_TEST(ranking_by_hand) {
   rebuilds_t *rb = rebuilds_new();
+  feed(rb, "i/1", "{\"frameNumber\":0,\"events\":[41,50,57,50,63,50,70,50,99,50]}");
   feed(rb, "i/1",
        "{\"frameNumber\":1,\"events\":[41,5,57,1,70,9],\"locations\":{\"" APP
        "feed.dart\":{\"ids\":[41,57,63],\"lines\":[27,31,42],\"columns\":[1,1,1],"
@@ -150,13 +153,13 @@ START_TEST(ranking_by_hand) {
   feed(rb, "i/1", "{\"frameNumber\":4,\"events\":[41,5,63,12,57,1,99,2,70,10]}");
   feed(rb, "i/1", "{\"frameNumber\":5,\"events\":[41,5,57,1,70,9]}");
   feed(rb, "i/1", "{\"frameNumber\":6,\"events\":[41,5,58,9]}");
-  rebuilds_frame_t f[] = {{1, 0, 1}, {2, 1, 0}, {3, 0, 1}, {4, 1, 0},
-                          {5, 0, 1}, {6, 0, 0}, {7, 1, 0}};
-  json_t *r = rebuilds_summary(rb, f, 7);
+  rebuilds_frame_t f[] = {{0, 1, 0}, {1, 0, 1}, {2, 1, 0}, {3, 0, 1},
+                          {4, 1, 0}, {5, 0, 1}, {6, 0, 0}, {7, 1, 0}};
+  json_t *r = rebuilds_summary(rb, f, 8);
   ck_assert_ptr_nonnull(r);
   ck_assert_int_eq(json_integer_value(json_object_get(r, "jankyFrames")), 2);
   ck_assert_int_eq(json_integer_value(json_object_get(r, "calmFrames")), 3);
-  ck_assert_int_eq(json_integer_value(json_object_get(r, "framesWithEvents")), 6);
+  ck_assert_int_eq(json_integer_value(json_object_get(r, "framesWithEvents")), 7);
   json_t *w = json_object_get(r, "widgets");
   ck_assert_uint_eq(json_array_size(w), 3);
   json_t *a = json_array_get(w, 0), *b = json_array_get(w, 1), *c = json_array_get(w, 2);
@@ -199,6 +202,29 @@ START_TEST(ranking_by_hand) {
 }
 END_TEST
 
+/* forceRebuild's frame: the first event, and the first after a gap (tracking
+ * off and on again: frames drew without events); not the ones in a row. */
+START_TEST(baseline_frames) {
+  rebuilds_t *rb = rebuilds_new();
+  feed(rb, "i/1", "{\"frameNumber\":10,\"events\":[1,1]}");
+  feed(rb, "i/1", "{\"frameNumber\":11,\"events\":[]}");
+  feed(rb, "i/1", "{\"frameNumber\":20,\"events\":[1,1]}");
+  feed(rb, "i/1", "{\"frameNumber\":21,\"events\":[1,1]}");
+  size_t n;
+  int b[4];
+  rebuilds_frame(rb, 10, &n, &b[0]);
+  rebuilds_frame(rb, 11, &n, &b[1]);
+  ck_assert_uint_eq(n, 0);
+  rebuilds_frame(rb, 20, &n, &b[2]);
+  rebuilds_frame(rb, 21, &n, &b[3]);
+  ck_assert_int_eq(b[0], 1);
+  ck_assert_int_eq(b[1], 0);
+  ck_assert_int_eq(b[2], 1);
+  ck_assert_int_eq(b[3], 0);
+  rebuilds_free(rb);
+}
+END_TEST
+
 START_TEST(file_of) {
   char *s = rebuilds_file_of("file:///home/lib/dev/app/lib/src/w.dart");
   ck_assert_str_eq(s, "lib/src/w.dart");
@@ -220,6 +246,7 @@ int main(void) {
   tcase_add_test(tc, restart_clears);
   tcase_add_test(tc, ring_is_bounded);
   tcase_add_test(tc, ranking_by_hand);
+  tcase_add_test(tc, baseline_frames);
   tcase_add_test(tc, file_of);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
