@@ -58,8 +58,10 @@ static void started(void *arg, session_t *s, int joined, const wp_status_t *st) 
       op_warn(op, "budgetMs: not applied; session %s is already active with a budget of %s",
               session_id(s), budget);
     if (op->a.any_track)
-      op_warn(op, "trackWidgets/trackLayouts/trackPaints/trackRebuilds: not applied; session %s is already "
-                  "active (stop it and start again to change them)", session_id(s));
+      op_warn(op,
+              "trackWidgets/trackLayouts/trackPaints/trackRebuilds: not applied; session %s is "
+              "already active (stop it and start again to change them)",
+              session_id(s));
     if (op->a.interaction_id) {
       wp_request_t req = {WP_MARK, 0, 0, op->a.interaction_id, op->a.linked_by};
       op_wp(op, &req, start_mark_reply);

@@ -1,5 +1,6 @@
 #include "rebuilds.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,11 +14,11 @@ typedef struct {
 
 struct rebuilds {
   slot_t ring[REBUILDS_MAX_FRAMES];
-  size_t head, nframes;  /* oldest slot, slots in use */
-  int64_t last_number;   /* newest frame number fed; -1 none */
-  rebuilds_loc_t *locs;  /* sorted by id */
+  size_t head, nframes; /* oldest slot, slots in use */
+  int64_t last_number;  /* newest frame number fed; -1 none */
+  rebuilds_loc_t *locs; /* sorted by id */
   size_t nlocs, caplocs;
-  char isolate[128];     /* the isolate the ids belong to */
+  char isolate[128]; /* the isolate the ids belong to */
 };
 
 rebuilds_t *rebuilds_new(void) {
@@ -119,8 +120,7 @@ int rebuilds_add_locations(rebuilds_t *rb, const json_t *locations) {
         continue;
       }
       int_at(cols, i, &col);
-      if (loc_put(rb, id, file, line, col, json_string_value(json_array_get(names, i))))
-        return -1;
+      if (loc_put(rb, id, file, line, col, json_string_value(json_array_get(names, i)))) return -1;
     }
   }
   return bad ? -1 : 0;
@@ -170,8 +170,10 @@ int rebuilds_feed(rebuilds_t *rb, const char *isolate_id, const char *kind, cons
   if (n && !c) return 0;
   for (size_t i = 0; i < n; i++) {
     int64_t id, count;
-    if (int_at(ev, 2 * i, &id) || int_at(ev, 2 * i + 1, &count) || count <= 0) continue;
-    c[k++] = (rebuilds_count_t){id, count};
+    if (int_at(ev, 2 * i, &id) || int_at(ev, 2 * i + 1, &count) || count <= 0 || id < 0 ||
+        id > INT32_MAX || count > INT32_MAX)
+      continue;
+    c[k++] = (rebuilds_count_t){(int32_t)id, (int32_t)count};
   }
   slot_t *s;
   if (rb->nframes == REBUILDS_MAX_FRAMES) { /* the ring is full: drop the oldest */
@@ -189,7 +191,9 @@ int rebuilds_feed(rebuilds_t *rb, const char *isolate_id, const char *kind, cons
   return 1;
 }
 
-size_t rebuilds_frames(const rebuilds_t *rb) { return rb ? rb->nframes : 0; }
+size_t rebuilds_frames(const rebuilds_t *rb) {
+  return rb ? rb->nframes : 0;
+}
 
 /* Slots are in increasing frame number (replays are refused): search. */
 static const slot_t *slot_of(const rebuilds_t *rb, int64_t number) {
@@ -221,6 +225,13 @@ char *rebuilds_file_of(const char *uri) {
   if (lib) return strdup(lib + 1);
   if (!strncmp(uri, "file://", 7)) return strdup(uri + 7);
   return strdup(uri);
+}
+
+/* Cuts s to at most max bytes, not inside a UTF-8 sequence. */
+static void cut_utf8(char *s, size_t max) {
+  if (strlen(s) <= max) return;
+  while (max > 0 && ((unsigned char)s[max] & 0xC0) == 0x80) max--;
+  s[max] = '\0';
 }
 
 typedef struct {
@@ -296,12 +307,16 @@ json_t *rebuilds_summary(const rebuilds_t *rb, const rebuilds_frame_t *frames, s
     if (a[i].per_janky <= a[i].per_calm) break;
     if (!listed(&a[i])) continue;
     const rebuilds_loc_t *l = rebuilds_location(rb, a[i].id);
-    char idname[48];
-    snprintf(idname, sizeof idname, "location %lld", (long long)a[i].id);
-    json_t *o = json_pack("{s:s, s:I, s:f, s:f}", "name", l && l->name ? l->name : idname, "id",
-                          (json_int_t)a[i].id, "perJankyFrame", a[i].per_janky, "perCalmFrame",
-                          a[i].per_calm);
+    char name[REBUILDS_MAX_TEXT + 8];
+    if (l && l->name)
+      snprintf(name, sizeof name, "%.*s", REBUILDS_MAX_TEXT + 4, l->name);
+    else
+      snprintf(name, sizeof name, "location %lld", (long long)a[i].id);
+    cut_utf8(name, REBUILDS_MAX_TEXT);
+    json_t *o = json_pack("{s:s, s:I, s:f, s:f}", "name", name, "id", (json_int_t)a[i].id,
+                          "perJankyFrame", a[i].per_janky, "perCalmFrame", a[i].per_calm);
     char *file = l ? rebuilds_file_of(l->file) : NULL;
+    if (file) cut_utf8(file, REBUILDS_MAX_TEXT);
     if (o && file) {
       json_object_set_new(o, "file", json_string(file));
       json_object_set_new(o, "line", json_integer((json_int_t)l->line));

@@ -26,17 +26,18 @@
 #include <stdint.h>
 
 #define REBUILDS_MAX_FRAMES 4096     /* frames kept (a ring, oldest dropped) */
-#define REBUILDS_MAX_PER_FRAME 512   /* (id, count) pairs kept per frame */
+#define REBUILDS_MAX_PER_FRAME 256   /* (id, count) pairs kept per frame: ≤ 8 MB in all */
 #define REBUILDS_MAX_LOCATIONS 16384 /* location table bound */
 #define REBUILDS_MAX_WIDGETS 3       /* widgets in `rebuilds.widgets` */
+#define REBUILDS_MAX_TEXT 200        /* bytes of a name or file in the answer */
 #define REBUILDS_MIN_EXCESS 0.5      /* rebuilds per janky frame beyond the calm mean */
 #define REBUILDS_MIN_RATIO 1.25      /* janky mean / calm mean */
 
 typedef struct rebuilds rebuilds_t;
 
 typedef struct {
-  int64_t id;
-  int64_t count;
+  int32_t id; /* the framework's ids are small ints; others are skipped */
+  int32_t count;
 } rebuilds_count_t;
 
 typedef struct {

@@ -14,8 +14,7 @@ static const char *const track_ext[WP_TRACK__COUNT] = {
      * enabled "true"/"false" form (docs/flutter-apis.md, Rebuilt widgets). */
     "ext.flutter.inspector.trackRebuildDirtyWidgets",
 };
-static const char *const track_name[WP_TRACK__COUNT] = {"widgets", "layouts", "paints",
-                                                        "rebuilds"};
+static const char *const track_name[WP_TRACK__COUNT] = {"widgets", "layouts", "paints", "rebuilds"};
 
 struct wp_call {
   const wp_transport_t *t;

@@ -61,7 +61,8 @@ START_TEST(both_location_forms) {
   ck_assert_ptr_null(rebuilds_frame(rb, 12, &n, NULL));
   ck_assert_uint_eq(n, 0);
   /* widgetLocationIdMap's reply has the newer form. */
-  json_t *map = ev("{\"" APP "x.dart\":{\"ids\":[90],\"lines\":[5],\"columns\":[1],"
+  json_t *map = ev("{\"" APP
+                   "x.dart\":{\"ids\":[90],\"lines\":[5],\"columns\":[1],"
                    "\"names\":[\"X\"]}}");
   ck_assert_int_eq(rebuilds_add_locations(rb, map), 0);
   json_decref(map);
@@ -175,8 +176,10 @@ START_TEST(ranking_by_hand) {
   ck_assert_ptr_null(json_object_get(c, "file"));
   char *t = rebuilds_text(r);
   ck_assert_ptr_nonnull(t);
-  ck_assert_msg(strstr(t, "rebuilt: Slow ×12.0 per janky frame vs ×0.3 otherwise "
-                          "(lib/feed.dart:42)\n") == t, "%s", t);
+  ck_assert_msg(strstr(t,
+                       "rebuilt: Slow ×12.0 per janky frame vs ×0.3 otherwise "
+                       "(lib/feed.dart:42)\n") == t,
+                "%s", t);
   ck_assert_ptr_nonnull(strstr(t, "rebuilt: location 99 ×1.0 per janky frame vs ×0.0 otherwise\n"));
   free(t);
   json_decref(r);
@@ -225,6 +228,35 @@ START_TEST(baseline_frames) {
 }
 END_TEST
 
+/* Names and files are cut to REBUILDS_MAX_TEXT bytes, whole characters
+ * (a cut inside a UTF-8 sequence would make jansson refuse the string);
+ * ids beyond 32 bits are not the framework's: skipped. */
+START_TEST(long_names_and_odd_ids) {
+  rebuilds_t *rb = rebuilds_new();
+  char name[700] = "", ev[1400];
+  for (int i = 0; i < 300; i++) strcat(name, "\xc3\xa9"); /* é: 2 bytes */
+  snprintf(ev, sizeof ev, "{\"frameNumber\":0,\"events\":[]}");
+  feed(rb, "i/1", ev);
+  snprintf(ev, sizeof ev,
+           "{\"frameNumber\":1,\"events\":[5,2,5000000000,3],\"locations\":{\"" APP
+           "a.dart\":{\"ids\":[5],\"lines\":[3],\"columns\":[1],\"names\":[\"%s\"]}}}",
+           name);
+  ck_assert_int_eq(feed(rb, "i/1", ev), 1);
+  size_t n;
+  rebuilds_frame(rb, 1, &n, NULL);
+  ck_assert_uint_eq(n, 1);
+  rebuilds_frame_t f[] = {{1, 1, 0}};
+  json_t *r = rebuilds_summary(rb, f, 1);
+  ck_assert_ptr_nonnull(r);
+  const char *got =
+      json_string_value(json_object_get(json_array_get(json_object_get(r, "widgets"), 0), "name"));
+  ck_assert_ptr_nonnull(got);
+  ck_assert_uint_eq(strlen(got), REBUILDS_MAX_TEXT);
+  json_decref(r);
+  rebuilds_free(rb);
+}
+END_TEST
+
 START_TEST(file_of) {
   char *s = rebuilds_file_of("file:///home/lib/dev/app/lib/src/w.dart");
   ck_assert_str_eq(s, "lib/src/w.dart");
@@ -247,6 +279,7 @@ int main(void) {
   tcase_add_test(tc, ring_is_bounded);
   tcase_add_test(tc, ranking_by_hand);
   tcase_add_test(tc, baseline_frames);
+  tcase_add_test(tc, long_names_and_odd_ids);
   tcase_add_test(tc, file_of);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
