@@ -84,6 +84,22 @@ test('a second server after the locations were sent: named from widgetLocationId
   assert.equal(await mapCalls(), 1);
 });
 
+// A hot restart starts the location ids again and turns the switch off in
+// the new isolate: the server switches it on again and learns the ids anew.
+test('a hot restart mid-session: switched on again, widgets still named', async () => {
+  const { s, m } = await setup(['--scenario', 'janky']);
+  assert.equal((await m.call({ action: 'start', trackRebuilds: true })).isError, false);
+  await new Promise((r) => setTimeout(r, 1500));
+  await s.cmd('restart');
+  await new Promise((r) => setTimeout(r, 2500));
+  assert.equal(await rebuildSwitch(s), 'true', 'switched on again in the new isolate');
+  const r = await m.call({ action: 'stop' });
+  assert.equal(r.isError, false, r.text);
+  const w = r.sc.summary.rebuilds?.widgets?.[0];
+  assert.deepEqual([w?.name, w?.file, w?.line], ['SlowWidget', 'lib/feed_list.dart', 38], r.text);
+  assert.equal(await rebuildSwitch(s), 'false');
+});
+
 test('without trackRebuilds: no rebuilds, the switch never touched', async () => {
   const { s, m } = await setup(['--scenario', 'janky']);
   const r = await m.call({ action: 'capture', durationMs: 1500 });
