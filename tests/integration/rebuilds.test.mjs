@@ -100,6 +100,18 @@ test('a hot restart mid-session: switched on again, widgets still named', async 
   assert.equal(await rebuildSwitch(s), 'false');
 });
 
+// Issue 20 item 4: rebuild events come from the framework, not the watcher;
+// frames from Flutter.Frame events carry the same frame numbers.
+test('without the watcher: the same widget, joined to Flutter.Frame frames', async () => {
+  const { m } = await setup(['--scenario', 'janky', '--no-watcher']);
+  const r = await m.call({ action: 'capture', durationMs: 2500, trackRebuilds: true });
+  assert.equal(r.isError, false, r.text);
+  const rb = r.sc.summary.rebuilds;
+  assert.ok(rb?.jankyFrames > 0, r.text);
+  assert.deepEqual(rb.widgets.map((w) => [w.name, w.file, w.line, w.perJankyFrame, w.perCalmFrame]),
+    [['SlowWidget', 'lib/feed_list.dart', 38, 1, 0]]);
+});
+
 test('without trackRebuilds: no rebuilds, the switch never touched', async () => {
   const { s, m } = await setup(['--scenario', 'janky']);
   const r = await m.call({ action: 'capture', durationMs: 1500 });
