@@ -83,7 +83,7 @@ int action_check_args(op_t *op) {
       {ARG_WAIT, a->wait_ms >= 0, "waitMs"},
       {ARG_DURATION, a->duration_ms >= 0, "durationMs"},
       {ARG_BUDGET, a->budget_ms > 0, "budgetMs"},
-      {ARG_TRACK, a->any_track, "trackWidgets/trackLayouts/trackPaints"},
+      {ARG_TRACK, a->any_track, "trackWidgets/trackLayouts/trackPaints/trackRebuilds"},
       {ARG_TIMELINE, a->has_timeline, "timeline"},
       {ARG_TIMELINE, a->has_include_startup, "includeStartup"}, /* start/capture, as timeline */
       {ARG_SESSION, a->session != NULL, "session"},

@@ -8,6 +8,7 @@
 
 #include "compare.h"
 #include "summary.h"
+#include "wproto.h"
 
 /* One side: shallow copies of the kept frames (valid while the session is
  * referenced), and the summary's findings (kept in *summary_json). */
@@ -25,7 +26,7 @@ static int side_init(compare_side_t *side, session_t *s, frame_t **frames, json_
   side->budget_us = session_budget_us(s);
   side->refresh_rate = session_refresh_rate(s);
   side->build_mode = session_build_mode(s);
-  for (int t = 0; t < 3; t++) side->tracking[t] = session_track(s)[t];
+  for (int t = 0; t < WP_TRACK__COUNT; t++) side->tracking[t] = session_track(s)[t];
   side->findings = *summary_json ? json_object_get(*summary_json, "findings") : NULL;
   side->frames_total = st ? store_frames_seen(st) : 0;
   return 0;

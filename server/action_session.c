@@ -58,8 +58,10 @@ static void started(void *arg, session_t *s, int joined, const wp_status_t *st) 
       op_warn(op, "budgetMs: not applied; session %s is already active with a budget of %s",
               session_id(s), budget);
     if (op->a.any_track)
-      op_warn(op, "trackWidgets/trackLayouts/trackPaints: not applied; session %s is already "
-                  "active (stop it and start again to change them)", session_id(s));
+      op_warn(op,
+              "trackWidgets/trackLayouts/trackPaints/trackRebuilds: not applied; session %s is "
+              "already active (stop it and start again to change them)",
+              session_id(s));
     if (op->a.interaction_id) {
       wp_request_t req = {WP_MARK, 0, 0, op->a.interaction_id, op->a.linked_by};
       op_wp(op, &req, start_mark_reply);
@@ -209,6 +211,7 @@ static json_t *chart_put(op_t *op, json_t *r, store_t *st, int64_t budget) {
 static void closed_diag(op_t *op, diag_code_t code);
 static void closed_finish(op_t *op, json_t *r);
 static int where_start(op_t *op, json_t *r, store_t *st);
+static int rebuilds_start(op_t *op, json_t *r, store_t *st, int filter);
 
 void action_answer_closed(op_t *op, const wp_status_t *end) {
   session_t *s = op->s;
@@ -294,7 +297,8 @@ static void closed_diag(op_t *op, diag_code_t code) {
     }
     if (d) json_object_set_new(r, "diagnosis", d);
   }
-  if (where_start(op, r, st)) return; /* closed_finish follows */
+  if (rebuilds_start(op, r, st, filter)) return; /* rebuilds_located follows */
+  if (where_start(op, r, st)) return;             /* closed_finish follows */
 done:
   closed_finish(op, r);
 }
@@ -369,5 +373,64 @@ static int where_start(op_t *op, json_t *r, store_t *st) {
   if (op->cpu) return 1;
   op->held = NULL;
   if (note[0]) op_warn(op, "%s", note);
+  return 0;
+}
+
+/* ---- rebuilt widgets: Flutter.RebuiltWidgets joined by frame number ----- */
+
+/* summary.rebuilds when the session asked trackRebuilds and the kept
+ * frames have events (none: the switch failed, and its warning says so).
+ * Janky and calm as for the CPU samples (appsrc_cpu.c): build over the
+ * budget, or nothing missed; start-up frames are neither. 1 when a listed
+ * widget's location was never sent (the app exported it before this server
+ * connected): widgetLocationIdMap is asked and rebuilds_located finishes. */
+static int rebuilds_put(op_t *op, json_t *r, store_t *st, int filter) {
+  json_t *sum = json_object_get(r, "summary");
+  if (!st || !sum || !op->app || !session_track(op->s)[WP_TRACK_REBUILDS]) return 0;
+  int64_t budget = session_budget_us(op->s);
+  size_t n = store_recent_count(st), k = 0, i;
+  rebuilds_frame_t *f = calloc(n ? n : 1, sizeof *f);
+  if (!f) return 0;
+  for (i = 0; i < n; i++) {
+    const frame_t *fr = store_recent_at(st, i);
+    if (filter && (!fr->interaction_id || strcmp(fr->interaction_id, op->a.interaction_id)))
+      continue;
+    f[k++] = (rebuilds_frame_t){fr->frame_number, !fr->startup && fr->build_us > budget,
+                                !fr->startup && fr->build_us <= budget && fr->raster_us <= budget};
+  }
+  json_t *rb = rebuilds_summary(op->app->rb, f, k), *w;
+  free(f);
+  if (!rb) return 0;
+  int unknown = 0;
+  json_array_foreach(json_object_get(rb, "widgets"), i, w) unknown |= !json_object_get(w, "file");
+  json_object_set_new(sum, "rebuilds", rb);
+  return unknown;
+}
+
+static void rebuilds_located(void *arg, const vm_result_t *res) {
+  op_t *op = arg;
+  json_t *r = op->held;
+  op->vmc = NULL;
+  op->held = NULL;
+  if (res->diag == DIAG_NONE && !res->rpc_code && json_is_object(res->result)) {
+    json_t *loc = json_deep_copy(res->result);
+    if (loc) {
+      json_object_del(loc, "type");
+      json_object_del(loc, "method");
+      rebuilds_add_locations(op->app->rb, loc);
+      json_decref(loc);
+    }
+    rebuilds_put(op, r, session_store(op->s), op->action == A_STOP && op->a.interaction_id);
+  }
+  if (!where_start(op, r, session_store(op->s))) closed_finish(op, r);
+}
+
+static int rebuilds_start(op_t *op, json_t *r, store_t *st, int filter) {
+  if (!rebuilds_put(op, r, st, filter) || !op->app->app || op->vmc) return 0;
+  op->held = r;
+  op->vmc = vm_app_call_extension(op->app->app, "ext.flutter.inspector.widgetLocationIdMap", NULL,
+                                  rebuilds_located, op);
+  if (op->vmc) return 1;
+  op->held = NULL;
   return 0;
 }

@@ -8,6 +8,7 @@
 
 #include "budgets.h"
 #include "cpuprof.h"
+#include "rebuilds.h"
 #include "findings.h"
 
 /* ---- a growing string that remembers running out of memory ------------- */
@@ -116,6 +117,9 @@ static void findings(sb_t *b, const json_t *sum) {
 static void where(sb_t *b, const json_t *sum) {
   char *t = cpuprof_where_text(json_object_get(sum, "where"));
   if (t) sb_printf(b, "%s", t);
+  free(t);
+  /* "rebuilt: SlowWidget ×12.0 per janky frame vs ×1.0 otherwise (…)" */
+  if ((t = rebuilds_text(json_object_get(sum, "rebuilds")))) sb_printf(b, "%s", t);
   free(t);
 }
 

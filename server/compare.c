@@ -9,7 +9,8 @@
 #include "stats.h"
 #include "summary.h"
 
-static const char *const tracking_names[3] = {"trackWidgets", "trackLayouts", "trackPaints"};
+static const char *const tracking_names[4] = {"trackWidgets", "trackLayouts", "trackPaints",
+                                              "trackRebuilds"};
 
 /* Per-frame series of one side, optionally of one interaction. */
 typedef struct {
@@ -207,7 +208,7 @@ static json_t *warnings_of(const compare_side_t *a, const compare_side_t *b, int
            (b->build_mode && !strcmp(b->build_mode, "debug")))
     err |= add_warning(w, "debug_build", 0,
                        "debug-build timings are inflated; `flutter run --profile` gives real ones");
-  for (int i = 0; i < 3; i++)
+  for (int i = 0; i < 4; i++)
     if (!a->tracking[i] != !b->tracking[i])
       err |= add_warning(w, "tracking_differs", 1,
                          "%s was on in the %s only; it adds build/layout/paint overhead",

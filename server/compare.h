@@ -36,7 +36,7 @@ typedef struct {
   int64_t budget_us;      /* the session's budget */
   double refresh_rate;    /* Hz, 0 unknown */
   const char *build_mode; /* "debug"|"profile"|"release"|NULL unknown */
-  int tracking[3];        /* widgets, layouts, paints */
+  int tracking[4];        /* widgets, layouts, paints, rebuilds (wp_track_t) */
   const json_t *findings; /* the session summary's "findings" array, may be NULL */
   uint64_t frames_total;  /* frames in the session (nframes may be a bounded sample) */
 } compare_side_t;

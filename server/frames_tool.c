@@ -119,6 +119,7 @@ static void on_app_event(void *arg, vm_app_event_t ev) {
   appref_t *ar = arg;
   tool_ctx_t *ctx = ar->ctx;
   /* A hot restart: the sessions drain at once, which re-enables attribution. */
+  if (ev == VM_APP_EV_RESTARTED) rebuilds_clear(ar->rb); /* location ids start again */
   if (ev == VM_APP_EV_RESTARTED && ar == ctx->app) sessions_kick(ctx->sessions);
   if (ev == VM_APP_EV_DISCONNECTED && ar == ctx->app) sessions_app_gone(ctx->sessions);
   /* Frames held while the isolate was unknown (a reconnect) are judged now. */
@@ -129,6 +130,7 @@ static void on_app_event(void *arg, vm_app_event_t ev) {
 static void on_app_extension(void *arg, const char *isolate_id, const char *kind, json_t *data) {
   appref_t *ar = arg;
   fe_add(ar->fe, isolate_id, kind, data, vm_app_isolate_id(ar->app));
+  rebuilds_feed(ar->rb, isolate_id, kind, data, vm_app_isolate_id(ar->app));
 }
 
 /* The one connection, to uri (NULL: the command line's URI file). NULL
@@ -141,7 +143,8 @@ static appref_t *appref_new(tool_ctx_t *ctx, const char *uri, diag_code_t *code,
   vm_app_options_t o = {NULL,         ctx->cfg->vm_service_uri_file, (int)ctx->cfg->call_timeout_ms,
                         ctx->cfg->allow_remote, on_app_event, ar, on_app_extension};
   if (!(ar->app = vm_app_new(ctx->loop, &o))) goto oom;
-  if (!(ar->fe = fe_new(ctx->loop, ar->app))) {
+  if (!(ar->fe = fe_new(ctx->loop, ar->app)) || !(ar->rb = rebuilds_new())) {
+    fe_free(ar->fe);
     vm_app_close(ar->app, free, ar);
     goto oom_freed;
   }
@@ -151,6 +154,7 @@ static appref_t *appref_new(tool_ctx_t *ctx, const char *uri, diag_code_t *code,
     if (rc != 0) {
       *code = (diag_code_t)rc;
       fe_free(ar->fe);
+      rebuilds_free(ar->rb);
       vm_app_close(ar->app, free, ar);
       return NULL;
     }
@@ -243,6 +247,7 @@ void frames_tool_close(frames_tool_t *t, void (*done)(void *arg), void *arg) {
   t->close_arg = arg;
   if (t->ctx.app) {
     fe_free(t->ctx.app->fe);
+    rebuilds_free(t->ctx.app->rb);
     vm_app_close(t->ctx.app->app, app_closed, t);
   }
   else

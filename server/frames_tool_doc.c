@@ -4,7 +4,7 @@
  * flutter_driver tools to tap and scroll but no performance tool; telescope
  * measures but does not drive: the two compose. */
 const char frames_tool_description[] =
-    "Frame performance of a running Flutter app (the telescope watcher adds per-widget detail). "
+    "Frame performance of a running Flutter app (the watcher adds per-widget detail). "
     "Actions: status "
     "(always safe); start; mark (tag the following frames with interactionId); read (the next "
     "frames); stop (summary with findings: the causes of jank, ranked); capture (start, "

@@ -109,7 +109,7 @@ static void parse_args(op_args_t *a, json_t *args) {
     a->no_timeline = json_is_false(v);
   }
   static const char *const track_keys[WP_TRACK__COUNT] = {"trackWidgets", "trackLayouts",
-                                                          "trackPaints"};
+                                                          "trackPaints", "trackRebuilds"};
   for (int t = 0; t < WP_TRACK__COUNT; t++) {
     a->track[t] = json_is_true(json_object_get(args, track_keys[t]));
     if (json_object_get(args, track_keys[t])) a->any_track = 1;

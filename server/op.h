@@ -18,6 +18,7 @@
 #include "config.h"
 #include "diagnose.h"
 #include "frame_events.h"
+#include "rebuilds.h"
 #include "sessions.h"
 #include "tool.h"
 #include "vm_isolate.h"
@@ -35,6 +36,7 @@ typedef enum { D_SUMMARY = 0, D_FRAMES, D_BLOCKS } detail_t;
 typedef struct appref {
   vm_app_t *app;
   fe_t *fe;         /* its frames from Flutter.Frame events (no watcher) */
+  rebuilds_t *rb;   /* its Flutter.RebuiltWidgets counts (trackRebuilds) */
   wp_transport_t t; /* the watcher, or the frame events standing in */
   char uri[2048]; /* normalised ws URI in use ("" while it comes from the URI file) */
   void *ctx;      /* the tool_ctx_t it belongs to (events) */

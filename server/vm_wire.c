@@ -21,6 +21,9 @@ static const char *const allowed_methods[] = {
     "ext.flutter.profileWidgetBuilds",
     "ext.flutter.profileRenderObjectLayouts",
     "ext.flutter.profileRenderObjectPaints",
+    "ext.flutter.inspector.trackRebuildDirtyWidgets",
+    /* Only when a rebuilt widget's location id came without its location. */
+    "ext.flutter.inspector.widgetLocationIdMap",
     /* Without the watcher: the probe asks Flutter's own frame request. */
     "ext.ui.window.scheduleFrame",
     /* The VM timeline, read-only but for the recorded streams, which a

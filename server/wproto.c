@@ -10,8 +10,11 @@ static const char *const track_ext[WP_TRACK__COUNT] = {
     "ext.flutter.profileWidgetBuilds",
     "ext.flutter.profileRenderObjectLayouts",
     "ext.flutter.profileRenderObjectPaints",
+    /* widget_inspector.dart _registerBoolServiceExtension: the same
+     * enabled "true"/"false" form (docs/flutter-apis.md, Rebuilt widgets). */
+    "ext.flutter.inspector.trackRebuildDirtyWidgets",
 };
-static const char *const track_name[WP_TRACK__COUNT] = {"widgets", "layouts", "paints"};
+static const char *const track_name[WP_TRACK__COUNT] = {"widgets", "layouts", "paints", "rebuilds"};
 
 struct wp_call {
   const wp_transport_t *t;

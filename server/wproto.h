@@ -39,7 +39,15 @@ typedef struct {
   const char *linked_by;      /* NULL: "agent" when interaction_id is set */
 } wp_request_t;
 
-typedef enum { WP_TRACK_WIDGETS = 0, WP_TRACK_LAYOUTS, WP_TRACK_PAINTS, WP_TRACK__COUNT } wp_track_t;
+/* REBUILDS is the inspector's trackRebuildDirtyWidgets (debug builds only):
+ * Flutter.RebuiltWidgets events per frame, not blocks. */
+typedef enum {
+  WP_TRACK_WIDGETS = 0,
+  WP_TRACK_LAYOUTS,
+  WP_TRACK_PAINTS,
+  WP_TRACK_REBUILDS,
+  WP_TRACK__COUNT
+} wp_track_t;
 
 /* The transport: vm_app_call_extension's contract (params stolen, cb once
  * from the loop unless cancelled; the handle is the transport's own).

@@ -196,6 +196,7 @@ test('only allowlisted VM-service methods were ever sent', async () => {
   const allowed = new Set(['getVersion', 'getVM', 'getIsolate', 'streamListen', 'streamCancel',
     '_flutter.listViews', 'ext.telescope.frames', 'ext.flutter.profileWidgetBuilds',
     'ext.flutter.profileRenderObjectLayouts', 'ext.flutter.profileRenderObjectPaints',
+    'ext.flutter.inspector.trackRebuildDirtyWidgets', 'ext.flutter.inspector.widgetLocationIdMap',
     'ext.ui.window.scheduleFrame', 'getVMTimelineFlags', 'setVMTimelineFlags', 'getVMTimeline',
     'getVMTimelineMicros', 'getCpuSamples']); // never clearVMTimeline: DevTools shares that buffer
   const methods = await s.methods();

@@ -563,7 +563,7 @@ export class Runner {
       // A second start applies what it can and names the rest (contract,
       // "Arguments are never dropped").
       const warned = (a.sc.warnings ?? []).join(' ');
-      for (const k of ['budgetMs', 'trackWidgets', 'trackLayouts', 'trackPaints'])
+      for (const k of ['budgetMs', 'trackWidgets', 'trackLayouts', 'trackPaints', 'trackRebuilds'])
         if (k in a.args && !warned.includes(k)) fail(5, `${what} on open ${S.id} dropped ${k} without a warning`);
       return;
     }

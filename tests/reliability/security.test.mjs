@@ -21,6 +21,7 @@ const connected = (lean) => until(async () => scOf(await lean.call({ action: 'st
 const ALLOWED = new Set(['getVersion', 'getVM', 'getIsolate', 'streamListen', 'streamCancel',
   '_flutter.listViews', 'ext.telescope.frames', 'ext.flutter.profileWidgetBuilds',
   'ext.flutter.profileRenderObjectLayouts', 'ext.flutter.profileRenderObjectPaints',
+  'ext.flutter.inspector.trackRebuildDirtyWidgets', 'ext.flutter.inspector.widgetLocationIdMap',
     'ext.ui.window.scheduleFrame', 'getVMTimelineFlags', 'setVMTimelineFlags', 'getVMTimeline',
     'getVMTimelineMicros', 'getCpuSamples']); // never clearVMTimeline: DevTools shares that buffer
 
@@ -29,7 +30,7 @@ test('a full session sends only allowlisted VM-service methods', async () => {
   const ok = (r) => { assert.equal(r.isError, false, r.text); return r; };
   ok(await m.call({ action: 'status' }));
   ok(await m.call({ action: 'start', trackWidgets: true, trackLayouts: true, trackPaints: true,
-    interactionId: 'scroll', linkedBy: 'agent' }));
+    trackRebuilds: true, interactionId: 'scroll', linkedBy: 'agent' }));
   ok(await m.call({ action: 'mark', interactionId: 'tap' }));
   await sleep(200);
   ok(await m.call({ action: 'read', waitMs: 500, detail: 'blocks', limit: 5 }));
@@ -53,7 +54,8 @@ test('a full session sends only allowlisted VM-service methods', async () => {
   // would pass the check above).
   for (const need of ['getVM', 'getIsolate', 'streamListen', 'ext.telescope.frames',
     'ext.flutter.profileWidgetBuilds', 'ext.flutter.profileRenderObjectLayouts',
-    'ext.flutter.profileRenderObjectPaints']) assert.ok(sent.has(need), `${need} never sent`);
+    'ext.flutter.profileRenderObjectPaints', 'ext.flutter.inspector.trackRebuildDirtyWidgets'])
+    assert.ok(sent.has(need), `${need} never sent`);
   report('allowlist', { methodsReceived: names.length, distinct: [...sent].sort() });
 });
 

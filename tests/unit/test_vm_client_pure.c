@@ -16,6 +16,8 @@ START_TEST(allowlist_is_exact) {
                              "ext.flutter.profileWidgetBuilds",
                              "ext.flutter.profileRenderObjectLayouts",
                              "ext.flutter.profileRenderObjectPaints",
+                             "ext.flutter.inspector.trackRebuildDirtyWidgets",
+                             "ext.flutter.inspector.widgetLocationIdMap",
                              "ext.ui.window.scheduleFrame",
                              "getVMTimelineFlags",
                              "setVMTimelineFlags",

@@ -1,0 +1,99 @@
+/* rebuilds: which widgets rebuilt in janky frames, from the inspector's
+ * Flutter.RebuiltWidgets events (debug builds with trackRebuilds on;
+ * docs/flutter-apis.md "Rebuilt widgets", docs/tool.md "Rebuilt widgets").
+ * Pure: event data in, the `rebuilds` summary object out; no loop, no socket.
+ *
+ * One table per app connection: the (location id, count) lists of the last
+ * REBUILDS_MAX_FRAMES frames by frame number (FrameTiming's, the one the
+ * frames carry), and the location table (id → widget name, file, line)
+ * filled from the events' `locations` / `newLocations` and from
+ * widgetLocationIdMap replies. Location ids are Dart statics: a hot restart
+ * (another isolate) starts them again, so the table is cleared.
+ *
+ * Ranking: over the frames that have an event (but the baseline frame that
+ * switching tracking on forces, see rebuilds_frame), a location's mean count per
+ * janky frame minus its mean per calm frame; the top REBUILDS_MAX_WIDGETS
+ * whose janky mean is at least REBUILDS_MIN_EXCESS and REBUILDS_MIN_RATIO
+ * times above the calm one (a list of cards that is a little longer when
+ * frames are janky is not a cause; a widget that rebuilds only then is).
+ *
+ * Ownership: rebuilds_t owns everything it holds; rebuilds_free frees it. */
+#ifndef TELESCOPE_REBUILDS_H
+#define TELESCOPE_REBUILDS_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define REBUILDS_MAX_FRAMES 4096     /* frames kept (a ring, oldest dropped) */
+#define REBUILDS_MAX_PER_FRAME 256   /* (id, count) pairs kept per frame: ≤ 8 MB in all */
+#define REBUILDS_MAX_LOCATIONS 16384 /* location table bound */
+#define REBUILDS_MAX_WIDGETS 3       /* widgets in `rebuilds.widgets` */
+#define REBUILDS_MAX_TEXT 200        /* bytes of a name or file in the answer */
+#define REBUILDS_MIN_EXCESS 0.5      /* rebuilds per janky frame beyond the calm mean */
+#define REBUILDS_MIN_RATIO 1.25      /* janky mean / calm mean */
+
+typedef struct rebuilds rebuilds_t;
+
+typedef struct {
+  int32_t id; /* the framework's ids are small ints; others are skipped */
+  int32_t count;
+} rebuilds_count_t;
+
+typedef struct {
+  int64_t id;
+  char *name; /* the widget class; NULL when the older form gave none */
+  char *file; /* the creation location's file URI */
+  int64_t line, column;
+} rebuilds_loc_t;
+
+/* One kept frame, classified by the caller. */
+typedef struct {
+  int64_t frame_number;
+  int janky; /* missed the budget on build (not a startup frame) */
+  int calm;  /* missed nothing */
+} rebuilds_frame_t;
+
+rebuilds_t *rebuilds_new(void);
+void rebuilds_free(rebuilds_t *rb);
+/* Drops frames and locations (a hot restart). */
+void rebuilds_clear(rebuilds_t *rb);
+
+/* One Extension-stream event (borrowed). Only Flutter.RebuiltWidgets from
+ * isolate_id is taken; another isolate than the table's (a hot restart)
+ * clears the table first unless it is not current_isolate (NULL/"": any)
+ * — DDS replays old isolates' events. 1 taken, 0 not ours or malformed. */
+int rebuilds_feed(rebuilds_t *rb, const char *isolate_id, const char *kind, const json_t *data,
+                  const char *current_isolate);
+/* A `{file: {ids, lines, columns, names}}` object: the `locations` form and
+ * the widgetLocationIdMap reply. 0, or -1 when malformed (what parsed is kept). */
+int rebuilds_add_locations(rebuilds_t *rb, const json_t *locations);
+
+size_t rebuilds_frames(const rebuilds_t *rb);
+/* The counts of frame_number, or NULL (n = 0) when no event had it.
+ * baseline (may be NULL): 1 for the first frame after tracking went on — the
+ * frame in which Flutter's forceRebuild rebuilt every widget (the first
+ * event of all, or one whose number does not follow the previous event's);
+ * the ranking leaves it out. */
+const rebuilds_count_t *rebuilds_frame(const rebuilds_t *rb, int64_t frame_number, size_t *n,
+                                       int *baseline);
+/* NULL when the id has no location yet. */
+const rebuilds_loc_t *rebuilds_location(const rebuilds_t *rb, int64_t id);
+
+/* Where an agent opens a creation location: lib/<rest> after the file URI's
+ * last /lib/ (Flutter counts only the project's own widgets), else the
+ * path of a file: URI, else the URI. Newly allocated; NULL on OOM. */
+char *rebuilds_file_of(const char *uri);
+
+/* The `rebuilds` summary object (new reference), or NULL when no classified
+ * frame had an event (nothing to say) or out of memory:
+ * {jankyFrames, calmFrames, framesWithEvents, widgets: [{name, file, line,
+ * perJankyFrame, perCalmFrame}]}. Locations without a known name/file are
+ * named by id ("location 12"). */
+json_t *rebuilds_summary(const rebuilds_t *rb, const rebuilds_frame_t *frames, size_t n);
+/* The `rebuilt:` lines of the text an agent reads (malloc'd, "" when there
+ * is nothing to say; NULL when rebuilds is NULL or on OOM):
+ * "rebuilt: SlowWidget ×12.0 per janky frame vs ×1.0 otherwise (lib/x.dart:42)". */
+char *rebuilds_text(const json_t *rebuilds);
+
+#endif
