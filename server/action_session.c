@@ -11,6 +11,7 @@
 #include "budgets.h"
 #include "chart.h"
 #include "chart_file.h"
+#include "summary.h"
 #include "trace.h"
 #include "findings.h"
 #include "frames_answer.h"
@@ -304,7 +305,47 @@ done:
 }
 
 /* The last step of a closed session's answer: the chart, then the answer. */
+static size_t compact_len(const json_t *j) {
+  char *t = json_dumps(j, JSON_COMPACT);
+  size_t n = t ? strlen(t) : 0;
+  free(t);
+  return n;
+}
+
+/* Where to edit and the rebuilt widgets came after the summary was cut to
+ * SUMMARY_MAX_BYTES: they give way within it, least useful first — the
+ * worst frames' places, the context entries and the `top` of each
+ * function, then all but the first entry, then the whole object (said in a
+ * warning). */
+static void summary_fit(op_t *op, json_t *sum) {
+  json_t *where = json_object_get(sum, "where"), *rb = json_object_get(sum, "rebuilds");
+  json_t *fns = json_object_get(where, "functions"), *wid = json_object_get(rb, "widgets"), *e;
+  size_t i;
+  if (!sum || compact_len(sum) <= SUMMARY_MAX_BYTES) return;
+  json_array_foreach(json_object_get(sum, "worstFrames"), i, e) json_object_del(e, "at");
+  for (i = json_array_size(fns); i-- > 0 && compact_len(sum) > SUMMARY_MAX_BYTES;) {
+    const char *code = json_string_value(json_object_get(json_array_get(fns, i), "code"));
+    if (!code || strcmp(code, "app")) json_array_remove(fns, i);
+  }
+  json_array_foreach(fns, i, e) json_object_del(e, "top");
+  while (compact_len(sum) > SUMMARY_MAX_BYTES &&
+         (json_array_size(fns) > 1 || json_array_size(wid) > 1)) {
+    if (json_array_size(wid) > 1) json_array_remove(wid, json_array_size(wid) - 1);
+    if (json_array_size(fns) > 1 && compact_len(sum) > SUMMARY_MAX_BYTES)
+      json_array_remove(fns, json_array_size(fns) - 1);
+  }
+  if (rb && compact_len(sum) > SUMMARY_MAX_BYTES) {
+    json_object_del(sum, "rebuilds");
+    op_warn(op, "rebuilds: left out, the summary is at its %d-byte bound", SUMMARY_MAX_BYTES);
+  }
+  if (where && compact_len(sum) > SUMMARY_MAX_BYTES) {
+    json_object_del(sum, "where");
+    op_warn(op, "where: left out, the summary is at its %d-byte bound", SUMMARY_MAX_BYTES);
+  }
+}
+
 static void closed_finish(op_t *op, json_t *r) {
+  summary_fit(op, json_object_get(r, "summary"));
   if (r && op->a.chart) {
     json_t *extra = chart_put(op, r, session_store(op->s), session_budget_us(op->s));
     /* warnings added by the chart are not in r; the chart's own text says why */
