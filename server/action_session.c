@@ -170,8 +170,8 @@ static json_t *chart_put(op_t *op, json_t *r, store_t *st, int64_t budget) {
   gmtime_r(&ts.tv_sec, &tm);
   strftime(when, sizeof when, "%Y%m%dT%H%M%S", &tm);
   const char *sid = session_id(op->s);
-  snprintf(title, sizeof title, "telescope %s %s%s%s", sid, op->action == A_STOP ? "stop" : "capture",
-           iid ? " of " : "", iid ? iid : "");
+  snprintf(title, sizeof title, "telescope %s %s%s%s", sid,
+           op->action == A_STOP ? "stop" : "capture", iid ? " of " : "", iid ? iid : "");
   int trace = op->a.chart == 2;
   /* The GC pauses and compiles the findings name, on their own tracks. */
   trace_timeline_t tl = {NULL, 0, 0};
@@ -181,9 +181,9 @@ static json_t *chart_put(op_t *op, json_t *r, store_t *st, int64_t budget) {
   char *svg = n && !frames ? NULL
               : trace      ? trace_json(frames, m, budget, title, &tl)
                            : chart_svg(frames, m, budget, title);
-  int rc = svg ? chart_file_write(op->ctx->cfg->chart_dir, name, svg, path, sizeof path, err,
-                                  sizeof err)
-               : (snprintf(err, sizeof err, "out of memory"), -1);
+  int rc =
+      svg ? chart_file_write(op->ctx->cfg->chart_dir, name, svg, path, sizeof path, err, sizeof err)
+          : (snprintf(err, sizeof err, "out of memory"), -1);
   free(svg);
   size_t janky = 0;
   for (size_t i = 0; i < m; i++) janky += (size_t)chart_is_janky(&frames[i], budget);
@@ -279,9 +279,10 @@ static void closed_diag(op_t *op, diag_code_t code) {
     op_warn(op, "%s", json_string_value(json_array_get(notes, i)));
   json_decref(notes);
   if (session_taken_over(s))
-    op_warn(op, "another tool (DevTools, a benchmark) was collecting the Flutter timeline when the "
-                "session started: the session took the buffer over (its first drain was dropped), "
-                "and while both read, each misses the blocks the other took");
+    op_warn(op,
+            "another tool (DevTools, a benchmark) was collecting the Flutter timeline when the "
+            "session started: the session took the buffer over (its first drain was dropped), "
+            "and while both read, each misses the blocks the other took");
   if (op->a.budgets) {
     json_t *b = budgets_eval(op->a.budgets, json_object_get(r, "summary"));
     if (b) json_object_set_new(r, "budgets", b);
@@ -299,7 +300,7 @@ static void closed_diag(op_t *op, diag_code_t code) {
     if (d) json_object_set_new(r, "diagnosis", d);
   }
   if (rebuilds_start(op, r, st, filter)) return; /* rebuilds_located follows */
-  if (where_start(op, r, st)) return;             /* closed_finish follows */
+  if (where_start(op, r, st)) return;            /* closed_finish follows */
 done:
   closed_finish(op, r);
 }
@@ -315,8 +316,8 @@ static size_t compact_len(const json_t *j) {
 /* Where to edit and the rebuilt widgets came after the summary was cut to
  * SUMMARY_MAX_BYTES: they give way within it, least useful first — the
  * worst frames' places, the context entries and the `top` of each
- * function, then all but the first entry, then the whole object (said in a
- * warning). */
+ * function, then all but the first entry, then the whole object with the
+ * findings' places (said in a warning). */
 static void summary_fit(op_t *op, json_t *sum) {
   json_t *where = json_object_get(sum, "where"), *rb = json_object_get(sum, "rebuilds");
   json_t *fns = json_object_get(where, "functions"), *wid = json_object_get(rb, "widgets"), *e;
@@ -340,6 +341,9 @@ static void summary_fit(op_t *op, json_t *sum) {
   }
   if (where && compact_len(sum) > SUMMARY_MAX_BYTES) {
     json_object_del(sum, "where");
+    json_t *fs = json_object_get(sum, "findings"); /* their places too, last first */
+    for (i = json_array_size(fs); i-- > 0 && compact_len(sum) > SUMMARY_MAX_BYTES;)
+      json_object_del(json_array_get(fs, i), "at");
     op_warn(op, "where: left out, the summary is at its %d-byte bound", SUMMARY_MAX_BYTES);
   }
 }
@@ -408,8 +412,8 @@ static int where_start(op_t *op, json_t *r, store_t *st) {
   char note[300];
   op->held = r;
   op->cpu = appsrc_cpu_pull(op->app->app, frames, n, session_budget_us(op->s),
-                            (double)json_integer_value(json_object_get(jank, "overUs")),
-                            where_done, op, note, sizeof note);
+                            (double)json_integer_value(json_object_get(jank, "overUs")), where_done,
+                            op, note, sizeof note);
   free(frames);
   if (op->cpu) return 1;
   op->held = NULL;

@@ -10,6 +10,7 @@
 #include "cpuprof.h"
 #include "rebuilds.h"
 #include "findings.h"
+#include "frame_events.h" /* FE_NOTE */
 
 /* ---- a growing string that remembers running out of memory ------------- */
 
@@ -124,10 +125,11 @@ static void where(sb_t *b, const json_t *sum) {
 }
 
 /* Advice, apart from the causes: "next: start again with trackWidgets: true
- * (…)". */
-static void next(sb_t *b, const json_t *sum) {
+ * (…)". 1 when it asks for the watcher. */
+static int next(sb_t *b, const json_t *sum) {
   size_t i;
   const json_t *n;
+  int watcher = 0;
   json_array_foreach(json_object_get(sum, "next"), i, n) {
     const char *kind = str(n, "kind");
     if (!kind) continue;
@@ -136,7 +138,9 @@ static void next(sb_t *b, const json_t *sum) {
                 str(n, "why") ? str(n, "why") : "");
     else if (str(n, "why"))
       sb_printf(b, "next: %s\n", str(n, "why"));
+    watcher |= !strcmp(kind, "watcher");
   }
+  return watcher;
 }
 
 /* "startup: 1 frame (frame 1), build max 1712.3 ms, raster max 40.1 ms: the
@@ -165,8 +169,9 @@ typedef struct {
 } cause_t;
 
 static cause_t frame_cause(const json_t *w, int64_t budget) {
-  cause_t c = {"build",         str(w, "at"),   num(w, "buildUs"), num(w, "buildUs"),
-               num(w, "frameNumber"), num(w, "gcUs"), num(w, "shaderUs")};
+  cause_t c = {"build",           str(w, "at"),          num(w, "buildUs"),
+               num(w, "buildUs"), num(w, "frameNumber"), num(w, "gcUs"),
+               num(w, "shaderUs")};
   if (c.number <= 0) c.number = -num(w, "seq"); /* unnumbered: by seq, printed "seq N" */
   int64_t raster = num(w, "rasterUs");
   if (raster > budget && raster >= c.build_us) {
@@ -522,13 +527,14 @@ char *answer_text_render(const json_t *r, int is_error) {
   sb_t b = {NULL, 0, 0, 0};
   const char *action = str(r, "action") ? str(r, "action") : "telescope_frames";
   const json_t *sum = json_object_get(r, "summary");
+  int asked_for_watcher = 0;
   if (sum) {
     verdict(&b, action, sum, is_error);
     budgets_line(&b, json_object_get(r, "budgets")); /* a verdict too: next to the first */
     startup(&b, sum);
     findings(&b, sum);
     where(&b, sum);
-    next(&b, sum);
+    asked_for_watcher = next(&b, sum);
     /* Within budget, the worst frames explain nothing an agent must act on. */
     if (num(json_object_get(sum, "jank"), "frames")) worst(&b, sum);
     interactions(&b, sum);
@@ -563,8 +569,12 @@ char *answer_text_render(const json_t *r, int is_error) {
     session(&b, action, json_object_get(r, "session"));
   const json_t *ws = json_object_get(r, "warnings"), *w;
   size_t i;
-  json_array_foreach(ws, i, w) if (json_is_string(w))
-      sb_printf(&b, "warning: %s\n", json_string_value(w));
+  json_array_foreach(ws, i, w) {
+    /* A next line that already asks for the watcher says it in fewer bytes. */
+    if (!json_is_string(w) || (asked_for_watcher && !strcmp(json_string_value(w), FE_NOTE)))
+      continue;
+    sb_printf(&b, "warning: %s\n", json_string_value(w));
+  }
   const json_t *frames = json_object_get(r, "frames");
   if (json_array_size(frames))
     sb_printf(&b, "frames: %zu listed in structuredContent (seq %lld\xe2\x80\x93%lld)\n",

@@ -16,6 +16,9 @@
  * whose janky mean is at least REBUILDS_MIN_EXCESS and REBUILDS_MIN_RATIO
  * times above the calm one (a list of cards that is a little longer when
  * frames are janky is not a cause; a widget that rebuilds only then is).
+ * When none passes, the top ones rebuilt at least REBUILDS_MIN_STEADY times
+ * per janky frame are listed as `steady`: in a build-bound session the
+ * subtree rebuilt in every frame is still where build time may go.
  *
  * Ownership: rebuilds_t owns everything it holds; rebuilds_free frees it. */
 #ifndef TELESCOPE_REBUILDS_H
@@ -32,6 +35,7 @@
 #define REBUILDS_MAX_TEXT 200        /* bytes of a name or file in the answer */
 #define REBUILDS_MIN_EXCESS 0.5      /* rebuilds per janky frame beyond the calm mean */
 #define REBUILDS_MIN_RATIO 1.25      /* janky mean / calm mean */
+#define REBUILDS_MIN_STEADY 1.0      /* rebuilds per janky frame of a steady rebuilder */
 
 typedef struct rebuilds rebuilds_t;
 
@@ -88,7 +92,7 @@ char *rebuilds_file_of(const char *uri);
 /* The `rebuilds` summary object (new reference), or NULL when no classified
  * frame had an event (nothing to say) or out of memory:
  * {jankyFrames, calmFrames, framesWithEvents, widgets: [{name, file, line,
- * perJankyFrame, perCalmFrame}]}. Locations without a known name/file are
+ * perJankyFrame, perCalmFrame, steady?}]}. Locations without a known name/file are
  * named by id ("location 12"). */
 json_t *rebuilds_summary(const rebuilds_t *rb, const rebuilds_frame_t *frames, size_t n);
 /* The `rebuilt:` lines of the text an agent reads (malloc'd, "" when there

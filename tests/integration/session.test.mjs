@@ -274,7 +274,9 @@ test('token economy: the largest listing stays under 64 KB, a summary under 4 KB
   assert.ok(r.sc.frames.every((f, i) => i === 0 || f.seq === r.sc.frames[i - 1].seq + 1), 'oldest first, contiguous');
   const stop = await m.call({ action: 'stop' });
   assert.ok(Buffer.byteLength(stop.text) <= 4096 + 1024, `stop is ${Buffer.byteLength(stop.text)} bytes`);
-  assert.ok(Buffer.byteLength(JSON.stringify(stop.sc.summary)) <= 4096);
+  const sizes = Object.entries(stop.sc.summary).map(([k, v]) => `${k} ${JSON.stringify(v).length}`);
+  assert.ok(Buffer.byteLength(JSON.stringify(stop.sc.summary)) <= 4096,
+    `summary is ${Buffer.byteLength(JSON.stringify(stop.sc.summary))} bytes: ${sizes.join(', ')}\n${JSON.stringify(stop.sc.summary)}`);
 });
 
 // Issue 21 item 10: a session that starts while another tool (DevTools) is

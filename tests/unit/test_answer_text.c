@@ -11,6 +11,7 @@
 
 #include "answer_text.h"
 #include "cpuprof.h"
+#include "frame_events.h"
 #include "frames_tool.h"
 #include "schema_embed.h"
 
@@ -457,6 +458,16 @@ START_TEST(startup_gc_and_next_lines) {
   ck_assert_ptr_nonnull(strstr(t, "\nframe 831: Tile 9.0 ms (build 20.0 ms, GC 1.5 ms)"));
   ck_assert_ptr_null(strstr(t, "812")); /* within budget: not a worst-frame line */
   ck_assert_ptr_null(strstr(t, "cause 2"));
+  free(t);
+  /* The no-watcher warning is not said twice: the next line asks for it. */
+  json_object_set_new(r, "warnings", json_pack("[s,s]", FE_NOTE, "w"));
+  t = render(r, 0, "startup, warned");
+  ck_assert_ptr_null(strstr(t, "no telescope watcher in the app"));
+  ck_assert_ptr_nonnull(strstr(t, "\nwarning: w"));
+  free(t);
+  json_object_set_new(json_object_get(r, "summary"), "next", json_array());
+  t = render(r, 0, "startup, no next");
+  ck_assert_ptr_nonnull(strstr(t, "warning: " FE_NOTE));
   free(t);
   json_decref(r);
 }

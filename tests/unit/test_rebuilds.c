@@ -191,11 +191,32 @@ START_TEST(ranking_by_hand) {
   ck_assert_str_eq(t, "");
   free(t);
   json_decref(r);
-  /* Janky frames that rebuilt the same as calm ones: said once. */
+  /* Janky frames that rebuilt the same as calm ones: the subtrees rebuilt in
+   * every frame, most first, at least once a janky frame (Card, once, is). */
   rebuilds_frame_t same[] = {{1, 0, 1}, {5, 1, 0}};
   r = rebuilds_summary(rb, same, 2);
+  w = json_object_get(r, "widgets");
+  ck_assert_uint_eq(json_array_size(w), 3);
+  ck_assert(json_is_true(json_object_get(json_array_get(w, 0), "steady")));
   t = rebuilds_text(r);
-  ck_assert_str_eq(t, "rebuilt: no widget rebuilt more in the 1 janky frames than in the others\n");
+  ck_assert_str_eq(t,
+                   "rebuilt in every frame: location 70 ×9.0 per janky frame vs ×9.0 otherwise\n"
+                   "rebuilt in every frame: Steady ×5.0 per janky frame vs ×5.0 otherwise "
+                   "(lib/feed.dart:27)\n"
+                   "rebuilt in every frame: Card ×1.0 per janky frame vs ×1.0 otherwise "
+                   "(lib/feed.dart:31)\n");
+  free(t);
+  json_decref(r);
+  /* ... but fewer than once a janky frame is nothing: said once. */
+  feed(rb, "i/1", "{\"frameNumber\":9,\"events\":[57,50]}"); /* after a gap: baseline */
+  feed(rb, "i/1", "{\"frameNumber\":10,\"events\":[57,1]}");
+  feed(rb, "i/1", "{\"frameNumber\":11,\"events\":[57,1]}");
+  feed(rb, "i/1", "{\"frameNumber\":12,\"events\":[]}");
+  rebuilds_frame_t rare[] = {{9, 1, 0}, {10, 0, 1}, {11, 1, 0}, {12, 1, 0}};
+  r = rebuilds_summary(rb, rare, 4);
+  ck_assert_uint_eq(json_array_size(json_object_get(r, "widgets")), 0);
+  t = rebuilds_text(r);
+  ck_assert_str_eq(t, "rebuilt: no widget rebuilt more in the 2 janky frames than in the others\n");
   free(t);
   json_decref(r);
   /* No frame with an event: nothing at all. */
