@@ -57,18 +57,19 @@
 //    performance.rebuildCountModel ({locations: {file: {ids, lines, columns,
 //    names}}, frames: [{frameNumber, events: [id, count, id, count, ...]}]}:
 //    RebuildCountModel.toJson, flutter/devtools packages/devtools_app/lib/src/
-//    screens/performance/panes/rebuild_stats/rebuild_stats_model.dart). Over
-//    the steady janky frames and the calm frames (steady and not janky, rules
-//    2-3) that have an entry in `frames` (a frame without one was not tracked;
-//    an entry with no events rebuilt nothing), each location's mean count per
-//    janky frame and per calm frame, a location missing from an entry counting
-//    0. A location is the app's when its file is not a `dart:` or
-//    `package:flutter/` URI nor in the Flutter SDK (`/packages/flutter/lib/`):
-//    Flutter's tracker counts only the project's widgets, this is for exports
-//    that hold others. Its `file` is the URI from its last `/lib/` on
-//    (`lib/clock_demo.dart`), the path in the app's package an agent opens.
-//    `top` lists the app widgets with the largest mean per janky frame: every
-//    one equal to the largest (to 1e-9), by id.
+//    screens/performance/panes/rebuild_stats/rebuild_stats_model.dart).
+//    framesWithCounts: the frames (start-up ones too) that have an entry in
+//    `frames` (a frame without one was not tracked; an entry with no events
+//    rebuilt nothing). Over the steady janky frames and the calm frames
+//    (steady and not janky, rules 2-3) that have an entry, each location's
+//    mean count per janky frame and per calm frame, a location missing from
+//    an entry counting 0. A location is the app's when its file is not a
+//    `dart:` or `package:flutter/` URI nor in the Flutter SDK
+//    (`/packages/flutter/lib/`): Flutter's tracker counts only the project's
+//    widgets, this is for exports that hold others. Its `file` is the URI
+//    from its last `/lib/` on (`lib/clock_demo.dart`), the path in the app's
+//    package an agent opens. `top` lists the app widgets with the largest
+//    mean per janky frame: every one equal to the largest (to 1e-9), by id.
 import { readFileSync, readdirSync, writeFileSync, existsSync } from 'node:fs';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -115,7 +116,7 @@ function libPath(uri) {
   const at = uri.lastIndexOf('/lib/');
   return at >= 0 ? uri.slice(at + 1) : uri.replace(/^file:\/\//, '');
 }
-function rebuilds(model, jankyNumbers, calmNumbers) {
+function rebuilds(model, frameNumbers, jankyNumbers, calmNumbers) {
   const where = new Map();
   for (const [uri, v] of Object.entries(model.locations ?? {}))
     v.ids.forEach((id, i) => where.set(id, { name: v.names[i], file: libPath(uri), line: v.lines[i], column: v.columns[i], uri }));
@@ -141,6 +142,7 @@ function rebuilds(model, jankyNumbers, calmNumbers) {
   const top = app.filter((l) => most > 0 && l.perJankyFrame >= most - 1e-9).sort((a, b) => a.id - b.id);
   const show = (l) => ({ ...l, perJankyFrame: round3(l.perJankyFrame), perCalmFrame: round3(l.perCalmFrame) });
   return {
+    framesWithCounts: frameNumbers.filter((n) => entries.has(n)).length,
     jankyFrames: janky.length,
     calmFrames: calm.length,
     top: top.map((l) => ({ name: l.name, file: l.file, line: l.line, perJankyFrame: round3(l.perJankyFrame), perCalmFrame: round3(l.perCalmFrame) })),
@@ -321,7 +323,7 @@ export function expect(file) {
     causes: table.filter((x) => x.explains > 0).sort(order)
       .slice(0, 8).map((x) => ({ ...x.cause, explainsUs: Math.round(x.explains) })),
     jankyFrames: perFrame,
-    ...(rec.rebuildCountModel ? { rebuilds: rebuilds(rec.rebuildCountModel, steadyJanky.map((f) => f.number), steadyOk.map((f) => f.number)) } : {}),
+    ...(rec.rebuildCountModel ? { rebuilds: rebuilds(rec.rebuildCountModel, fr.map((f) => f.number), steadyJanky.map((f) => f.number), steadyOk.map((f) => f.number)) } : {}),
   };
 }
 
