@@ -11,6 +11,12 @@
 // timeline only, no blocks) the same assertions run, except that a first
 // cause only blocks can name (a phase, a widget, a render object) is not
 // asked of that mode.
+//
+// A recording with rebuild counts (expected.json `rebuilds`, from DevTools'
+// rebuildCountModel, which the replay posts as Flutter.RebuiltWidgets) is
+// captured once more with trackRebuilds: the app widget rebuilt most per
+// janky frame is named in summary.rebuilds and on the text's `rebuilt:`
+// line with its file:line (issue 20's acceptance).
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, readdirSync, existsSync } from 'node:fs';
@@ -39,14 +45,14 @@ test('the corpus has recordings with expected answers', () => {
   assert.ok(recordings.length >= (process.env.TELESCOPE_RECORDINGS ? 1 : 3), `recordings: ${recordings.join(', ')}`);
 });
 
-async function capture(name, simArgs) {
+async function capture(name, simArgs, options = {}) {
   const sim = await startSim(['--replay', join(DIR, name, 'trace.json'), ...simArgs]);
   cleanup.push(() => sim.kill());
   const m = await startMcp(['--vm-service-uri-file', sim.uriFile]);
   cleanup.push(() => m.close());
   const exp = JSON.parse(readFileSync(join(DIR, name, 'expected.json'), 'utf8'));
   const durationMs = Math.ceil(exp.recordingUs / 1000) + MARGIN_MS;
-  const r = await m.call({ action: 'capture', durationMs });
+  const r = await m.call({ action: 'capture', durationMs, ...options });
   assert.equal(r.isError, false, r.text);
   return { r, exp, s: r.sc.summary };
 }
@@ -94,6 +100,31 @@ for (const name of recordings) {
       assert.deepEqual(failures, [], `${name} (${mode}):\n  ${failures.join('\n  ')}\n--- text ---\n${r.text}`);
     });
   }
+}
+
+for (const name of recordings) {
+  const exp = JSON.parse(readFileSync(join(DIR, name, 'expected.json'), 'utf8')).rebuilds;
+  if (!exp?.top.length) continue;
+  test(`${name} (trackRebuilds): the app widget rebuilt most per janky frame, with file:line`, async () => {
+    const { r, s } = await capture(name, [], { trackRebuilds: true });
+    const failures = [];
+    const check = (ok, what) => { if (!ok) failures.push(what); };
+    // The replay posted every recorded frame's counts and the server joined them.
+    check(s.rebuilds?.framesWithEvents === exp.framesWithCounts,
+      `frames with rebuild counts: expected ${exp.framesWithCounts}, got ${s.rebuilds?.framesWithEvents}`);
+    // top holds every widget tied for the largest mean (expect.mjs rule 7):
+    // any of them answers, the server's order among equals is its own.
+    const same = (w, t) => w.name === t.name && w.file === t.file && w.line === t.line;
+    const named = exp.top.filter((t) => (s.rebuilds?.widgets ?? []).some((w) => same(w, t)));
+    const want = (list) => list.map((t) => `${t.name} (${t.file}:${t.line})`).join(' or ');
+    check(named.length, `summary.rebuilds.widgets names ${want(exp.top)}`);
+    const lines = r.text.split('\n').filter((l) => l.startsWith('rebuilt:'));
+    const says = (l, t) => new RegExp(`\\b${t.name}\\b`).test(l) && l.includes(`${t.file}:${t.line}`);
+    check(named.some((t) => lines.some((l) => says(l, t))),
+      `a rebuilt: line names ${want(named.length ? named : exp.top)}`);
+    assert.deepEqual(failures, [], `${name} (trackRebuilds):\n  ${failures.join('\n  ')}\n` +
+      `summary.rebuilds: ${JSON.stringify(s.rebuilds)}\n--- text ---\n${r.text}`);
+  });
 }
 
 // includeStartup: the session asks for its start-up frames to be judged as

@@ -53,6 +53,23 @@
 //    that frame alone. Equal amounts (the overrun cap makes them common in a
 //    frame far over budget) are ordered by the time beyond the mean without
 //    the cap, then by name, so the answer is one.
+// 7. Rebuild counts, only when the export has DevTools'
+//    performance.rebuildCountModel ({locations: {file: {ids, lines, columns,
+//    names}}, frames: [{frameNumber, events: [id, count, id, count, ...]}]}:
+//    RebuildCountModel.toJson, flutter/devtools packages/devtools_app/lib/src/
+//    screens/performance/panes/rebuild_stats/rebuild_stats_model.dart).
+//    framesWithCounts: the frames (start-up ones too) that have an entry in
+//    `frames` (a frame without one was not tracked; an entry with no events
+//    rebuilt nothing). Over the steady janky frames and the calm frames
+//    (steady and not janky, rules 2-3) that have an entry, each location's
+//    mean count per janky frame and per calm frame, a location missing from
+//    an entry counting 0. A location is the app's when its file is not a
+//    `dart:` or `package:flutter/` URI nor in the Flutter SDK
+//    (`/packages/flutter/lib/`): Flutter's tracker counts only the project's
+//    widgets, this is for exports that hold others. Its `file` is the URI
+//    from its last `/lib/` on (`lib/clock_demo.dart`), the path in the app's
+//    package an agent opens. `top` lists the app widgets with the largest
+//    mean per janky frame: every one equal to the largest (to 1e-9), by id.
 import { readFileSync, readdirSync, writeFileSync, existsSync } from 'node:fs';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -86,7 +103,51 @@ function load(file) {
   const root = JSON.parse(readFileSync(file, 'utf8'));
   const events = Array.isArray(root) ? root : root.traceEvents;
   const perf = root.performance ?? {};
-  return { events, flutterFrames: perf.flutterFrames, refresh: perf.displayRefreshRate || 60 };
+  return { events, flutterFrames: perf.flutterFrames, refresh: perf.displayRefreshRate || 60,
+    rebuildCountModel: perf.rebuildCountModel ?? null };
+}
+
+// Rule 7: mean rebuilds per location in the janky and the calm frames.
+const round3 = (x) => Math.round(1000 * x) / 1000;
+function isAppFile(uri) {
+  return !uri.startsWith('dart:') && !uri.startsWith('package:flutter/') && !uri.includes('/packages/flutter/lib/');
+}
+function libPath(uri) {
+  const at = uri.lastIndexOf('/lib/');
+  return at >= 0 ? uri.slice(at + 1) : uri.replace(/^file:\/\//, '');
+}
+function rebuilds(model, frameNumbers, jankyNumbers, calmNumbers) {
+  const where = new Map();
+  for (const [uri, v] of Object.entries(model.locations ?? {}))
+    v.ids.forEach((id, i) => where.set(id, { name: v.names[i], file: libPath(uri), line: v.lines[i], column: v.columns[i], uri }));
+  const entries = new Map(model.frames.map((f) => [f.frameNumber, f.events]));
+  const janky = jankyNumbers.filter((n) => entries.has(n)), calm = calmNumbers.filter((n) => entries.has(n));
+  const sums = new Map(); // id -> [janky, calm]
+  for (const [frames, k] of [[janky, 0], [calm, 1]])
+    for (const n of frames) {
+      const ev = entries.get(n);
+      for (let i = 0; i < ev.length; i += 2) {
+        const s = sums.get(ev[i]) ?? [0, 0];
+        s[k] += ev[i + 1];
+        sums.set(ev[i], s);
+      }
+    }
+  const locations = [...sums].map(([id, [j, c]]) => {
+    const w = where.get(id);
+    return { id, name: w?.name ?? null, file: w?.file ?? null, line: w?.line ?? null, uri: w?.uri ?? null,
+      app: w ? isAppFile(w.uri) : false, perJankyFrame: janky.length ? j / janky.length : 0, perCalmFrame: calm.length ? c / calm.length : 0 };
+  }).sort((a, b) => b.perJankyFrame - a.perJankyFrame || a.perCalmFrame - b.perCalmFrame || a.id - b.id);
+  const app = locations.filter((l) => l.app);
+  const most = app.length ? app[0].perJankyFrame : 0;
+  const top = app.filter((l) => most > 0 && l.perJankyFrame >= most - 1e-9).sort((a, b) => a.id - b.id);
+  const show = (l) => ({ ...l, perJankyFrame: round3(l.perJankyFrame), perCalmFrame: round3(l.perCalmFrame) });
+  return {
+    framesWithCounts: frameNumbers.filter((n) => entries.has(n)).length,
+    jankyFrames: janky.length,
+    calmFrames: calm.length,
+    top: top.map((l) => ({ name: l.name, file: l.file, line: l.line, perJankyFrame: round3(l.perJankyFrame), perCalmFrame: round3(l.perCalmFrame) })),
+    locations: locations.map(show),
+  };
 }
 
 // Sync slices: B matched with the E on top of its thread's stack, and X.
@@ -262,6 +323,7 @@ export function expect(file) {
     causes: table.filter((x) => x.explains > 0).sort(order)
       .slice(0, 8).map((x) => ({ ...x.cause, explainsUs: Math.round(x.explains) })),
     jankyFrames: perFrame,
+    ...(rec.rebuildCountModel ? { rebuilds: rebuilds(rec.rebuildCountModel, fr.map((f) => f.number), steadyJanky.map((f) => f.number), steadyOk.map((f) => f.number)) } : {}),
   };
 }
 

@@ -5,7 +5,10 @@
 // measured from the UI thread's slices; the VM timeline serves the
 // recording's events on its threads, on the records' clock; without a
 // watcher, touching the timeline flags starts it and Flutter.Frame carries
-// the frames. A file that is not a recording stops the sim with exit 2.
+// the frames. A recording with DevTools' rebuildCountModel
+// (android-world-clock-3.4) posts its counts as Flutter.RebuiltWidgets
+// after their frame while rebuild tracking is on. A file that is not a
+// recording stops the sim with exit 2.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
@@ -78,7 +81,8 @@ await run({
       assert.equal(tagged, rec.traceEvents.filter((e) => e.args?.devtoolsTag === 'shaders').length, 'args kept');
       const s = await sim.stats();
       assert.equal(s.framesDrawn, frames.length, 'played once');
-      assert.deepEqual({ ...s.replay, spanUs: undefined }, { frames: frames.length, played: frames.length, started: true, spanUs: undefined });
+      assert.deepEqual({ ...s.replay, spanUs: undefined },
+        { frames: frames.length, played: frames.length, started: true, spanUs: undefined, rebuildFrames: 0, rebuildsPosted: 0 });
     } finally { await sim.stop(); }
   },
 
@@ -95,6 +99,63 @@ await run({
       assert.deepEqual(data.map((d) => d.number), frames.map((f) => f.number));
       assert.deepEqual(data.map((d) => [d.build, d.raster, d.elapsed, d.vsyncOverhead]),
         frames.map((f) => [f.build, f.raster, f.elapsed, f.vsyncOverhead]));
+    } finally { await sim.stop(); }
+  },
+
+  async 'rebuild counts: each recorded frame\'s own, while tracking is on, locations announced once'() {
+    const file = join(dirname(FILE), '../android-world-clock-3.4/trace.json');
+    const wc = JSON.parse(readFileSync(file, 'utf8'));
+    const model = wc.performance.rebuildCountModel;
+    const byNumber = new Map(model.frames.map((f) => [f.frameNumber, f.events]));
+    const where = new Map(); // id -> [file, line, column, name]
+    for (const [f, v] of Object.entries(model.locations)) v.ids.forEach((id, i) => where.set(id, [f, v.lines[i], v.columns[i], v.names[i]]));
+    const TRACK = 'ext.flutter.inspector.trackRebuildDirtyWidgets';
+    const sim = await Sim.start(['--replay', file, '--no-watcher']);
+    try {
+      const c = await Client.connect(sim.wsUri);
+      const iso = await isolateOf(c);
+      await c.call('streamListen', { streamId: 'Extension' });
+      // The location table is the recording's from the start.
+      const map = await c.call('ext.flutter.inspector.widgetLocationIdMap', { isolateId: iso });
+      delete map.type;
+      delete map.method;
+      assert.deepEqual(map, model.locations);
+      const ext = (kind) => c.events.filter((e) => e.event?.extensionKind === kind).map((e) => e.event.extensionData);
+      await c.call('getVMTimelineMicros');
+      // Tracking off for the first frames: they post nothing.
+      await waitFor('a few frames', () => ext('Flutter.Frame').length >= 8, spanMs() + 5000, 20);
+      const before = Math.max(...ext('Flutter.Frame').map((f) => f.number));
+      await c.call(TRACK, { isolateId: iso, enabled: 'true' });
+      const last = wc.performance.flutterFrames.at(-1).number;
+      await waitFor('the last frame', () => ext('Flutter.Frame').some((f) => f.number === last), spanMs() + 5000, 50);
+      await new Promise((r) => setTimeout(r, 200));
+      const evs = ext('Flutter.RebuiltWidgets');
+      assert.ok(evs.length >= 10 && evs[0].frameNumber > before, `${evs.length} events from frame ${evs[0]?.frameNumber}; tracking went on after ${before}`);
+      // One per recorded frame from the first, in order, with its counts.
+      const numbers = model.frames.map((f) => f.frameNumber).filter((n) => n >= evs[0].frameNumber);
+      assert.deepEqual(evs.map((e) => e.frameNumber), numbers);
+      const fr = new Map(ext('Flutter.Frame').map((f) => [f.number, f]));
+      const vsync = (n) => fr.get(n).startTime - fr.get(n).vsyncOverhead;
+      const seen = new Set();
+      for (const e of evs) {
+        assert.deepEqual(e.events, byNumber.get(e.frameNumber), `frame ${e.frameNumber}`);
+        // The scheduler's epoch: the first frame played, not the first tracked.
+        assert.equal(e.startTime, vsync(e.frameNumber) - vsync(827), `frame ${e.frameNumber} startTime`);
+        const fresh = [];
+        for (let i = 0; i < e.events.length; i += 2) if (!seen.has(e.events[i])) { seen.add(e.events[i]); fresh.push(e.events[i]); }
+        if (!fresh.length) { assert.equal(e.locations, undefined); assert.equal(e.newLocations, undefined); continue; }
+        // Both encodings, each new location once, as recorded.
+        const got = [];
+        for (const [f, v] of Object.entries(e.locations)) v.ids.forEach((id, i) => got.push([id, f, v.lines[i], v.columns[i], v.names[i]]));
+        assert.deepEqual(got.map((g) => g[0]).sort(), [...fresh].sort());
+        for (const g of got) assert.deepEqual(g.slice(1), where.get(g[0]));
+        const flat = [];
+        for (const [f, v] of Object.entries(e.newLocations)) for (let i = 0; i < v.length; i += 3) flat.push([v[i], f, v[i + 1], v[i + 2]]);
+        assert.deepEqual(flat, got.map((g) => g.slice(0, 4)));
+      }
+      assert.equal((await sim.stats()).replay.rebuildsPosted, evs.length);
+      assert.equal((await sim.stats()).replay.rebuildFrames, model.frames.length);
+      c.close();
     } finally { await sim.stop(); }
   },
 

@@ -898,12 +898,16 @@ int main(int argc, char **argv) {
 
   if (s->cfg.replay) {
     char err[512];
+    size_t n_locs;
     s->replay = sim_replay_load(s->cfg.replay, err, sizeof err);
     if (!s->replay) {
       fprintf(stderr, "telescope-sim: %s\n", err);
       return 2;
     }
     s->cfg.fps = sim_replay_refresh_rate(s->replay);
+    /* widgetLocationIdMap answers the recording's locations from the start. */
+    const sim_rebuild_loc_t *locs = sim_replay_locations(s->replay, &n_locs);
+    if (locs) sim_rebuild_use(&s->rebuild, locs, n_locs);
   }
   memset(&mcfg, 0, sizeof mcfg);
   mcfg.ring_capacity = s->cfg.ring;

@@ -6,6 +6,7 @@
 #include "sim_clock.h"
 #include "sim_gen.h"
 #include "sim_log.h"
+#include "sim_vm.h"
 
 /* Playback starts this long after the measurement started, so the first
  * frame is the session's and not a frame drawn before it. */
@@ -35,6 +36,12 @@ typedef struct {
   size_t order; /* position in the file: keeps equal timestamps in order */
 } ev_t;
 
+/* One frame of DevTools' rebuildCountModel (borrowed from the JSON). */
+typedef struct {
+  int64_t frame_number;
+  const json_t *events; /* [id, count, id, count, ...] */
+} rebuilt_t;
+
 typedef struct {
   wm_timing_t timing;
   int64_t drained; /* the end of the frame's work on the UI thread */
@@ -52,6 +59,10 @@ struct sim_replay {
   wm_event_t *blocks;
   size_t nblocks, blocks_cap;
   json_t *threads;
+  sim_rebuild_loc_t *locs; /* rebuildCountModel.locations */
+  size_t nlocs;
+  rebuilt_t *rebuilt; /* rebuildCountModel.frames, by frame number */
+  size_t nrebuilt, rebuilds_posted;
   double refresh;
   int ui_tid;
   int64_t origin, last;
@@ -219,6 +230,28 @@ static void frames_from_trace(sim_replay_t *r) {
   }
 }
 
+static int cmp_rebuilt(const void *a, const void *b) {
+  const rebuilt_t *x = a, *y = b;
+  return (x->frame_number > y->frame_number) - (x->frame_number < y->frame_number);
+}
+
+/* DevTools' rebuildCountModel (RebuildCountModel.toJson: {locations,
+ * frames: [{frameNumber, events}]}), when the export has one. */
+static int load_rebuilds(sim_replay_t *r, const json_t *model) {
+  const json_t *frames = json_object_get(model, "frames"), *f;
+  size_t i;
+  if (!json_is_array(frames)) return 0;
+  r->locs = sim_rebuild_parse_locations(json_object_get(model, "locations"), &r->nlocs);
+  if (!(r->rebuilt = calloc(json_array_size(frames) + 1, sizeof *r->rebuilt))) return -1;
+  json_array_foreach(frames, i, f) {
+    const json_t *ev = json_object_get(f, "events");
+    if (!json_is_integer(json_object_get(f, "frameNumber")) || !json_is_array(ev)) continue;
+    r->rebuilt[r->nrebuilt++] = (rebuilt_t){num(json_object_get(f, "frameNumber")), ev};
+  }
+  qsort(r->rebuilt, r->nrebuilt, sizeof *r->rebuilt, cmp_rebuilt);
+  return 0;
+}
+
 sim_replay_t *sim_replay_load(const char *path, char *err, size_t errlen) {
   json_error_t je;
   sim_replay_t *r = calloc(1, sizeof *r);
@@ -269,6 +302,7 @@ sim_replay_t *sim_replay_load(const char *path, char *err, size_t errlen) {
   qsort(r->evs, r->nevs, sizeof *r->evs, cmp_ev);
   if (build_spans(r)) goto oom;
   r->ui_tid = find_ui_tid(r);
+  if (load_rebuilds(r, json_object_get(perf, "rebuildCountModel"))) goto oom;
 
   ff = json_object_get(perf, "flutterFrames");
   r->frames = calloc(json_array_size(ff) + r->nspans + 1, sizeof *r->frames);
@@ -315,6 +349,8 @@ void sim_replay_free(sim_replay_t *r) {
   free(r->spans);
   free(r->frames);
   free(r->blocks);
+  free(r->locs);
+  free(r->rebuilt);
   json_decref(r->threads);
   json_decref(r->root);
   free(r);
@@ -336,10 +372,16 @@ const json_t *sim_replay_threads(const sim_replay_t *r) {
   return r->threads;
 }
 
+const sim_rebuild_loc_t *sim_replay_locations(const sim_replay_t *r, size_t *n) {
+  *n = r->nlocs;
+  return r->locs;
+}
+
 json_t *sim_replay_stats_json(const sim_replay_t *r) {
-  return json_pack("{s:I, s:I, s:b, s:I}", "frames", (json_int_t)r->nframes, "played",
+  return json_pack("{s:I, s:I, s:b, s:I, s:I, s:I}", "frames", (json_int_t)r->nframes, "played",
                    (json_int_t)r->next_frame, "started", r->started, "spanUs",
-                   (json_int_t)(r->last - r->origin));
+                   (json_int_t)(r->last - r->origin), "rebuildFrames", (json_int_t)r->nrebuilt,
+                   "rebuildsPosted", (json_int_t)r->rebuilds_posted);
 }
 
 void sim_replay_arm(sim_replay_t *r, int origin) {
@@ -347,7 +389,25 @@ void sim_replay_arm(sim_replay_t *r, int origin) {
   if (origin) r->origin_asked = 1;
 }
 
-static void replay_frame(sim_t *s, const sim_replay_t *r, const frame_t *f) {
+/* The inspector's post-frame callback (_onFrameEnd): while tracking is on,
+ * the frame's recorded counts as the framework posts them. A frame the
+ * recording has no counts for posts nothing (tracking was off then). */
+static void post_rebuilt(sim_t *s, sim_replay_t *r, int64_t frame_number, int64_t vsync_us) {
+  rebuilt_t key = {frame_number, NULL}, *e;
+  if (!s->vm.bool_ext[SIM_EXT_TRACK_REBUILDS] || !r->nrebuilt) return;
+  e = bsearch(&key, r->rebuilt, r->nrebuilt, sizeof *e, cmp_rebuilt);
+  if (!e) return;
+  size_t n = json_array_size(e->events) / 2, i;
+  int64_t *pairs = malloc((2 * n + 1) * sizeof *pairs);
+  if (!pairs) return;
+  for (i = 0; i < 2 * n; i++) pairs[i] = num(json_array_get(e->events, i));
+  sim_vm_post_event(s, "Flutter.RebuiltWidgets",
+                    sim_rebuild_event_pairs(&s->rebuild, vsync_us, frame_number, pairs, n));
+  free(pairs);
+  r->rebuilds_posted++;
+}
+
+static void replay_frame(sim_t *s, sim_replay_t *r, const frame_t *f) {
   wm_timing_t t = f->timing;
   wm_event_t ev[512];
   size_t n = f->nb < 512 ? f->nb : 512, i;
@@ -360,7 +420,10 @@ static void replay_frame(sim_t *s, const sim_replay_t *r, const frame_t *f) {
     ev[i] = r->blocks[f->b0 + i];
     ev[i].start_us += r->shift;
   }
+  /* The scheduler's epoch is the run's first frame: here, the first played. */
+  sim_rebuild_frame_begun(&s->rebuild, t.vsync_start_us);
   sim_gen_draw_replayed(s, &t, ev, n, f->drained + r->shift);
+  post_rebuilt(s, r, t.frame_number, t.vsync_start_us);
 }
 
 void sim_replay_tick(sim_t *s) {

@@ -5,7 +5,9 @@
  * handed to the generator as FrameTimings and FlutterTimeline block trees, so
  * they reach the watcher model and the Flutter.Frame events by the same code
  * as the scenarios' frames; its trace events go to the VM timeline ring on
- * their own threads. Timestamps keep their spacing and are moved onto
+ * their own threads; its rebuild counts (a DevTools export's
+ * rebuildCountModel) are posted as Flutter.RebuiltWidgets after their frame
+ * while rebuild tracking is on. Timestamps keep their spacing and are moved onto
  * sim_clock_now_us's clock; playback starts when a measurement starts (the watcher
  * starts collecting, or, without a watcher, a client touches the timeline
  * flags) and plays once, in real time. */
@@ -31,7 +33,12 @@ int64_t sim_replay_span_us(const sim_replay_t *r);
 /* The recording's thread_name metadata events (borrowed JSON array). */
 const json_t *sim_replay_threads(const sim_replay_t *r);
 
-/* `stats`: {"frames", "played", "started", "spanUs"} (new reference). */
+/* The creation locations of the recording's rebuildCountModel (borrowed;
+ * NULL, n = 0, when it has none). */
+const sim_rebuild_loc_t *sim_replay_locations(const sim_replay_t *r, size_t *n);
+
+/* `stats`: {"frames", "played", "started", "spanUs", "rebuildFrames",
+ * "rebuildsPosted"} (new reference). */
 json_t *sim_replay_stats_json(const sim_replay_t *r);
 
 /* A client touched the timeline flags (a session starting); origin: it

@@ -11,7 +11,9 @@ show() { git --git-dir="$git_dir" show "$1"; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-# Keeps the keys telescope's replay and expect.mjs read, drops the rest.
+# Keeps the keys telescope's replay and expect.mjs read, drops the rest:
+# flutterFrames, displayRefreshRate, and rebuildCountModel when the export
+# has one (DevTools writes null when it saw no Flutter.RebuiltWidgets event).
 # trim MS: also drops the trace events that begin more than MS before the
 # first frame's vsync or after the last frame's raster finish (idle head and
 # tail: counters only; no value changes).
@@ -26,8 +28,10 @@ trim() {
       d.traceEvents = d.traceEvents.filter((e) => e.ph === "M" || (e.ts >= first - cut * 1000 && e.ts <= last + cut * 1000));
     }
     const p = d.performance ?? {};
-    const out = { ...d, performance: { flutterFrames: p.flutterFrames, displayRefreshRate: p.displayRefreshRate } };
+    const out = { ...d, performance: { flutterFrames: p.flutterFrames, displayRefreshRate: p.displayRefreshRate,
+      rebuildCountModel: p.rebuildCountModel } };
     if (!p.flutterFrames) delete out.performance.flutterFrames;
+    if (!p.rebuildCountModel) delete out.performance.rebuildCountModel;
     process.stdout.write(JSON.stringify(out) + "\n");' "$@"
 }
 
