@@ -32,6 +32,7 @@ struct appsrc_timeline {
   vmtl_parser_t *parser;
   int64_t origin; /* the next pull starts here (timeline µs); -1: not known */
   int64_t newest; /* the newest event time any pull saw (-1: none yet) */
+  char lost[300]; /* why the last set-back failed, until taken ("": it did not) */
 };
 
 /* Each attached slot as the timeline's (its base is its first member). */
@@ -150,6 +151,16 @@ static int tl_back_from(appsrc_timeline_t *src, const json_t *rec) {
   return 0;
 }
 
+/* The streams we added stay recorded: said in the log and, through
+ * appsrc_timeline_lost, in the answer of the stop that waited for it. */
+static void tl_lost(appsrc_timeline_t *src, const char *why) {
+  log_warn("sessions: the VM's timeline streams could not be set back: %s", why);
+  snprintf(src->lost, sizeof src->lost,
+           "timeline: the app's VM timeline streams (GC, Embedder) could not be set back and stay "
+           "recorded: %.160s",
+           why);
+}
+
 static void tl_ctl_reply(void *arg, const vm_result_t *res) {
   appsrc_timeline_t *src = arg;
   src->ctl = NULL;
@@ -208,8 +219,7 @@ static void tl_ctl_reply(void *arg, const vm_result_t *res) {
     const json_t *rec = ok ? json_object_get(res->result, "recordedStreams") : NULL;
     int mute = !json_is_array(rec) && res->diag != DIAG_NONE;
     if (mute || tl_back_from(src, json_is_array(rec) ? rec : NULL) < 0)
-      log_warn("sessions: the VM's timeline streams could not be set back: %s",
-               mute ? why : "out of memory");
+      tl_lost(src, mute ? why : "out of memory");
     if (!src->back) { /* or none of ours is recorded any more: nothing to set */
       src->set = 0;
       tl_forget(src);
@@ -218,7 +228,7 @@ static void tl_ctl_reply(void *arg, const vm_result_t *res) {
   }
   case TLC_RESTORE:
     /* Set back, or tried: a VM that did not answer keeps ours (said in the log). */
-    if (!ok) log_warn("sessions: the VM's timeline streams could not be set back: %s", why);
+    if (!ok) tl_lost(src, why);
     src->set = 0;
     tl_forget(src);
     break;
@@ -337,6 +347,14 @@ int appsrc_timeline_pull(appsrc_timeline_t *src, int ok, appsrc_done_cb done, vo
 }
 
 int appsrc_timeline_calling(const appsrc_timeline_t *src) { return src->ctl != NULL; }
+
+const char *appsrc_timeline_lost(appsrc_timeline_t *src) {
+  static char taken[sizeof src->lost];
+  if (!src->lost[0]) return NULL;
+  memcpy(taken, src->lost, sizeof taken);
+  src->lost[0] = 0;
+  return taken;
+}
 int appsrc_timeline_pulling(const appsrc_timeline_t *src) { return src->pull != NULL; }
 
 void appsrc_timeline_gone(appsrc_timeline_t *src) {

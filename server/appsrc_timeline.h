@@ -48,6 +48,9 @@ int appsrc_timeline_step(appsrc_timeline_t *src, int want);
 int appsrc_timeline_pull(appsrc_timeline_t *src, int ok, appsrc_done_cb done, void *arg);
 int appsrc_timeline_calling(const appsrc_timeline_t *src); /* a control call in flight */
 int appsrc_timeline_pulling(const appsrc_timeline_t *src); /* a pull in flight */
+/* Why the last set-back failed (the streams stay recorded), once; NULL when
+ * it did not. Valid until the next call. */
+const char *appsrc_timeline_lost(appsrc_timeline_t *src);
 /* The connection to the app dropped: its flags are not set back on the next. */
 void appsrc_timeline_gone(appsrc_timeline_t *src);
 /* Frees the events in slot. */

@@ -1,4 +1,4 @@
-#include "frame_events.h"
+#include "frame_events_impl.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,13 +12,6 @@
  * (docs/flutter-apis.md: registered in debug and profile). */
 #define SCHEDULE_FRAME "ext.ui.window.scheduleFrame"
 
-typedef struct {
-  int64_t seq, number, vsync_start_us, build_us, raster_us, vsync_overhead_us, total_span_us;
-  char *iid, *lb; /* the interaction when it arrived; both NULL or both set */
-} fe_frame_t;
-
-typedef enum { FC_FORWARD = 0, FC_LOCAL, FC_PROBE, FC_VM, FC_SYNC, FC_SETTLE } fc_kind_t;
-
 /* The last frames of a read or stop (issue 21 item 5). The engine hands
  * FrameTimings over in batches: native, at most 100 ms after the first frame
  * of a batch (shell.cc kBatchTimeInMilliseconds, debug and profile); web,
@@ -27,87 +20,28 @@ typedef enum { FC_FORWARD = 0, FC_LOCAL, FC_PROBE, FC_VM, FC_SYNC, FC_SETTLE } f
  * after the call holds every frame drawn before it, so while the app drew
  * lately (an event within FE_DRAWING_MS: a batch may follow its last frame
  * by up to 1 s in release) a read or stop waits for the next batch, at most
- * FE_SETTLE_MS after the call (a batch timer of 100 ms and a loaded app). On
- * web the last frames may never be handed over (docs/tool.md). */
+ * FE_SETTLE_MS after the call (a batch timer of 100 ms and a loaded app).
+ *
+ * On the web a stop does more: the last frames before the app went quiet
+ * are handed over only when a later frame comes, and DWDS sends the page's
+ * events on in batches about a second apart (dwds/web/client.dart
+ * _batchDelayMilliseconds, lib/shared/batched_stream.dart). So a web stop
+ * whose app drew within FE_WEB_DRAWING_MS waits FE_WEB_NUDGE_MS (past the
+ * 100 ms of any hand-over before the call), has the app draw one frame
+ * (ext.ui.window.scheduleFrame: its submit hands the held timings over, and
+ * it is in the stop), then waits FE_WEB_FORWARD_MS for DWDS's batch. */
 #define FE_SETTLE_MS 200
 #define FE_DRAWING_MS 1000
+#define FE_WEB_NUDGE_MS 110
+#define FE_WEB_FORWARD_MS 1300 /* 1 000 ms batches, checked every 100 ms */
+#define FE_WEB_DRAWING_MS 3000
 
-typedef struct fe_call {
-  fe_t *fe;
-  fc_kind_t kind;
-  json_t *params; /* ext.telescope.frames params (local answers) */
-  vm_call_t *fwd; /* the call forwarded to the app, in flight */
-  vm_reply_cb cb;
-  void *arg;
-  int ready;
-  uint64_t adds_at, settle_until; /* FC_SETTLE: fe->adds when it began, its deadline */
-  struct fe_call *next, *prev;
-} fe_call_t;
-
-struct fe {
-  uv_loop_t *loop;
-  vm_app_t *app;
-
-  /* The run: one isolate's frames. */
-  char isolate[128];
-  char run_id[RECORD_MAX_RUN_ID + 1];
-  unsigned runs;
-  fe_frame_t *ring; /* FE_RING slots */
-  size_t head, len;
-  int64_t next_seq;    /* the seq the next frame gets (first: 1) */
-  int64_t last_number; /* highest frame number kept (-1: none) */
-  int64_t last_raw;    /* the newest kept frame's number as the event gave it */
-  int64_t last_start;  /* ... and its startTime (INT64_MIN: none) */
-  int64_t last_end_us; /* raster end of the newest frame */
-  uint64_t frames;
-
-  int collecting;
-  char *iid, *lb;
-
-  fe_call_t *calls; /* every call in flight, local or forwarded */
-  uv_idle_t idle;
-  uv_timer_t settle; /* the deadline of the FC_SETTLE calls */
-  uint64_t adds;        /* frames kept, every run (FC_SETTLE waits for it to move) */
-  uint64_t last_add_ms; /* loop time of the newest frame kept (0: none) */
-  int handles;          /* open libuv handles; fe is freed when the last closes */
-  int freeing;
-
-  /* Frames of another isolate seen while the current one was unknown. */
-  struct {
-    char isolate[128];
-    json_t *data; /* a reference */
-  } held[FE_HELD_MAX];
-  size_t nheld;
-};
-
-static char *dup_or_null(const char *s) { return s ? strdup(s) : NULL; }
-
-/* ---- the ring ----------------------------------------------------------- */
-
-static void frame_clear(fe_frame_t *f) {
-  free(f->iid);
-  free(f->lb);
-  f->iid = f->lb = NULL;
+static char *dup_or_null(const char *s) {
+  return s ? strdup(s) : NULL;
 }
 
-static void run_reset(fe_t *fe, const char *isolate) {
-  for (size_t i = 0; i < fe->len; i++) frame_clear(&fe->ring[(fe->head + i) % FE_RING]);
-  fe->head = fe->len = 0;
-  fe->next_seq = 1;
-  fe->last_number = -1;
-  fe->last_raw = -1;
-  fe->last_start = INT64_MIN;
-  fe->last_end_us = 0;
-  fe->frames = 0;
-  fe->runs++;
-  snprintf(fe->isolate, sizeof fe->isolate, "%s", isolate);
-  /* The isolate id names the run (a hot restart makes a new isolate); the
-   * counter tells apart two runs of one id after a reconnect. */
-  snprintf(fe->run_id, sizeof fe->run_id, "fe%u:%.100s", fe->runs, isolate);
-}
+/* ---- adding frames ------------------------------------------------------ */
 
-/* A Flutter.Frame field: an integer within the watcher protocol's bounds
- * (record.h), so the reply built from it always validates. */
 static int get_field(const json_t *data, const char *key, int64_t lo, int64_t hi, int64_t *out) {
   const json_t *v = json_object_get(data, key);
   if (json_is_real(v)) { /* a JSON number the decoder read as real: exact integers only */
@@ -123,11 +57,11 @@ static int get_field(const json_t *data, const char *key, int64_t lo, int64_t hi
 }
 
 static void settle_check(fe_t *fe);
+static void on_forward_reply(void *arg, const vm_result_t *res);
 
 int fe_add(fe_t *fe, const char *isolate_id, const char *kind, const json_t *data,
            const char *current_isolate) {
-  if (!isolate_id || !kind || strcmp(kind, "Flutter.Frame") != 0 || !json_is_object(data))
-    return 0;
+  if (!isolate_id || !kind || strcmp(kind, "Flutter.Frame") != 0 || !json_is_object(data)) return 0;
   if (strcmp(isolate_id, fe->isolate) != 0 && fe->isolate[0] &&
       (!current_isolate || !current_isolate[0])) {
     /* Another isolate's, and which is current is not known yet (a
@@ -146,7 +80,7 @@ int fe_add(fe_t *fe, const char *isolate_id, const char *kind, const json_t *dat
     if (fe->isolate[0] && current_isolate && current_isolate[0] &&
         strcmp(isolate_id, current_isolate) != 0)
       return 0;
-    run_reset(fe, isolate_id);
+    fe_run_reset(fe, isolate_id);
   }
   const int64_t T = RECORD_MAX_TIME_US, A = RECORD_MAX_AMOUNT;
   int64_t number, start, elapsed, build, raster, overhead;
@@ -172,7 +106,7 @@ int fe_add(fe_t *fe, const char *isolate_id, const char *kind, const json_t *dat
    * records' frame numbers (and the liveness counter) still rise per frame. */
   if (number <= fe->last_number) number = fe->last_number + 1;
   if (fe->len == FE_RING) {
-    frame_clear(&fe->ring[fe->head]);
+    fe_frame_clear(&fe->ring[fe->head]);
     fe->head = (fe->head + 1) % FE_RING;
     fe->len--;
   }
@@ -188,7 +122,8 @@ int fe_add(fe_t *fe, const char *isolate_id, const char *kind, const json_t *dat
   f->total_span_us = elapsed;
   f->iid = dup_or_null(fe->iid);
   f->lb = dup_or_null(fe->lb);
-  if ((fe->iid && !f->iid) || (fe->lb && !f->lb)) frame_clear(f); /* out of memory: no interaction */
+  if ((fe->iid && !f->iid) || (fe->lb && !f->lb))
+    fe_frame_clear(f); /* out of memory: no interaction */
   fe->len++;
   fe->last_number = number;
   fe->last_end_us = f->vsync_start_us + elapsed;
@@ -201,127 +136,8 @@ int fe_add(fe_t *fe, const char *isolate_id, const char *kind, const json_t *dat
   return 1;
 }
 
-uint64_t fe_frames(const fe_t *fe) { return fe->frames; }
-
-static int64_t first_seq(const fe_t *fe) { return fe->len ? fe->ring[fe->head].seq : 0; }
-
-/* ---- answers ------------------------------------------------------------ */
-
-/* A param as the handler sees it: a string (or, from our own wproto, a
- * number). */
-static int param_int(const json_t *params, const char *key, int64_t *out) {
-  const json_t *v = json_object_get(params, key);
-  if (!v) return 0;
-  if (json_is_integer(v)) {
-    *out = json_integer_value(v);
-    return 1;
-  }
-  if (!json_is_string(v)) return -1;
-  char *end;
-  long long n = strtoll(json_string_value(v), &end, 10);
-  if (end == json_string_value(v) || *end) return -1;
-  *out = n;
-  return 1;
-}
-
-static json_t *record_json(const fe_frame_t *f) {
-  json_t *r = json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:{}}", "seq", (json_int_t)f->seq,
-                        "frameNumber", (json_int_t)f->number, "atUs",
-                        (json_int_t)(f->vsync_start_us + f->total_span_us), "vsyncStartUs",
-                        (json_int_t)f->vsync_start_us, "buildUs", (json_int_t)f->build_us,
-                        "rasterUs", (json_int_t)f->raster_us, "vsyncOverheadUs",
-                        (json_int_t)f->vsync_overhead_us, "totalSpanUs",
-                        (json_int_t)f->total_span_us, "blocks");
-  if (r && f->iid &&
-      (json_object_set_new(r, "interactionId", json_string(f->iid)) ||
-       json_object_set_new(r, "linkedBy", json_string(f->lb)))) {
-    json_decref(r);
-    return NULL;
-  }
-  return r;
-}
-
-json_t *fe_answer(fe_t *fe, const json_t *params, int *rpc_code, char *detail, size_t detail_len) {
-  const char *action = json_string_value(json_object_get(params, "action"));
-  if (!action) action = "read";
-  *rpc_code = 0;
-  int read = !strcmp(action, "read");
-  if (!read && strcmp(action, "start") && strcmp(action, "stop") && strcmp(action, "mark") &&
-      strcmp(action, "status") && strcmp(action, "probe")) {
-    *rpc_code = RPC_INVALID_PARAMS;
-    snprintf(detail, detail_len, "action: unknown value");
-    return NULL;
-  }
-  const char *iid = json_string_value(json_object_get(params, "interactionId"));
-  const char *lb = json_string_value(json_object_get(params, "linkedBy"));
-  if (!strcmp(action, "start") || !strcmp(action, "mark") || !strcmp(action, "stop")) {
-    char *ni = NULL, *nl = NULL;
-    if (iid && strcmp(action, "stop")) {
-      ni = strdup(iid);
-      nl = strdup(lb ? lb : "agent");
-      if (!ni || !nl) {
-        free(ni);
-        free(nl);
-        return NULL;
-      }
-    }
-    /* start keeps the interaction unless it names one; mark and stop set it. */
-    if (strcmp(action, "start") || ni) {
-      free(fe->iid);
-      free(fe->lb);
-      fe->iid = ni;
-      fe->lb = nl;
-    }
-    if (!strcmp(action, "start")) fe->collecting = 1;
-    if (!strcmp(action, "stop")) fe->collecting = 0;
-  }
-  /* The run is the isolate the tool talks to: once the VM service has named
-   * a new one (a hot restart), the old isolate's frames are no longer
-   * served, even before the new one posts its first frame, as a restarted
-   * watcher's ring starts empty. Serving them would hand out frames of a
-   * dead isolate under its run id and show the restart only later. */
-  const char *cur = fe->app ? vm_app_isolate_id(fe->app) : "";
-  if (!fe->run_id[0])
-    run_reset(fe, fe->app ? cur : "app");
-  else if (cur[0] && strcmp(cur, fe->isolate) != 0)
-    run_reset(fe, cur);
-  json_t *inter = fe->iid ? json_pack("{s:s, s:s}", "interactionId", fe->iid, "linkedBy", fe->lb)
-                          : json_null();
-  json_t *o = json_pack(
-      "{s:i, s:s, s:s, s:s, s:I, s:I, s:b, s:n, s:b, s:f, s:o, s:I, s:I, s:i, s:i}", "protocol", 1,
-      "watcherVersion", FE_WATCHER_VERSION, "source", FE_SOURCE, "runId", fe->run_id,
-      "livenessCounter", (json_int_t)(fe->last_number < 0 ? 0 : fe->last_number), "nowUs",
-      (json_int_t)fe->last_end_us, "collecting", fe->collecting, "lifecycle", "framesEnabled", 1,
-      "refreshRate", 0.0, "interaction", inter, "firstSeq", (json_int_t)first_seq(fe), "lastSeq",
-      (json_int_t)(fe->next_seq - 1), "pending", 0, "droppedAttributions", 0);
-  if (!o || !read) return o;
-  int64_t since = 0, limit = WP_READ_LIMIT;
-  if (param_int(params, "since", &since) < 0 || param_int(params, "limit", &limit) < 0 ||
-      limit < 1) {
-    json_decref(o);
-    *rpc_code = RPC_INVALID_PARAMS;
-    snprintf(detail, detail_len, "since/limit: must be integers (limit >= 1)");
-    return NULL;
-  }
-  if (limit > RECORD_MAX_RECORDS) limit = RECORD_MAX_RECORDS;
-  json_t *recs = json_array();
-  size_t skip = 0;
-  int64_t first = first_seq(fe);
-  if (fe->len && since >= first) skip = (size_t)(since - first + 1);
-  size_t i = skip;
-  for (; recs && i < fe->len && (int64_t)(i - skip) < limit; i++) {
-    json_t *r = record_json(&fe->ring[(fe->head + i) % FE_RING]);
-    if (!r || json_array_append_new(recs, r)) {
-      json_decref(recs);
-      recs = NULL;
-    }
-  }
-  if (!recs || json_object_set_new(o, "records", recs) ||
-      json_object_set_new(o, "more", json_boolean(i < fe->len))) {
-    json_decref(o);
-    return NULL;
-  }
-  return o;
+uint64_t fe_frames(const fe_t *fe) {
+  return fe->frames;
 }
 
 /* ---- the transport ------------------------------------------------------ */
@@ -334,7 +150,9 @@ static int local_ok(const fe_t *fe) {
          (fe->frames && !strcmp(fe->isolate, vm_app_isolate_id(fe->app)));
 }
 
-int fe_in_use(const fe_t *fe) { return fe && local_ok(fe); }
+int fe_in_use(const fe_t *fe) {
+  return fe && local_ok(fe);
+}
 
 static void on_idle(uv_idle_t *h);
 static void on_settle_timer(uv_timer_t *t);
@@ -398,12 +216,21 @@ static void on_idle(uv_idle_t *h) {
   if (!left) uv_idle_stop(&fe->idle);
 }
 
-/* FC_SETTLE calls whose batch came, or whose deadline passed, are answered. */
+/* FC_SETTLE calls whose batch came, or whose deadline passed, are answered;
+ * a web stop goes through its stages first. */
 static void settle_check(fe_t *fe) {
   uint64_t now = uv_now(fe->loop), next = 0;
   for (fe_call_t *c = fe->calls; c; c = c->next) {
     if (c->kind != FC_SETTLE || c->fwd) continue;
-    if (fe->adds > c->adds_at || now >= c->settle_until)
+    if (c->web == WEB_WAIT && now >= c->settle_until) {
+      c->web = WEB_NUDGING;
+      if ((c->fwd = vm_app_call_extension(fe->app, SCHEDULE_FRAME, NULL, on_forward_reply, c)))
+        continue;
+      c->web = WEB_FORWARD; /* out of memory: no frame, still the batch */
+      c->settle_until = now + FE_WEB_FORWARD_MS;
+    }
+    if (c->web == WEB_NONE ? fe->adds > c->adds_at || now >= c->settle_until
+                           : c->web == WEB_FORWARD && now >= c->settle_until)
       make_local(c);
     else if (!next || c->settle_until < next)
       next = c->settle_until;
@@ -414,7 +241,9 @@ static void settle_check(fe_t *fe) {
     uv_timer_stop(&fe->settle);
 }
 
-static void on_settle_timer(uv_timer_t *t) { settle_check(container_of(t, fe_t, settle)); }
+static void on_settle_timer(uv_timer_t *t) {
+  settle_check(container_of(t, fe_t, settle));
+}
 
 static void on_forward_reply(void *arg, const vm_result_t *res) {
   fe_call_t *c = arg;
@@ -425,7 +254,14 @@ static void on_forward_reply(void *arg, const vm_result_t *res) {
     return;
   }
   if (c->kind == FC_SETTLE) {
-    /* Every event written before the reply is in; now the next batch. */
+    /* Every event written before the reply is in; now the next batch. A
+     * web stop's frame was asked (drawn or refused): now DWDS's batch. */
+    if (c->web == WEB_NUDGING) {
+      if (res->diag != DIAG_NONE || res->rpc_code)
+        log_debug("frame events: scheduleFrame at a web stop failed (%d)", res->rpc_code);
+      c->web = WEB_FORWARD;
+      c->settle_until = uv_now(c->fe->loop) + FE_WEB_FORWARD_MS;
+    }
     settle_check(c->fe);
     return;
   }
@@ -478,8 +314,14 @@ static void *t_call(void *arg, const char *method, json_t *params, vm_reply_cb c
        * the app posted before this call (a stop misses none in flight). */
       c->kind = FC_SYNC;
       uint64_t now = uv_now(fe->loop);
-      if (action && (!strcmp(action, "read") || !strcmp(action, "stop")) && fe->last_add_ms &&
-          now - fe->last_add_ms < FE_DRAWING_MS) {
+      int stop = action && !strcmp(action, "stop");
+      if (stop && vm_app_is_web(fe->app) && fe->last_add_ms &&
+          now - fe->last_add_ms < FE_WEB_DRAWING_MS) {
+        c->kind = FC_SETTLE; /* the web engine holds the newest frames: see above */
+        c->web = WEB_WAIT;
+        c->settle_until = now + FE_WEB_NUDGE_MS;
+      } else if ((stop || (action && !strcmp(action, "read"))) && fe->last_add_ms &&
+                 now - fe->last_add_ms < FE_DRAWING_MS) {
         c->kind = FC_SETTLE; /* the app draws: its newest frames are in the next batch */
         c->adds_at = fe->adds;
         c->settle_until = now + FE_SETTLE_MS;
@@ -499,7 +341,8 @@ oom:
   return NULL;
 }
 
-static void *t_call_vm(void *arg, const char *method, json_t *params, vm_reply_cb cb, void *cb_arg) {
+static void *t_call_vm(void *arg, const char *method, json_t *params, vm_reply_cb cb,
+                       void *cb_arg) {
   fe_t *fe = arg;
   fe_call_t *c = call_new(fe, FC_VM, cb, cb_arg);
   if (!c) {
@@ -570,7 +413,7 @@ void fe_free(fe_t *fe) {
   if (!fe) return;
   fe_isolate_known(fe, NULL); /* drops what is held */
   while (fe->calls) t_cancel(fe->calls);
-  for (size_t i = 0; i < fe->len; i++) frame_clear(&fe->ring[(fe->head + i) % FE_RING]);
+  for (size_t i = 0; i < fe->len; i++) fe_frame_clear(&fe->ring[(fe->head + i) % FE_RING]);
   free(fe->ring);
   free(fe->iid);
   free(fe->lb);

@@ -28,8 +28,7 @@ struct sessions {
   /* Attribution in the app as our own calls left it. */
   coll_t coll;
   int coll_dirty; /* a switch call may still run late: compare on the next reply */
-  int watcher_dirty; /* we left a watcher (the source switched) that may still be collecting:
-                        settle it by the next reply that comes from a watcher */
+  int watcher_dirty; /* a watcher we left (source switched) may collect: its next reply says */
   switches_t sw; /* the profile* switches (switches.h) */
   int settling; /* the last session closed: switching back before its closers are answered */
   int reconcile_tries; /* status calls made to settle a doubtful switch with no session open */
@@ -37,8 +36,7 @@ struct sessions {
 
   appsrc_timeline_t *tl; /* the VM timeline (appsrc_timeline.h); owned */
 
-  /* One control call at a time: start, stop, status/mark to begin (ctl),
-   * the switches (ctl_busy), the timeline's (the pump). */
+  /* One control call at a time: start/stop/status/mark (ctl), switches, timeline. */
   wp_call_t *ctl;
   int ctl_value;
 
@@ -261,6 +259,8 @@ static void pump(sessions_t *m) {
   if (!want && (appsrc_timeline_calling(m->tl) || appsrc_timeline_pulling(m->tl)))
     return; /* settling waits for the timeline too */
   if (!want) {
+    const char *lost = appsrc_timeline_lost(m->tl); /* said to the closers that wait */
+    if (lost && history_newest(&m->history, 0)) session_warn(history_newest(&m->history, 0), lost);
     m->settling = 0;
     switches_settle(&m->sw);
   }

@@ -783,7 +783,9 @@ export class Runner {
     // sanitized app under load) cannot promise the streams back: the server
     // sends no set after a check that got no answer (docs/tool.md). Then
     // they are not checked, and counted.
-    const unanswered = out && /"diagnosis":"unresponsive"/.test(this.lastAnswers ?? '');
+    // Or the stop said the streams could not be set back (a control call
+    // timed out behind a large pull on a loaded machine): said, not silent.
+    const unanswered = out && /"diagnosis":"unresponsive"|could not be set back/.test(this.lastAnswers ?? '');
     const streams = !unanswered && this.streams.base && sorted(this.streams.base);
     if (unanswered) this.count('streamsUnanswered');
     else if (!streams) this.count('streamsUnknown');
@@ -796,7 +798,8 @@ export class Runner {
           (!streams || sorted(st.recordedStreams) === streams);
       }, { timeoutMs: 3000 * SLACK, everyMs: 100, what: 'attribution off' });
     } catch {
-      fail(8, `no session is open, but the app still has collecting=${st?.collecting} tracking=${JSON.stringify(st?.tracking)} recordedStreams=${JSON.stringify(st?.recordedStreams)}${streams ? ` (want ${streams})` : ''}`);
+      fail(8, `no session is open, but the app still has collecting=${st?.collecting} tracking=${JSON.stringify(st?.tracking)} recordedStreams=${JSON.stringify(st?.recordedStreams)}${streams ? ` (want ${streams})` : ''}` +
+        `\nthe server's log (tail):\n${(this.pair.mcp?.stderr ?? '').slice(-1500)}`);
     }
     // The next sequence begins where a fresh sim does.
     if (streams !== sorted(STREAMS_AT_START)) await this.simStep(`streams ${STREAMS_AT_START.join(',')}`);

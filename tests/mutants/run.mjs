@@ -42,6 +42,7 @@ const COVER = {
   'server/appsrc_cpu.c': plus(unit('cpuprof'), '^integration\\.where$'),
   'server/budgets.c': unit('budgets'),
   'server/frame_events.c': plus(unit('frame_events'), '^integration\\.frame_events$'),
+  'server/frame_events_ring.c': plus(unit('frame_events'), '^integration\\.frame_events$'),
   'server/vmtl.c': unit('vmtl'),
   'server/vmtl_join.c': unit('vmtl', 'causes'),
   'server/vmtl_names.c': unit('vmtl'),
