@@ -18,6 +18,7 @@
 #include "sim_log.h"
 #include "sim_replay.h"
 #include "sim_server.h"
+#include "sim_timings.h"
 #include "sim_vm.h"
 
 #define STDIN_LINE_MAX 65536
@@ -554,8 +555,8 @@ static json_t *stats_json(sim_t *s) {
       "{s:I, s:I, s:I, s:I, s:I, s:I, s:s, s:s, s:I, s:i, s:O, s:s, s:b, s:b, s:I, "
       "s:I, s:f}",
       "framesDrawn", (json_int_t)s->gen.frames_drawn, "recordsWritten",
-      (json_int_t)s->gen.records_written, "jankInjected", (json_int_t)s->gen.jank_injected,
-      "jankFrames", (json_int_t)s->gen.jank_frames, "timingsPending", (json_int_t)s->gen.n_pend,
+      (json_int_t)s->timings.records_written, "jankInjected", (json_int_t)s->gen.jank_injected,
+      "jankFrames", (json_int_t)s->gen.jank_frames, "timingsPending", (json_int_t)s->timings.n_pend,
       "liveness", (json_int_t)(s->model ? wm_liveness(s->model) : 0), "runId", s->run_id,
       "isolateId", s->vm.isolate_id, "lastSeq", (json_int_t)(s->model ? wm_last_seq(s->model) : 0),
       "connections", (int)s->srv.n_conns, "methods", s->vm.method_counts, "scenario",
@@ -563,7 +564,8 @@ static json_t *stats_json(sim_t *s) {
       "heldCalls", (json_int_t)sim_vm_held_calls(s), "lastFrameNumber",
       (json_int_t)s->gen.frame_number, "fps", s->gen.fps);
   if (j) {
-    json_object_set_new(j, "lastFrameEvent", json_integer((json_int_t)s->gen.last_posted_number));
+    json_object_set_new(j, "lastFrameEvent",
+                        json_integer((json_int_t)s->timings.last_posted_number));
     json_object_set_new(j, "recordedStreams", sim_tl_recorded_json(&s->tl));
     json_object_set_new(j, "timelineEvents", json_integer((json_int_t)s->tl.len));
     json_object_set_new(j, "timelineOverwritten", json_integer((json_int_t)s->tl.overwritten));
@@ -661,7 +663,7 @@ static int run_command(sim_t *s, char *line) {
     answer("ok paused %s %s", s->vm.isolate_id, s->vm.pause_kind);
   } else if (!strcmp(cmd, "resume")) {
     sim_vm_resume(s);
-    sim_gen_flush(s);
+    sim_timings_flush(s);
     answer("ok resumed %s", s->vm.isolate_id);
   } else if (!strcmp(cmd, "restart")) {
     sim_vm_restart(s);
@@ -740,8 +742,8 @@ static int run_command(sim_t *s, char *line) {
   } else if (!strcmp(cmd, "timings-delay")) {
     if (!arg || parse_long(arg, 0, 3600000, &v))
       return answer("error timings-delay wants milliseconds 0..3600000");
-    s->gen.timings_delay_ms = (int)v;
-    sim_gen_flush(s);
+    s->timings.delay_ms = (int)v;
+    sim_timings_flush(s);
     answer("ok timings-delay %ld", v);
   } else if (!strcmp(cmd, "flood")) {
     int ext = 0;

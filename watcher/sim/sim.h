@@ -3,6 +3,7 @@
  *   sim_server  the WebSocket endpoint (handshake, 403s, framing, queues)
  *   sim_vm      the VM-service protocol (methods, isolates, streams, calls)
  *   sim_gen     the frame generator (scenarios, block trees, FrameTimings)
+ *   sim_timings FrameTimings handed to onReportTimings (native and web rules)
  *   sim_cpu     the CPU profiler: samples of the UI thread, getCpuSamples
  *   sim_rebuild the widget inspector's Flutter.RebuiltWidgets and location ids
  *   sim_clock   the monotonic µs clock and the wall clock
@@ -178,7 +179,6 @@ typedef struct sim {
 
   struct {
     uv_timer_t frame_timer;
-    uv_timer_t flush_timer;
     double next_tick_ms;
     int64_t burst_last_us; /* above SIM_TICK_MAX_FPS: when the last tick drew */
     double burst_due;      /* ... and the fraction of a frame it left over */
@@ -187,20 +187,25 @@ typedef struct sim {
     uint64_t frame_index; /* frames drawn so far: seeds each frame */
     int64_t frame_number;
     int inject_left;
-    int timings_delay_ms;
     int probe_requested;   /* ext.ui.window.scheduleFrame */
     int64_t busy_until_us; /* the UI thread is still in the last frame */
     int have_post;         /* POST_FRAME of the last frame: next drain */
     int64_t post_start_us, post_dur_us;
+    uint64_t frames_drawn, jank_injected, jank_frames;
+    uint64_t shader_from; /* shader: the frame index new content last appeared at */
+  } gen;
+
+  /* The frames' FrameTimings on their way to onReportTimings (sim_timings.h). */
+  struct {
+    uv_timer_t flush_timer;
+    int delay_ms; /* `timings-delay`: held until this long after their frame */
     wm_timing_t *pend;
     uint64_t *pend_due_ms; /* when each pending timing's frame was drawn */
     size_t n_pend, cap_pend;
-    int first_reported;
-    uint64_t frames_drawn, records_written, jank_injected, jank_frames;
-    uint64_t timings_delivered;
+    int first_reported; /* native: the first frame's timing goes at once */
+    uint64_t records_written, delivered;
     int64_t last_posted_number; /* the newest frame a Flutter.Frame event was posted for */
-    uint64_t shader_from;       /* shader: the frame index new content last appeared at */
-  } gen;
+  } timings;
 
   wm_t *model;
   sim_tl_t tl; /* the VM timeline */

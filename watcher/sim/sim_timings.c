@@ -1,0 +1,98 @@
+#include "sim_timings.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim_vm.h"
+
+/* Engine rule (shell.cc): in debug/profile, timings are reported at most
+ * ~100 ms after a frame, the first frame at once, and at once when 100
+ * frames are waiting. */
+#define TIMINGS_BACKLOG_FLUSH 100
+static void on_flush(uv_timer_t *t) {
+  sim_t *s = (sim_t *)((char *)t - offsetof(sim_t, timings.flush_timer));
+  sim_timings_flush(s);
+}
+
+void sim_timings_arm(sim_t *s) {
+  uint64_t ms = (uint64_t)(s->cfg.timings_batch_ms > 0 ? s->cfg.timings_batch_ms : 1);
+  if (s->timings.n_pend && !uv_is_active((uv_handle_t *)&s->timings.flush_timer))
+    uv_timer_start(&s->timings.flush_timer, on_flush, ms, ms);
+}
+
+void sim_timings_submit(sim_t *s, const wm_timing_t *timing) {
+  if (s->timings.n_pend == s->timings.cap_pend) {
+    size_t cap = s->timings.cap_pend ? s->timings.cap_pend * 2 : 64;
+    wm_timing_t *p = realloc(s->timings.pend, cap * sizeof *p);
+    uint64_t *q;
+    if (!p) return;
+    s->timings.pend = p;
+    q = realloc(s->timings.pend_due_ms, cap * sizeof *q);
+    if (!q) return;
+    s->timings.pend_due_ms = q;
+    s->timings.cap_pend = cap;
+  }
+  s->timings.pend[s->timings.n_pend] = *timing;
+  s->timings.pend_due_ms[s->timings.n_pend] = uv_now(s->loop);
+  s->timings.n_pend++;
+  if ((!s->timings.first_reported && s->timings.delay_ms <= 0) ||
+      s->timings.n_pend >= TIMINGS_BACKLOG_FLUSH) {
+    s->timings.first_reported = 1;
+    sim_timings_flush(s);
+  } else {
+    sim_timings_arm(s);
+  }
+}
+
+void sim_timings_flush(sim_t *s) {
+  uint64_t now = uv_now(s->loop);
+  uint64_t delay = (uint64_t)(s->timings.delay_ms > 0 ? s->timings.delay_ms : 0);
+  size_t n = 0;
+
+  if (s->vm.paused) /* the timings callback is Dart code: not while paused */
+    return;
+  /* The delay in force now applies, so lowering it releases held timings. */
+  while (n < s->timings.n_pend && s->timings.pend_due_ms[n] + delay <= now) n++;
+  if (n) {
+    size_t i;
+    s->timings.first_reported = 1;
+    /* The binding's own timings callback posts Flutter.Frame per timing
+     * (debug/profile), whether or not a watcher is installed. */
+    for (i = 0; i < n && !s->cfg.plain_dart; i++) {
+      const wm_timing_t *t = &s->timings.pend[i];
+      sim_vm_post_event(
+          s, "Flutter.Frame",
+          json_pack("{s:I, s:I, s:I, s:I, s:I, s:I}", "number", (json_int_t)t->frame_number,
+                    "startTime", (json_int_t)t->build_start_us, "elapsed",
+                    (json_int_t)(t->raster_finish_us - t->vsync_start_us), "build",
+                    (json_int_t)(t->build_finish_us - t->build_start_us), "raster",
+                    (json_int_t)(t->raster_finish_us - t->raster_start_us), "vsyncOverhead",
+                    (json_int_t)(t->build_start_us - t->vsync_start_us)));
+      s->timings.last_posted_number = t->frame_number;
+    }
+    if (s->model && s->vm.watcher) {
+      wm_timings(s->model, s->timings.pend, n);
+      s->timings.records_written += n;
+    }
+    s->timings.delivered += n;
+    memmove(s->timings.pend, s->timings.pend + n,
+            (s->timings.n_pend - n) * sizeof *s->timings.pend);
+    memmove(s->timings.pend_due_ms, s->timings.pend_due_ms + n,
+            (s->timings.n_pend - n) * sizeof *s->timings.pend_due_ms);
+    s->timings.n_pend -= n;
+  }
+  if (!s->timings.n_pend) uv_timer_stop(&s->timings.flush_timer);
+}
+
+int sim_timings_init(sim_t *s) {
+  return uv_timer_init(s->loop, &s->timings.flush_timer) ? -1 : 0;
+}
+
+void sim_timings_close(sim_t *s) {
+  uv_close((uv_handle_t *)&s->timings.flush_timer, NULL);
+  free(s->timings.pend);
+  free(s->timings.pend_due_ms);
+  s->timings.pend = NULL;
+  s->timings.pend_due_ms = NULL;
+  s->timings.n_pend = s->timings.cap_pend = 0;
+}

@@ -1,0 +1,27 @@
+/* FrameTimings on their way to PlatformDispatcher.onReportTimings, which the
+ * binding's own callback (one Flutter.Frame event per timing, debug and
+ * profile) and the watcher's (wm_timings) both listen to. When the engine
+ * hands a frame's timing over depends on the engine; so far the native rule:
+ *
+ *   native  engine/src/flutter/shell/common/shell.cc: the first frame at
+ *           once, then at most --timings-batch-ms (100 ms in debug and
+ *           profile) late, and at once when 100 are waiting.
+ *
+ * Timings handed over still wait for `timings-delay` and while the isolate is
+ * paused (the callbacks are Dart code). State: s->timings. */
+#ifndef TELESCOPE_SIM_TIMINGS_H
+#define TELESCOPE_SIM_TIMINGS_H
+
+#include "sim.h"
+
+int sim_timings_init(sim_t *s);
+void sim_timings_close(sim_t *s); /* closes the flush timer, frees the queue */
+
+/* The engine has finished a frame: its timing, by the engine's rule. */
+void sim_timings_submit(sim_t *s, const wm_timing_t *timing);
+/* Delivers every handed-over timing that is due now. */
+void sim_timings_flush(sim_t *s);
+/* Starts the flush timer when handed-over timings are waiting for it. */
+void sim_timings_arm(sim_t *s);
+
+#endif
