@@ -588,6 +588,11 @@ static json_t *stats_json(sim_t *s) {
                   (json_int_t)s->cpu.overwritten));
   if (j && s->replay) json_object_set_new(j, "replay", sim_replay_stats_json(s->replay));
   if (j && s->dds.attached) json_object_set_new(j, "ddsUri", json_string(s->dds.http_uri));
+  if (j && s->cfg.mode == SIM_MODE_WEB) {
+    /* What web_ui's recorder still holds: the tail a later frame hands over. */
+    json_object_set_new(j, "webTimingsHeld", json_integer((json_int_t)s->timings.web_held));
+    json_object_set_new(j, "webHandOvers", json_integer((json_int_t)s->timings.web_hand_overs));
+  }
   if (j)
     json_object_set_new(
         j, "tracking",

@@ -195,7 +195,10 @@ typedef struct sim {
     uint64_t shader_from; /* shader: the frame index new content last appeared at */
   } gen;
 
-  /* The frames' FrameTimings on their way to onReportTimings (sim_timings.h). */
+  /* The frames' FrameTimings on their way to onReportTimings (sim_timings.h).
+   * pend is a queue: the engine has handed the first n_pend - web_held over
+   * (they wait only for timings-delay or a pause); on web the last web_held
+   * are still in web_ui's list. */
   struct {
     uv_timer_t flush_timer;
     int delay_ms; /* `timings-delay`: held until this long after their frame */
@@ -203,6 +206,10 @@ typedef struct sim {
     uint64_t *pend_due_ms; /* when each pending timing's frame was drawn */
     size_t n_pend, cap_pend;
     int first_reported; /* native: the first frame's timing goes at once */
+    size_t web_held;    /* web: timings not handed over yet */
+    int web_started;    /* web: _frameTimingsLastSubmitTime has been read once */
+    int64_t web_last_submit_us; /* web: _frameTimingsLastSubmitTime */
+    uint64_t web_hand_overs;
     uint64_t records_written, delivered;
     int64_t last_posted_number; /* the newest frame a Flutter.Frame event was posted for */
   } timings;
