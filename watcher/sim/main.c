@@ -85,6 +85,8 @@ static const char usage_text[] =
     "                         as a Flutter app; \"\" for none)\n"
     "  --web-frame-number N   web: every Flutter.Frame carries number N, as web_ui\n"
     "                         before flutter#171592 (FrameTiming defaults it to 1)\n"
+    "  --dwds-batch-ms N      web: DWDS sends the page's events (Flutter.Frame...)\n"
+    "                         in batches N ms apart (default 1000, as DWDS; 0: at once)\n"
     "  --timeline-recorder R  the VM's timeline recorder (default Ring); Systrace,\n"
     "                         File, Perfettofile, Callback...: getVMTimeline\n"
     "                         answers 114 (flutter run --trace-systrace)\n"
@@ -224,6 +226,7 @@ static int parse_args(int argc, char **argv, sim_config_t *cfg) {
     O_REPLAY,
     O_PLAIN_DART,
     O_WEB_FRAME_NUMBER,
+    O_DWDS_BATCH,
     O_TL_RECORDER,
     O_PROFILER,
     O_PROFILE_PERIOD,
@@ -233,41 +236,43 @@ static int parse_args(int argc, char **argv, sim_config_t *cfg) {
     O_HELP,
     O_VERSION
   };
-  static const struct option opts[] = {{"host", required_argument, NULL, O_HOST},
-                                       {"port", required_argument, NULL, O_PORT},
-                                       {"token", required_argument, NULL, O_TOKEN},
-                                       {"mode", required_argument, NULL, O_MODE},
-                                       {"fps", required_argument, NULL, O_FPS},
-                                       {"scenario", required_argument, NULL, O_SCENARIO},
-                                       {"seed", required_argument, NULL, O_SEED},
-                                       {"uri-file", required_argument, NULL, O_URI_FILE},
-                                       {"ring", required_argument, NULL, O_RING},
-                                       {"blocks", required_argument, NULL, O_BLOCKS},
-                                       {"timings-batch-ms", required_argument, NULL, O_BATCH},
-                                       {"method-log", required_argument, NULL, O_METHOD_LOG},
-                                       {"no-watcher", no_argument, NULL, O_NO_WATCHER},
-                                       {"exit-on-eof", no_argument, NULL, O_EXIT_ON_EOF},
-                                       {"start-paused", no_argument, NULL, O_START_PAUSED},
-                                       {"dds-attached", no_argument, NULL, O_DDS_ATTACHED},
-                                       {"dwds", required_argument, NULL, O_DWDS},
-                                       {"workers", required_argument, NULL, O_WORKERS},
-                                       {"dds-host", required_argument, NULL, O_DDS_HOST},
-                                       {"verbose", no_argument, NULL, O_VERBOSE},
-                                       {"timeline-ring", required_argument, NULL, O_TL_RING},
-                                       {"timeline-streams", required_argument, NULL, O_TL_STREAMS},
-                                       {"build-mode", required_argument, NULL, O_BUILD_MODE},
-                                       {"replay", required_argument, NULL, O_REPLAY},
-                                       {"plain-dart", no_argument, NULL, O_PLAIN_DART},
-                                       {"web-frame-number", required_argument, NULL, O_WEB_FRAME_NUMBER},
-                                       {"timeline-recorder", required_argument, NULL, O_TL_RECORDER},
-                                       {"profiler", required_argument, NULL, O_PROFILER},
-                                       {"profile-period", required_argument, NULL, O_PROFILE_PERIOD},
-                                       {"max-profile-depth", required_argument, NULL, O_MAX_PROFILE_DEPTH},
-                                       {"compiled-functions", required_argument, NULL, O_COMPILED_FUNCTIONS},
-                                       {"cpu-ring", required_argument, NULL, O_CPU_RING},
-                                       {"help", no_argument, NULL, O_HELP},
-                                       {"version", no_argument, NULL, O_VERSION},
-                                       {NULL, 0, NULL, 0}};
+  static const struct option opts[] = {
+      {"host", required_argument, NULL, O_HOST},
+      {"port", required_argument, NULL, O_PORT},
+      {"token", required_argument, NULL, O_TOKEN},
+      {"mode", required_argument, NULL, O_MODE},
+      {"fps", required_argument, NULL, O_FPS},
+      {"scenario", required_argument, NULL, O_SCENARIO},
+      {"seed", required_argument, NULL, O_SEED},
+      {"uri-file", required_argument, NULL, O_URI_FILE},
+      {"ring", required_argument, NULL, O_RING},
+      {"blocks", required_argument, NULL, O_BLOCKS},
+      {"timings-batch-ms", required_argument, NULL, O_BATCH},
+      {"method-log", required_argument, NULL, O_METHOD_LOG},
+      {"no-watcher", no_argument, NULL, O_NO_WATCHER},
+      {"exit-on-eof", no_argument, NULL, O_EXIT_ON_EOF},
+      {"start-paused", no_argument, NULL, O_START_PAUSED},
+      {"dds-attached", no_argument, NULL, O_DDS_ATTACHED},
+      {"dwds", required_argument, NULL, O_DWDS},
+      {"workers", required_argument, NULL, O_WORKERS},
+      {"dds-host", required_argument, NULL, O_DDS_HOST},
+      {"verbose", no_argument, NULL, O_VERBOSE},
+      {"timeline-ring", required_argument, NULL, O_TL_RING},
+      {"timeline-streams", required_argument, NULL, O_TL_STREAMS},
+      {"build-mode", required_argument, NULL, O_BUILD_MODE},
+      {"replay", required_argument, NULL, O_REPLAY},
+      {"plain-dart", no_argument, NULL, O_PLAIN_DART},
+      {"web-frame-number", required_argument, NULL, O_WEB_FRAME_NUMBER},
+      {"dwds-batch-ms", required_argument, NULL, O_DWDS_BATCH},
+      {"timeline-recorder", required_argument, NULL, O_TL_RECORDER},
+      {"profiler", required_argument, NULL, O_PROFILER},
+      {"profile-period", required_argument, NULL, O_PROFILE_PERIOD},
+      {"max-profile-depth", required_argument, NULL, O_MAX_PROFILE_DEPTH},
+      {"compiled-functions", required_argument, NULL, O_COMPILED_FUNCTIONS},
+      {"cpu-ring", required_argument, NULL, O_CPU_RING},
+      {"help", no_argument, NULL, O_HELP},
+      {"version", no_argument, NULL, O_VERSION},
+      {NULL, 0, NULL, 0}};
   int c;
   long v;
 
@@ -277,6 +282,7 @@ static int parse_args(int argc, char **argv, sim_config_t *cfg) {
   cfg->scenario = SIM_SCENARIO_STEADY;
   cfg->timings_batch_ms = 100;
   cfg->web_frame_number = -2;
+  cfg->dwds_batch_ms = 1000; /* dwds/web/client.dart _batchDelayMilliseconds */
   cfg->compiled_functions = -1;
   opterr = 0;
   while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -401,6 +407,11 @@ static int parse_args(int argc, char **argv, sim_config_t *cfg) {
         if (parse_long(optarg, -1, 1000000000, &v))
           return bad_usage("--web-frame-number wants -1..1000000000, got '%s'", optarg);
         cfg->web_frame_number = v;
+        break;
+      case O_DWDS_BATCH:
+        if (parse_long(optarg, 0, 60000, &v))
+          return bad_usage("--dwds-batch-ms wants 0..60000, got '%s'", optarg);
+        cfg->dwds_batch_ms = (int)v;
         break;
       case O_TL_RECORDER:
         if (!sim_tl_recorder_known(optarg))
@@ -592,6 +603,7 @@ static json_t *stats_json(sim_t *s) {
     /* What web_ui's recorder still holds: the tail a later frame hands over. */
     json_object_set_new(j, "webTimingsHeld", json_integer((json_int_t)s->timings.web_held));
     json_object_set_new(j, "webHandOvers", json_integer((json_int_t)s->timings.web_hand_overs));
+    json_object_set_new(j, "dwds", sim_dwds_stats_json(&s->dwds));
   }
   if (j)
     json_object_set_new(

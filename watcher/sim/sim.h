@@ -4,6 +4,7 @@
  *   sim_vm      the VM-service protocol (methods, isolates, streams, calls)
  *   sim_gen     the frame generator (scenarios, block trees, FrameTimings)
  *   sim_timings FrameTimings handed to onReportTimings (native and web rules)
+ *   sim_dwds    web: DWDS's injected client, batching the page's events
  *   sim_cpu     the CPU profiler: samples of the UI thread, getCpuSamples
  *   sim_rebuild the widget inspector's Flutter.RebuiltWidgets and location ids
  *   sim_clock   the monotonic µs clock and the wall clock
@@ -23,6 +24,7 @@
 
 #include "model.h"
 #include "sim_cpu.h"
+#include "sim_dwds.h"
 #include "sim_rebuild.h"
 #include "sim_timeline.h"
 
@@ -82,6 +84,7 @@ typedef struct {
   const char *replay;           /* --replay FILE: a recording played back (sim_replay.h) */
   int plain_dart;               /* --plain-dart: no Flutter extensions, no watcher, no Flutter.Frame */
   int64_t web_frame_number;     /* web: every Flutter.Frame's number (-2: the real one) */
+  int dwds_batch_ms;            /* web: DWDS's batch delay for the page's events (0: none) */
   const char *timeline_recorder; /* getVMTimelineFlags' recorderName (NULL: "Ring") */
   int profiler_off;              /* --profiler off: the VM's profiler flag is false */
   int profile_period;            /* --profile-period (0: the VM's 1000 µs) */
@@ -218,6 +221,7 @@ typedef struct sim {
   sim_tl_t tl; /* the VM timeline */
   sim_cpu_t cpu; /* the CPU profiler's samples of the UI thread */
   sim_rebuild_t rebuild; /* the widget inspector's rebuild counts (debug builds) */
+  sim_dwds_t dwds;       /* web: DWDS's injected client, batching the page's events */
   struct sim_replay *replay; /* --replay: the recording; the generator draws only its frames */
   char run_id[40];
 } sim_t;
