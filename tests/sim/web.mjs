@@ -76,6 +76,29 @@ await run({
     } finally { await sim.stop(); }
   },
 
+  async 'web: a hot restart drops what web_ui held, and the next frame starts the clock again'() {
+    const sim = await Sim.start(['--mode', 'web', '--dwds-batch-ms', '0', '--scenario', 'idle', '--seed', '6']);
+    try {
+      let { c, iso } = await listen(sim);
+      await c.call('ext.ui.window.scheduleFrame', { isolateId: iso });
+      await waitFor('the first frame', async () => (await sim.stats()).webTimingsHeld === 1);
+      await sim.cmdOk('restart');
+      let st = await sim.stats();
+      assert.equal(st.webTimingsHeld, 0, 'web_ui\'s statics start again');
+      assert.equal(st.timingsPending, 0);
+      iso = (await c.call('getVM')).isolates[0].id;
+      await sleep(200);
+      await c.call('ext.ui.window.scheduleFrame', { isolateId: iso });
+      await waitFor('a frame after the restart', async () => (await sim.stats()).framesDrawn === 2);
+      await sleep(300);
+      assert.equal((await sim.stats()).webTimingsHeld, 1, 'the first frame after it starts the clock');
+      await c.call('ext.ui.window.scheduleFrame', { isolateId: iso });
+      await waitFor('events', () => frameNumbers(c).length === 2);
+      assert.deepEqual(frameNumbers(c), [2, 3], 'frame 1 is gone');
+      c.close();
+    } finally { await sim.stop(); }
+  },
+
   async 'web: the last frames before the app goes idle wait for a scheduleFrame\'d frame'() {
     const sim = await Sim.start(['--mode', 'web', '--dwds-batch-ms', '0', '--seed', '3']);
     try {

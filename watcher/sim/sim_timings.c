@@ -116,6 +116,18 @@ void sim_timings_flush(sim_t *s) {
   if (!handed_over(s)) uv_timer_stop(&s->timings.flush_timer);
 }
 
+void sim_timings_web_restart(sim_t *s) {
+  /* DDC resets every Dart static on a hot restart, web_ui's included
+   * ("This extension does not need to clean-up Dart statics. Those are
+   * cleaned up by the compiler.", web_ui initialization.dart,
+   * initializeEngineServices): _frameTimings is a new list and
+   * _frameTimingsLastSubmitTime unread again. The held entries are the
+   * queue's tail. */
+  s->timings.n_pend -= s->timings.web_held;
+  s->timings.web_held = 0;
+  s->timings.web_started = 0;
+}
+
 int sim_timings_init(sim_t *s) {
   return uv_timer_init(s->loop, &s->timings.flush_timer) ? -1 : 0;
 }

@@ -29,5 +29,8 @@ void sim_timings_submit(sim_t *s, const wm_timing_t *timing);
 void sim_timings_flush(sim_t *s);
 /* Starts the flush timer when handed-over timings are waiting for it. */
 void sim_timings_arm(sim_t *s);
+/* Web hot restart: web_ui's statics start again, so the timings its list
+ * held are gone and the next frame starts the clock anew. */
+void sim_timings_web_restart(sim_t *s);
 
 #endif

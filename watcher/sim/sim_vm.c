@@ -8,6 +8,7 @@
 #include "sim_clock.h"
 #include "sim_replay.h"
 #include "sim_server.h"
+#include "sim_timings.h"
 
 /* The VM-service error codes the simulator speaks, with the message the raw
  * VM uses for each (vmservice.md §4). Nothing else spells a code number. */
@@ -1585,6 +1586,7 @@ void sim_vm_restart(sim_t *s) {
   new_isolate(s);
   memset(s->vm.bool_ext, 0, sizeof s->vm.bool_ext); /* Dart statics reset */
   s->gen.have_post = 0; /* the new isolate's timeline buffer starts empty */
+  if (s->cfg.mode == SIM_MODE_WEB) sim_timings_web_restart(s);
   sim_cpu_clear(&s->cpu); /* its samples are the old isolate's */
   sim_rebuild_reset(&s->rebuild); /* location ids are Dart statics */
   if (s->model) {
