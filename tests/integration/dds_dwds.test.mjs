@@ -217,6 +217,10 @@ test('item 6: DWDS WebSocket mode, no scheduleFrame (-32000): the probe is unava
     { what: 'frames read', timeoutMs: 5000 * TIMEOUT_SCALE });
   await s.cmd('scenario idle');
   await sleep(300);
+  // DWDS sends the page's events about once a second: the last frames'
+  // Flutter.Frame events may still be on their way.
+  await until(async () => (await s.stats()).dwds.held === 0,
+    { what: 'DWDS to send the last batch', timeoutMs: 3000 * TIMEOUT_SCALE });
   await m.call({ action: 'read' });
   const r = await m.call({ action: 'read' });
   assert.equal(r.isError, false, r.text.slice(0, 600));

@@ -18,6 +18,7 @@
 #include "sim_log.h"
 #include "sim_replay.h"
 #include "sim_server.h"
+#include "sim_timings.h"
 #include "sim_vm.h"
 
 #define STDIN_LINE_MAX 65536
@@ -64,7 +65,8 @@ static const char usage_text[] =
     "  --ring N               watcher ring capacity (records kept)\n"
     "  --blocks N             pad every frame with CustomNN blocks to N distinct\n"
     "                         block names (1..64; default: the natural tree)\n"
-    "  --timings-batch-ms N   FrameTiming batch interval (default 100)\n"
+    "  --timings-batch-ms N   FrameTiming batch interval (default 100; native: web\n"
+    "                         follows web_ui's 100 ms hand-over rule instead)\n"
     "  --method-log PATH      append every VM-service method received, one a line\n"
     "  --no-watcher           start without ext.telescope.frames registered\n"
     "  --start-paused         the isolate starts paused (PauseStart), like\n"
@@ -84,6 +86,8 @@ static const char usage_text[] =
     "                         as a Flutter app; \"\" for none)\n"
     "  --web-frame-number N   web: every Flutter.Frame carries number N, as web_ui\n"
     "                         before flutter#171592 (FrameTiming defaults it to 1)\n"
+    "  --dwds-batch-ms N      web: DWDS sends the page's events (Flutter.Frame...)\n"
+    "                         in batches N ms apart (default 1000, as DWDS; 0: at once)\n"
     "  --timeline-recorder R  the VM's timeline recorder (default Ring); Systrace,\n"
     "                         File, Perfettofile, Callback...: getVMTimeline\n"
     "                         answers 114 (flutter run --trace-systrace)\n"
@@ -223,6 +227,7 @@ static int parse_args(int argc, char **argv, sim_config_t *cfg) {
     O_REPLAY,
     O_PLAIN_DART,
     O_WEB_FRAME_NUMBER,
+    O_DWDS_BATCH,
     O_TL_RECORDER,
     O_PROFILER,
     O_PROFILE_PERIOD,
@@ -232,41 +237,43 @@ static int parse_args(int argc, char **argv, sim_config_t *cfg) {
     O_HELP,
     O_VERSION
   };
-  static const struct option opts[] = {{"host", required_argument, NULL, O_HOST},
-                                       {"port", required_argument, NULL, O_PORT},
-                                       {"token", required_argument, NULL, O_TOKEN},
-                                       {"mode", required_argument, NULL, O_MODE},
-                                       {"fps", required_argument, NULL, O_FPS},
-                                       {"scenario", required_argument, NULL, O_SCENARIO},
-                                       {"seed", required_argument, NULL, O_SEED},
-                                       {"uri-file", required_argument, NULL, O_URI_FILE},
-                                       {"ring", required_argument, NULL, O_RING},
-                                       {"blocks", required_argument, NULL, O_BLOCKS},
-                                       {"timings-batch-ms", required_argument, NULL, O_BATCH},
-                                       {"method-log", required_argument, NULL, O_METHOD_LOG},
-                                       {"no-watcher", no_argument, NULL, O_NO_WATCHER},
-                                       {"exit-on-eof", no_argument, NULL, O_EXIT_ON_EOF},
-                                       {"start-paused", no_argument, NULL, O_START_PAUSED},
-                                       {"dds-attached", no_argument, NULL, O_DDS_ATTACHED},
-                                       {"dwds", required_argument, NULL, O_DWDS},
-                                       {"workers", required_argument, NULL, O_WORKERS},
-                                       {"dds-host", required_argument, NULL, O_DDS_HOST},
-                                       {"verbose", no_argument, NULL, O_VERBOSE},
-                                       {"timeline-ring", required_argument, NULL, O_TL_RING},
-                                       {"timeline-streams", required_argument, NULL, O_TL_STREAMS},
-                                       {"build-mode", required_argument, NULL, O_BUILD_MODE},
-                                       {"replay", required_argument, NULL, O_REPLAY},
-                                       {"plain-dart", no_argument, NULL, O_PLAIN_DART},
-                                       {"web-frame-number", required_argument, NULL, O_WEB_FRAME_NUMBER},
-                                       {"timeline-recorder", required_argument, NULL, O_TL_RECORDER},
-                                       {"profiler", required_argument, NULL, O_PROFILER},
-                                       {"profile-period", required_argument, NULL, O_PROFILE_PERIOD},
-                                       {"max-profile-depth", required_argument, NULL, O_MAX_PROFILE_DEPTH},
-                                       {"compiled-functions", required_argument, NULL, O_COMPILED_FUNCTIONS},
-                                       {"cpu-ring", required_argument, NULL, O_CPU_RING},
-                                       {"help", no_argument, NULL, O_HELP},
-                                       {"version", no_argument, NULL, O_VERSION},
-                                       {NULL, 0, NULL, 0}};
+  static const struct option opts[] = {
+      {"host", required_argument, NULL, O_HOST},
+      {"port", required_argument, NULL, O_PORT},
+      {"token", required_argument, NULL, O_TOKEN},
+      {"mode", required_argument, NULL, O_MODE},
+      {"fps", required_argument, NULL, O_FPS},
+      {"scenario", required_argument, NULL, O_SCENARIO},
+      {"seed", required_argument, NULL, O_SEED},
+      {"uri-file", required_argument, NULL, O_URI_FILE},
+      {"ring", required_argument, NULL, O_RING},
+      {"blocks", required_argument, NULL, O_BLOCKS},
+      {"timings-batch-ms", required_argument, NULL, O_BATCH},
+      {"method-log", required_argument, NULL, O_METHOD_LOG},
+      {"no-watcher", no_argument, NULL, O_NO_WATCHER},
+      {"exit-on-eof", no_argument, NULL, O_EXIT_ON_EOF},
+      {"start-paused", no_argument, NULL, O_START_PAUSED},
+      {"dds-attached", no_argument, NULL, O_DDS_ATTACHED},
+      {"dwds", required_argument, NULL, O_DWDS},
+      {"workers", required_argument, NULL, O_WORKERS},
+      {"dds-host", required_argument, NULL, O_DDS_HOST},
+      {"verbose", no_argument, NULL, O_VERBOSE},
+      {"timeline-ring", required_argument, NULL, O_TL_RING},
+      {"timeline-streams", required_argument, NULL, O_TL_STREAMS},
+      {"build-mode", required_argument, NULL, O_BUILD_MODE},
+      {"replay", required_argument, NULL, O_REPLAY},
+      {"plain-dart", no_argument, NULL, O_PLAIN_DART},
+      {"web-frame-number", required_argument, NULL, O_WEB_FRAME_NUMBER},
+      {"dwds-batch-ms", required_argument, NULL, O_DWDS_BATCH},
+      {"timeline-recorder", required_argument, NULL, O_TL_RECORDER},
+      {"profiler", required_argument, NULL, O_PROFILER},
+      {"profile-period", required_argument, NULL, O_PROFILE_PERIOD},
+      {"max-profile-depth", required_argument, NULL, O_MAX_PROFILE_DEPTH},
+      {"compiled-functions", required_argument, NULL, O_COMPILED_FUNCTIONS},
+      {"cpu-ring", required_argument, NULL, O_CPU_RING},
+      {"help", no_argument, NULL, O_HELP},
+      {"version", no_argument, NULL, O_VERSION},
+      {NULL, 0, NULL, 0}};
   int c;
   long v;
 
@@ -276,6 +283,7 @@ static int parse_args(int argc, char **argv, sim_config_t *cfg) {
   cfg->scenario = SIM_SCENARIO_STEADY;
   cfg->timings_batch_ms = 100;
   cfg->web_frame_number = -2;
+  cfg->dwds_batch_ms = 1000; /* dwds/web/client.dart _batchDelayMilliseconds */
   cfg->compiled_functions = -1;
   opterr = 0;
   while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -400,6 +408,11 @@ static int parse_args(int argc, char **argv, sim_config_t *cfg) {
         if (parse_long(optarg, -1, 1000000000, &v))
           return bad_usage("--web-frame-number wants -1..1000000000, got '%s'", optarg);
         cfg->web_frame_number = v;
+        break;
+      case O_DWDS_BATCH:
+        if (parse_long(optarg, 0, 60000, &v))
+          return bad_usage("--dwds-batch-ms wants 0..60000, got '%s'", optarg);
+        cfg->dwds_batch_ms = (int)v;
         break;
       case O_TL_RECORDER:
         if (!sim_tl_recorder_known(optarg))
@@ -554,8 +567,8 @@ static json_t *stats_json(sim_t *s) {
       "{s:I, s:I, s:I, s:I, s:I, s:I, s:s, s:s, s:I, s:i, s:O, s:s, s:b, s:b, s:I, "
       "s:I, s:f}",
       "framesDrawn", (json_int_t)s->gen.frames_drawn, "recordsWritten",
-      (json_int_t)s->gen.records_written, "jankInjected", (json_int_t)s->gen.jank_injected,
-      "jankFrames", (json_int_t)s->gen.jank_frames, "timingsPending", (json_int_t)s->gen.n_pend,
+      (json_int_t)s->timings.records_written, "jankInjected", (json_int_t)s->gen.jank_injected,
+      "jankFrames", (json_int_t)s->gen.jank_frames, "timingsPending", (json_int_t)s->timings.n_pend,
       "liveness", (json_int_t)(s->model ? wm_liveness(s->model) : 0), "runId", s->run_id,
       "isolateId", s->vm.isolate_id, "lastSeq", (json_int_t)(s->model ? wm_last_seq(s->model) : 0),
       "connections", (int)s->srv.n_conns, "methods", s->vm.method_counts, "scenario",
@@ -563,7 +576,8 @@ static json_t *stats_json(sim_t *s) {
       "heldCalls", (json_int_t)sim_vm_held_calls(s), "lastFrameNumber",
       (json_int_t)s->gen.frame_number, "fps", s->gen.fps);
   if (j) {
-    json_object_set_new(j, "lastFrameEvent", json_integer((json_int_t)s->gen.last_posted_number));
+    json_object_set_new(j, "lastFrameEvent",
+                        json_integer((json_int_t)s->timings.last_posted_number));
     json_object_set_new(j, "recordedStreams", sim_tl_recorded_json(&s->tl));
     json_object_set_new(j, "timelineEvents", json_integer((json_int_t)s->tl.len));
     json_object_set_new(j, "timelineOverwritten", json_integer((json_int_t)s->tl.overwritten));
@@ -586,6 +600,12 @@ static json_t *stats_json(sim_t *s) {
                   (json_int_t)s->cpu.overwritten));
   if (j && s->replay) json_object_set_new(j, "replay", sim_replay_stats_json(s->replay));
   if (j && s->dds.attached) json_object_set_new(j, "ddsUri", json_string(s->dds.http_uri));
+  if (j && s->cfg.mode == SIM_MODE_WEB) {
+    /* What web_ui's recorder still holds: the tail a later frame hands over. */
+    json_object_set_new(j, "webTimingsHeld", json_integer((json_int_t)s->timings.web_held));
+    json_object_set_new(j, "webHandOvers", json_integer((json_int_t)s->timings.web_hand_overs));
+    json_object_set_new(j, "dwds", sim_dwds_stats_json(&s->dwds));
+  }
   if (j)
     json_object_set_new(
         j, "tracking",
@@ -661,7 +681,7 @@ static int run_command(sim_t *s, char *line) {
     answer("ok paused %s %s", s->vm.isolate_id, s->vm.pause_kind);
   } else if (!strcmp(cmd, "resume")) {
     sim_vm_resume(s);
-    sim_gen_flush(s);
+    sim_timings_flush(s);
     answer("ok resumed %s", s->vm.isolate_id);
   } else if (!strcmp(cmd, "restart")) {
     sim_vm_restart(s);
@@ -740,8 +760,8 @@ static int run_command(sim_t *s, char *line) {
   } else if (!strcmp(cmd, "timings-delay")) {
     if (!arg || parse_long(arg, 0, 3600000, &v))
       return answer("error timings-delay wants milliseconds 0..3600000");
-    s->gen.timings_delay_ms = (int)v;
-    sim_gen_flush(s);
+    s->timings.delay_ms = (int)v;
+    sim_timings_flush(s);
     answer("ok timings-delay %ld", v);
   } else if (!strcmp(cmd, "flood")) {
     int ext = 0;

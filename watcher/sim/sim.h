@@ -3,6 +3,8 @@
  *   sim_server  the WebSocket endpoint (handshake, 403s, framing, queues)
  *   sim_vm      the VM-service protocol (methods, isolates, streams, calls)
  *   sim_gen     the frame generator (scenarios, block trees, FrameTimings)
+ *   sim_timings FrameTimings handed to onReportTimings (native and web rules)
+ *   sim_dwds    web: DWDS's injected client, batching the page's events
  *   sim_cpu     the CPU profiler: samples of the UI thread, getCpuSamples
  *   sim_rebuild the widget inspector's Flutter.RebuiltWidgets and location ids
  *   sim_clock   the monotonic µs clock and the wall clock
@@ -22,6 +24,7 @@
 
 #include "model.h"
 #include "sim_cpu.h"
+#include "sim_dwds.h"
 #include "sim_rebuild.h"
 #include "sim_timeline.h"
 
@@ -81,6 +84,7 @@ typedef struct {
   const char *replay;           /* --replay FILE: a recording played back (sim_replay.h) */
   int plain_dart;               /* --plain-dart: no Flutter extensions, no watcher, no Flutter.Frame */
   int64_t web_frame_number;     /* web: every Flutter.Frame's number (-2: the real one) */
+  int dwds_batch_ms;            /* web: DWDS's batch delay for the page's events (0: none) */
   const char *timeline_recorder; /* getVMTimelineFlags' recorderName (NULL: "Ring") */
   int profiler_off;              /* --profiler off: the VM's profiler flag is false */
   int profile_period;            /* --profile-period (0: the VM's 1000 µs) */
@@ -178,7 +182,6 @@ typedef struct sim {
 
   struct {
     uv_timer_t frame_timer;
-    uv_timer_t flush_timer;
     double next_tick_ms;
     int64_t burst_last_us; /* above SIM_TICK_MAX_FPS: when the last tick drew */
     double burst_due;      /* ... and the fraction of a frame it left over */
@@ -187,25 +190,38 @@ typedef struct sim {
     uint64_t frame_index; /* frames drawn so far: seeds each frame */
     int64_t frame_number;
     int inject_left;
-    int timings_delay_ms;
     int probe_requested;   /* ext.ui.window.scheduleFrame */
     int64_t busy_until_us; /* the UI thread is still in the last frame */
     int have_post;         /* POST_FRAME of the last frame: next drain */
     int64_t post_start_us, post_dur_us;
+    uint64_t frames_drawn, jank_injected, jank_frames;
+    uint64_t shader_from; /* shader: the frame index new content last appeared at */
+  } gen;
+
+  /* The frames' FrameTimings on their way to onReportTimings (sim_timings.h).
+   * pend is a queue: the engine has handed the first n_pend - web_held over
+   * (they wait only for timings-delay or a pause); on web the last web_held
+   * are still in web_ui's list. */
+  struct {
+    uv_timer_t flush_timer;
+    int delay_ms; /* `timings-delay`: held until this long after their frame */
     wm_timing_t *pend;
     uint64_t *pend_due_ms; /* when each pending timing's frame was drawn */
     size_t n_pend, cap_pend;
-    int first_reported;
-    uint64_t frames_drawn, records_written, jank_injected, jank_frames;
-    uint64_t timings_delivered;
+    int first_reported; /* native: the first frame's timing goes at once */
+    size_t web_held;    /* web: timings not handed over yet */
+    int web_started;    /* web: _frameTimingsLastSubmitTime has been read once */
+    int64_t web_last_submit_us; /* web: _frameTimingsLastSubmitTime */
+    uint64_t web_hand_overs;
+    uint64_t records_written, delivered;
     int64_t last_posted_number; /* the newest frame a Flutter.Frame event was posted for */
-    uint64_t shader_from;       /* shader: the frame index new content last appeared at */
-  } gen;
+  } timings;
 
   wm_t *model;
   sim_tl_t tl; /* the VM timeline */
   sim_cpu_t cpu; /* the CPU profiler's samples of the UI thread */
   sim_rebuild_t rebuild; /* the widget inspector's rebuild counts (debug builds) */
+  sim_dwds_t dwds;       /* web: DWDS's injected client, batching the page's events */
   struct sim_replay *replay; /* --replay: the recording; the generator draws only its frames */
   char run_id[40];
 } sim_t;

@@ -6,12 +6,9 @@
 
 #include "sim_clock.h"
 #include "sim_replay.h"
+#include "sim_timings.h"
 #include "sim_vm.h"
 
-/* Engine rule (shell.cc): in debug/profile, timings are reported at most
- * ~100 ms after a frame, the first frame at once, and at once when 100
- * frames are waiting. */
-#define TIMINGS_BACKLOG_FLUSH 100
 #define MAX_EVENTS 128
 
 static const char *const scenario_names[SIM_SCENARIO__COUNT] = {
@@ -264,77 +261,7 @@ static int64_t build_frame(sim_t *s, draws_t *d, int jank_us, int64_t vsync, evb
   return end;
 }
 
-static void on_flush(uv_timer_t *t);
 static void record_timeline(sim_t *s, const draws_t *d, const wm_timing_t *t);
-
-static void push_timing(sim_t *s, const wm_timing_t *timing) {
-  if (s->gen.n_pend == s->gen.cap_pend) {
-    size_t cap = s->gen.cap_pend ? s->gen.cap_pend * 2 : 64;
-    wm_timing_t *p = realloc(s->gen.pend, cap * sizeof *p);
-    uint64_t *q;
-    if (!p) return;
-    s->gen.pend = p;
-    q = realloc(s->gen.pend_due_ms, cap * sizeof *q);
-    if (!q) return;
-    s->gen.pend_due_ms = q;
-    s->gen.cap_pend = cap;
-  }
-  s->gen.pend[s->gen.n_pend] = *timing;
-  s->gen.pend_due_ms[s->gen.n_pend] = uv_now(s->loop);
-  s->gen.n_pend++;
-  if ((!s->gen.first_reported && s->gen.timings_delay_ms <= 0) ||
-      s->gen.n_pend >= TIMINGS_BACKLOG_FLUSH) {
-    s->gen.first_reported = 1;
-    sim_gen_flush(s);
-  } else if (!uv_is_active((uv_handle_t *)&s->gen.flush_timer)) {
-    uint64_t ms = (uint64_t)(s->cfg.timings_batch_ms > 0 ? s->cfg.timings_batch_ms : 1);
-    uv_timer_start(&s->gen.flush_timer, on_flush, ms, ms);
-  }
-}
-
-void sim_gen_flush(sim_t *s) {
-  uint64_t now = uv_now(s->loop);
-  uint64_t delay = (uint64_t)(s->gen.timings_delay_ms > 0 ? s->gen.timings_delay_ms : 0);
-  size_t n = 0;
-
-  if (s->vm.paused) /* the timings callback is Dart code: not while paused */
-    return;
-  /* The delay in force now applies, so lowering it releases held timings. */
-  while (n < s->gen.n_pend && s->gen.pend_due_ms[n] + delay <= now) n++;
-  if (n) {
-    size_t i;
-    s->gen.first_reported = 1;
-    /* The binding's own timings callback posts Flutter.Frame per timing
-     * (debug/profile), whether or not a watcher is installed. */
-    for (i = 0; i < n && !s->cfg.plain_dart; i++) {
-      const wm_timing_t *t = &s->gen.pend[i];
-      sim_vm_post_event(
-          s, "Flutter.Frame",
-          json_pack("{s:I, s:I, s:I, s:I, s:I, s:I}", "number", (json_int_t)t->frame_number,
-                    "startTime", (json_int_t)t->build_start_us, "elapsed",
-                    (json_int_t)(t->raster_finish_us - t->vsync_start_us), "build",
-                    (json_int_t)(t->build_finish_us - t->build_start_us), "raster",
-                    (json_int_t)(t->raster_finish_us - t->raster_start_us), "vsyncOverhead",
-                    (json_int_t)(t->build_start_us - t->vsync_start_us)));
-      s->gen.last_posted_number = t->frame_number;
-    }
-    if (s->model && s->vm.watcher) {
-      wm_timings(s->model, s->gen.pend, n);
-      s->gen.records_written += n;
-    }
-    s->gen.timings_delivered += n;
-    memmove(s->gen.pend, s->gen.pend + n, (s->gen.n_pend - n) * sizeof *s->gen.pend);
-    memmove(s->gen.pend_due_ms, s->gen.pend_due_ms + n,
-            (s->gen.n_pend - n) * sizeof *s->gen.pend_due_ms);
-    s->gen.n_pend -= n;
-  }
-  if (!s->gen.n_pend) uv_timer_stop(&s->gen.flush_timer);
-}
-
-static void on_flush(uv_timer_t *t) {
-  sim_t *s = (sim_t *)((char *)t - offsetof(sim_t, gen.flush_timer));
-  sim_gen_flush(s);
-}
 
 static void draw_frame(sim_t *s, int64_t now) {
   draws_t d;
@@ -417,7 +344,7 @@ static void draw_frame(sim_t *s, int64_t now) {
     s->vm.watcher_installed = 1;
     wm_frame_drawn(s->model, timing.frame_number, end + 5, b.ev, b.n);
   }
-  push_timing(s, &timing);
+  sim_timings_submit(s, &timing);
 }
 
 void sim_gen_draw_replayed(sim_t *s, const wm_timing_t *timing, const wm_event_t *events, size_t n,
@@ -429,7 +356,7 @@ void sim_gen_draw_replayed(sim_t *s, const wm_timing_t *timing, const wm_event_t
     s->vm.watcher_installed = 1;
     wm_frame_drawn(s->model, timing->frame_number, drained_us, events, n);
   }
-  push_timing(s, timing);
+  sim_timings_submit(s, timing);
 }
 
 static void on_tick(uv_timer_t *t);
@@ -491,10 +418,7 @@ static void on_tick(uv_timer_t *t) {
   if (s->model && s->vm.watcher && wm_take_probe(s->model)) probe = 1;
   if (s->replay) { /* the recording's frames only; a probe draws nothing */
     sim_replay_tick(s);
-    if (s->gen.n_pend && !uv_is_active((uv_handle_t *)&s->gen.flush_timer)) {
-      uint64_t ms = (uint64_t)(s->cfg.timings_batch_ms > 0 ? s->cfg.timings_batch_ms : 1);
-      uv_timer_start(&s->gen.flush_timer, on_flush, ms, ms);
-    }
+    sim_timings_arm(s);
     schedule_tick(s);
     return;
   }
@@ -540,10 +464,7 @@ static void on_tick(uv_timer_t *t) {
     draw_frame(s, sim_clock_now_us());
   else if (want && probe)
     s->gen.probe_requested = 1; /* keep the request for the next vsync */
-  if (s->gen.pend && s->gen.n_pend && !uv_is_active((uv_handle_t *)&s->gen.flush_timer)) {
-    uint64_t ms = (uint64_t)(s->cfg.timings_batch_ms > 0 ? s->cfg.timings_batch_ms : 1);
-    uv_timer_start(&s->gen.flush_timer, on_flush, ms, ms);
-  }
+  sim_timings_arm(s);
   schedule_tick(s);
 }
 
@@ -573,8 +494,7 @@ void sim_gen_inject(sim_t *s, int n) {
 int sim_gen_init(sim_t *s) {
   s->gen.fps = s->cfg.fps;
   s->gen.frame_number = 0;
-  if (uv_timer_init(s->loop, &s->gen.frame_timer) || uv_timer_init(s->loop, &s->gen.flush_timer))
-    return -1;
+  if (uv_timer_init(s->loop, &s->gen.frame_timer) || sim_timings_init(s)) return -1;
   sim_gen_set_scenario(s, s->cfg.scenario);
   s->gen.next_tick_ms = (double)uv_now(s->loop);
   schedule_tick(s);
@@ -583,10 +503,5 @@ int sim_gen_init(sim_t *s) {
 
 void sim_gen_close(sim_t *s) {
   uv_close((uv_handle_t *)&s->gen.frame_timer, NULL);
-  uv_close((uv_handle_t *)&s->gen.flush_timer, NULL);
-  free(s->gen.pend);
-  free(s->gen.pend_due_ms);
-  s->gen.pend = NULL;
-  s->gen.pend_due_ms = NULL;
-  s->gen.n_pend = s->gen.cap_pend = 0;
+  sim_timings_close(s);
 }

@@ -1,8 +1,9 @@
 /* The frame generator: a libuv timer at --fps draws frames the way the
  * Flutter engine and framework would, for the scenario in force. Each frame
  * is a FlutterTimeline block tree with seeded durations, handed to the watcher
- * model (wm_frame_drawn) in finish order, and a FrameTiming delivered later
- * in batches (wm_timings), as the engine batches them (~100 ms). */
+ * model (wm_frame_drawn) in finish order, and a FrameTiming handed to
+ * sim_timings, which delivers it later by the engine's rule (wm_timings,
+ * Flutter.Frame). */
 #ifndef TELESCOPE_SIM_GEN_H
 #define TELESCOPE_SIM_GEN_H
 
@@ -19,7 +20,7 @@
 #define SIM_MAX_BLOCKS 64
 
 int sim_gen_init(sim_t *s);
-void sim_gen_close(sim_t *s); /* closes both timers */
+void sim_gen_close(sim_t *s); /* closes its timer and sim_timings' */
 
 void sim_gen_set_scenario(sim_t *s, sim_scenario_t scenario);
 void sim_gen_set_fps(sim_t *s, double fps);
@@ -27,11 +28,9 @@ void sim_gen_set_fps(sim_t *s, double fps);
 void sim_gen_inject(sim_t *s, int n);
 /* --replay: one recorded frame, drawn as draw_frame draws a generated one:
  * its blocks (finish order) to the watcher model at drained_us, its timing to
- * the batch (and so to Flutter.Frame). The caller records the timeline. */
+ * sim_timings (and so to Flutter.Frame). The caller records the timeline. */
 void sim_gen_draw_replayed(sim_t *s, const wm_timing_t *timing, const wm_event_t *events, size_t n,
                            int64_t drained_us);
-/* Delivers every timing that is due now (timings-delay permitting). */
-void sim_gen_flush(sim_t *s);
 
 /* Scenario names: "steady", "janky", "idle", "stalled", "rare-slow",
  * "layout-bound", "raster-bound", "gc", "shader", "cpu-rare-slow"; -1 when

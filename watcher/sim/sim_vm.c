@@ -8,6 +8,7 @@
 #include "sim_clock.h"
 #include "sim_replay.h"
 #include "sim_server.h"
+#include "sim_timings.h"
 
 /* The VM-service error codes the simulator speaks, with the message the raw
  * VM uses for each (vmservice.md §4). Nothing else spells a code number. */
@@ -392,15 +393,39 @@ static void broadcast(sim_t *s, const char *stream, json_t *event) {
   json_decref(event);
 }
 
+/* The Extension event a VM-service client gets, stamped now and with the
+ * current isolate: for DWDS that is when it parses the page's DebugEvent
+ * (proxy_service.dart parseDebugEvent). Steals data. */
+static void emit_extension(sim_t *s, const char *extension_kind, json_t *data) {
+  json_t *ev = event_new(s, "Extension", current_ref(s));
+  json_object_set_new(ev, "extensionKind", json_string(extension_kind));
+  json_object_set_new(ev, "extensionData", data);
+  broadcast(s, "Extension", ev);
+}
+
+/* DWDS received a BatchedDebugEvents: one Extension event each, in order
+ * (dev_handler.dart, proxy_service.dart parseBatchedDebugEvents). */
+static void on_dwds_batch(sim_dwds_t *d, json_t *batch) {
+  sim_t *s = (sim_t *)((char *)d - offsetof(sim_t, dwds));
+  size_t i;
+  json_t *e;
+
+  json_array_foreach(batch, i, e) {
+    emit_extension(s, json_string_value(json_object_get(e, "kind")),
+                   json_incref(json_object_get(e, "data")));
+  }
+  json_decref(batch);
+}
+
 void sim_vm_post_event(sim_t *s, const char *extension_kind, json_t *data) {
   /* --web-frame-number: web_ui's FrameTiming defaults frameNumber to 1 and
    * its recorder before flutter#171592 never set it (docs/flutter-apis.md). */
   if (s->cfg.web_frame_number != -2 && !strcmp(extension_kind, "Flutter.Frame"))
     json_object_set_new(data, "number", json_integer(s->cfg.web_frame_number));
-  json_t *ev = event_new(s, "Extension", current_ref(s));
-  json_object_set_new(ev, "extensionKind", json_string(extension_kind));
-  json_object_set_new(ev, "extensionData", data);
-  broadcast(s, "Extension", ev);
+  if (s->dwds.on) /* web: the page's postEvent goes through emitDebugEvent */
+    sim_dwds_post(&s->dwds, extension_kind, data);
+  else
+    emit_extension(s, extension_kind, data);
 }
 
 static void new_isolate(sim_t *s) {
@@ -1561,6 +1586,7 @@ void sim_vm_restart(sim_t *s) {
   new_isolate(s);
   memset(s->vm.bool_ext, 0, sizeof s->vm.bool_ext); /* Dart statics reset */
   s->gen.have_post = 0; /* the new isolate's timeline buffer starts empty */
+  if (s->cfg.mode == SIM_MODE_WEB) sim_timings_web_restart(s);
   sim_cpu_clear(&s->cpu); /* its samples are the old isolate's */
   sim_rebuild_reset(&s->rebuild); /* location ids are Dart statics */
   if (s->model) {
@@ -1628,7 +1654,10 @@ int sim_vm_init(sim_t *s) {
       return -1;
     }
   }
-  return 0;
+  /* Last: its timer runs from now on, and a failure above must leave the
+   * loop with nothing active. */
+  return sim_dwds_init(&s->dwds, s->loop, s->cfg.mode == SIM_MODE_WEB ? s->cfg.dwds_batch_ms : 0,
+                       on_dwds_batch);
 }
 
 void sim_vm_close(sim_t *s) {
@@ -1641,6 +1670,7 @@ void sim_vm_close(sim_t *s) {
   s->vm.calls_head = s->vm.calls_tail = NULL;
   uv_close((uv_handle_t *)&s->vm.call_timer, NULL);
   uv_close((uv_handle_t *)&s->vm.flood_timer, NULL);
+  sim_dwds_close(&s->dwds);
   if (s->vm.method_log) fclose(s->vm.method_log);
   s->vm.method_log = NULL;
   json_decref(s->vm.method_counts);
