@@ -35,6 +35,7 @@ static void tick(uv_timer_t *t) {
     op_timer(op, left < PROGRESS_EVERY_MS ? left : PROGRESS_EVERY_MS, tick);
     return;
   }
+  if (op->app) fe_closing(op->app->fe);
   if (!(op->wait = sessions_close(op->ctx->sessions, op->s, closed, op)))
     op_fail_text(op, "internal error: out of memory");
 }

@@ -142,6 +142,7 @@ void action_stop(op_t *op) {
   }
   session_ref(s);
   op->s = s;
+  if (op->app) fe_closing(op->app->fe);
   if (!(op->wait = sessions_close(op->ctx->sessions, s, stopped, op)))
     op_fail_text(op, "internal error: out of memory");
 }

@@ -22,18 +22,19 @@
  * by up to 1 s in release) a read or stop waits for the next batch, at most
  * FE_SETTLE_MS after the call (a batch timer of 100 ms and a loaded app).
  *
- * On the web a stop does more: the last frames before the app went quiet
+ * On the web a close does more: the last frames before the app went quiet
  * are handed over only when a later frame comes, and DWDS sends the page's
  * events on in batches about a second apart (dwds/web/client.dart
- * _batchDelayMilliseconds, lib/shared/batched_stream.dart). So a web stop
- * whose app drew within FE_WEB_DRAWING_MS waits FE_WEB_NUDGE_MS (past the
- * 100 ms of any hand-over before the call), has the app draw one frame
- * (ext.ui.window.scheduleFrame: its submit hands the held timings over, and
- * it is in the stop), then waits FE_WEB_FORWARD_MS for DWDS's batch. */
+ * _batchDelayMilliseconds, lib/shared/batched_stream.dart). So the first
+ * read of a close (fe_closing), when the app drew within FE_WEB_DRAWING_MS,
+ * waits FE_WEB_NUDGE_MS (past the 100 ms of any hand-over before it), has
+ * the app draw one frame (ext.ui.window.scheduleFrame: its submit hands the
+ * held timings over; it is in the stop), then waits FE_WEB_FORWARD_MS for
+ * DWDS's batch. */
 #define FE_SETTLE_MS 200
 #define FE_DRAWING_MS 1000
 #define FE_WEB_NUDGE_MS 110
-#define FE_WEB_FORWARD_MS 1300 /* 1 000 ms batches, checked every 100 ms */
+#define FE_WEB_FORWARD_MS 1500 /* 1 000 ms batches, checked every 200 ms when idle */
 #define FE_WEB_DRAWING_MS 3000
 
 static char *dup_or_null(const char *s) {
@@ -314,13 +315,14 @@ static void *t_call(void *arg, const char *method, json_t *params, vm_reply_cb c
        * the app posted before this call (a stop misses none in flight). */
       c->kind = FC_SYNC;
       uint64_t now = uv_now(fe->loop);
-      int stop = action && !strcmp(action, "stop");
-      if (stop && vm_app_is_web(fe->app) && fe->last_add_ms &&
+      int read = action && !strcmp(action, "read"), closing = read && fe->closing;
+      if (read) fe->closing = 0;
+      if (closing && vm_app_is_web(fe->app) && fe->last_add_ms &&
           now - fe->last_add_ms < FE_WEB_DRAWING_MS) {
         c->kind = FC_SETTLE; /* the web engine holds the newest frames: see above */
         c->web = WEB_WAIT;
         c->settle_until = now + FE_WEB_NUDGE_MS;
-      } else if ((stop || (action && !strcmp(action, "read"))) && fe->last_add_ms &&
+      } else if ((read || (action && !strcmp(action, "stop"))) && fe->last_add_ms &&
                  now - fe->last_add_ms < FE_DRAWING_MS) {
         c->kind = FC_SETTLE; /* the app draws: its newest frames are in the next batch */
         c->adds_at = fe->adds;
@@ -363,6 +365,10 @@ static void t_cancel(void *handle) {
   if (c->fwd) vm_call_cancel(c->fwd);
   call_unlink(c);
   call_free(c);
+}
+
+void fe_closing(fe_t *fe) {
+  if (fe) fe->closing = 1;
 }
 
 wp_transport_t fe_transport(fe_t *fe) {

@@ -60,6 +60,11 @@ json_t *fe_answer(fe_t *fe, const json_t *params, int *rpc_code, char *detail, s
   "what inside a frame was slow, add the telescope package and call "                       \
   "TelescopePlugin.install() under if (!kReleaseMode)"
 
+/* A session's close begins: the next read answered from the events is its
+ * last drain, which on the web has the app draw one frame and waits for
+ * DWDS's batch (frame_events.c). fe may be NULL. */
+void fe_closing(fe_t *fe);
+
 /* 1 while calls for the watcher are answered from the events. */
 int fe_in_use(const fe_t *fe);
 

@@ -53,6 +53,7 @@ struct fe {
   uv_timer_t settle;    /* the deadline of the FC_SETTLE calls */
   uint64_t adds;        /* frames kept, every run (FC_SETTLE waits for it to move) */
   uint64_t last_add_ms; /* loop time of the newest frame kept (0: none) */
+  int closing;          /* fe_closing: the next local read is a close's */
   int handles;          /* open libuv handles; fe is freed when the last closes */
   int freeing;
 
