@@ -401,8 +401,8 @@ vm_app_t *vm_app_new(uv_loop_t *loop, const vm_app_options_t *opt) {
   app->connection_json = vm_app_connection_json;
   app->released = app_maybe_free;
   if (opt->uri_file && !(app->uri_file = strdup(opt->uri_file))) goto fail_file;
-  vm_client_options_t co = {client_get_uri, on_client_event, on_client_state,
-                            app,            app->timeout_ms, app->allow_remote};
+  vm_client_options_t co = {client_get_uri, on_client_event, on_client_state, app,
+                            app->timeout_ms, app->allow_remote, NULL,           NULL};
   app->client = vm_client_new(loop, &co);
   if (!app->client) goto fail_client;
   app->open_handles = 1; /* the client */

@@ -208,8 +208,12 @@ vm_msg_kind_t vm_msg_classify(json_t *msg, char *id, size_t idlen) {
   const char *method = json_string_value(json_object_get(msg, "method"));
   if ((!jid || json_is_null(jid)) && method && strcmp(method, "streamNotify") == 0) {
     json_t *params = json_object_get(msg, "params");
+    /* The VM service wraps its event in params.event; the Dart Tooling
+     * Daemon puts eventKind and eventData beside streamId (dart-lang/sdk
+     * pkg/dtd_impl/dtd_protocol.md, "streamNotify"). */
     if (json_is_string(json_object_get(params, "streamId")) &&
-        json_is_object(json_object_get(params, "event")))
+        (json_is_object(json_object_get(params, "event")) ||
+         json_is_string(json_object_get(params, "eventKind"))))
       return VM_MSG_EVENT;
     return VM_MSG_OTHER;
   }
