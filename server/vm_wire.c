@@ -34,6 +34,8 @@ static const char *const allowed_methods[] = {
     "getVMTimelineMicros",
     /* Where to edit: the UI isolate's CPU samples over janky frames (read only). */
     "getCpuSamples",
+    /* Only after getVM was unknown: is it a Dart Tooling Daemon (read only)? */
+    "getRegisteredServices",
 };
 
 int vm_client_method_allowed(const char *method) {

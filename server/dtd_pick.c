@@ -1,0 +1,85 @@
+#include "dtd_pick.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vm_uri.h"
+
+/* The normalised ws URI of a DTD-listed app (what bind_app compares). */
+static int normalised(const char *uri, char *out, size_t n) {
+  vm_uri_t u;
+  if (!uri || vm_uri_parse(uri, 1, &u, NULL, 0) != VM_URI_OK) return -1;
+  snprintf(out, n, "%s", u.ws);
+  return 0;
+}
+
+/* "the app 'demo' unregistered …" when the latest change says the list
+ * emptied because an app left; NULL otherwise. */
+static const char *why_empty(const json_t *dtd, char *buf, size_t n) {
+  const json_t *changes = json_object_get(dtd, "changes");
+  const json_t *last = json_array_get(changes, json_array_size(changes) - 1);
+  const char *ev = json_string_value(json_object_get(last, "event"));
+  if (!ev || strcmp(ev, "unregistered")) return NULL;
+  const char *name = json_string_value(json_object_get(last, "name"));
+  snprintf(buf, n,
+           "%s%s%s unregistered from the Dart Tooling Daemon: it stopped, or the IDE detached "
+           "from it",
+           name ? "the app '" : "the app at ", name ? name : json_string_value(json_object_get(last, "vmServiceUri")),
+           name ? "'" : "");
+  return buf;
+}
+
+static void looked(void *arg, diag_code_t diag, const char *detail) {
+  op_t *op = arg;
+  tool_ctx_t *ctx = op->ctx;
+  const json_t *apps = dtd_apps(ctx->dtd);
+  size_t n = json_array_size(apps);
+  char one[VM_URI_MAX] = "", why[400];
+  op->look = NULL;
+  if (diag == DIAG_NONE && n == 1)
+    normalised(json_string_value(json_object_get(json_array_get(apps, 0), "uri")), one, sizeof one);
+  if (op->a.uri) { /* the call named its app: the DTD's list is information */
+    vm_uri_t u;
+    const char *in_use = vm_uri_parse(op->a.uri, 1, &u, NULL, 0) == VM_URI_OK ? u.ws : NULL;
+    op->dtd_json = dtd_to_json(ctx->dtd, in_use);
+    op->after_pick(op);
+    return;
+  }
+  if (one[0]) {
+    if (op->action == A_STATUS) op->dtd_json = dtd_to_json(ctx->dtd, one);
+    if (!(op->a.uri = strdup(one))) {
+      op_fail_text(op, "internal error: out of memory");
+      return;
+    }
+    op->after_pick(op);
+    return;
+  }
+  op->dtd_json = dtd_to_json(ctx->dtd, ctx->app && ctx->app->uri[0] ? ctx->app->uri : NULL);
+  if (diag != DIAG_NONE) {
+    op_fail_diag(op, diag, detail);
+    return;
+  }
+  op_fail_diag(op, n ? DIAG_APP_CHOICE : DIAG_NO_APP,
+               n ? NULL : why_empty(op->dtd_json, why, sizeof why));
+}
+
+int dtd_pick(op_t *op, void (*then)(op_t *op)) {
+  tool_ctx_t *ctx = op->ctx;
+  const char *uri = op->a.dtd_uri ? op->a.dtd_uri : ctx->dtd ? NULL : ctx->cfg->dtd_uri;
+  char err[256];
+  if (!uri && !(ctx->dtd && dtd_has_uri(ctx->dtd))) return 0;
+  if (op->a.uri && op->action != A_STATUS && !op->a.dtd_uri) return 0;
+  if (!ctx->dtd &&
+      !(ctx->dtd = dtd_new(ctx->loop, (int)ctx->cfg->call_timeout_ms, ctx->cfg->allow_remote))) {
+    op_fail_text(op, "internal error: out of memory");
+    return 1;
+  }
+  if (uri && dtd_set_uri(ctx->dtd, uri, err, sizeof err) != 0) {
+    op_fail_diag(op, DIAG_DTD_UNUSABLE, err); /* refused before anything is dialled */
+    return 1;
+  }
+  op->after_pick = then;
+  if (!(op->look = dtd_look(ctx->dtd, looked, op))) op_fail_text(op, "internal error: out of memory");
+  return 1;
+}
