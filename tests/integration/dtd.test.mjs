@@ -5,7 +5,7 @@
 // trusted client secret).
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, execFile } from 'node:child_process';
+import { spawn, spawnSync, execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { startSim, startMcp, until, assertNoTokenLeak, transcript, tokensSeen, BUILD } from './harness.mjs';
@@ -192,4 +192,26 @@ test('the printed line works as the URI, and at trace level no secret is logged'
   assert.ok(m.stderr.length > 0, 'trace logging wrote something to scan');
   // assertNoTokenLeak (after) scans it, with the daemon's auth code and
   // secret among the tokens.
+});
+
+test('the command line: --dtd-uri and a VM-service URI exclude each other', () => {
+  const bin = join(BUILD, 'telescope-mcp');
+  const dtdUri = 'ws://127.0.0.1:1/AAAAAAAAAAA=';
+  let r = spawnSync(bin, ['--dtd-uri', dtdUri, '--vm-service-uri', 'ws://127.0.0.1:2/x=/ws'], { input: '', encoding: 'utf8' });
+  assert.equal(r.status, 2);
+  assert.match(r.stderr, /--dtd-uri and --vm-service-uri exclude each other/);
+  r = spawnSync(bin, ['--sim', '--dtd-uri', dtdUri], { input: '', encoding: 'utf8' });
+  assert.equal(r.status, 2, 'after --sim it is the sim\'s option: the sim refuses it');
+  r = spawnSync(bin, ['--dtd-uri', dtdUri, '--sim'], { input: '', encoding: 'utf8' });
+  assert.equal(r.status, 2);
+  assert.match(r.stderr, /--sim and --dtd-uri exclude each other/);
+  r = spawnSync(bin, [], { input: '', encoding: 'utf8',
+    env: { ...process.env, TELESCOPE_DTD_URI: dtdUri, TELESCOPE_VM_SERVICE_URI: 'ws://127.0.0.1:2/x=/ws' } });
+  assert.equal(r.status, 2);
+  assert.match(r.stderr, /TELESCOPE_DTD_URI and TELESCOPE_VM_SERVICE_URI exclude each other/);
+  // A flag overrides the other kind's variable.
+  r = spawnSync(bin, ['--dtd-uri', dtdUri], { input: '', encoding: 'utf8',
+    env: { ...process.env, TELESCOPE_VM_SERVICE_URI: 'ws://127.0.0.1:2/x=/ws' } });
+  assert.equal(r.status, 0, r.stderr);
+  assert.match(spawnSync(bin, ['--help'], { encoding: 'utf8' }).stdout, /--dtd-uri URI/);
 });
