@@ -97,8 +97,14 @@ dtd_t *dtd_new(uv_loop_t *loop, int call_timeout_ms, int allow_remote) {
   d->state = "unknown";
   d->apps = json_array();
   d->changes = json_array();
-  vm_client_options_t o = {get_uri,      on_event, on_state, d, call_timeout_ms, allow_remote,
-                           "Dart Tooling Daemon", dtd_method_allowed};
+  vm_client_options_t o = {get_uri,
+                           on_event,
+                           on_state,
+                           d,
+                           call_timeout_ms,
+                           allow_remote,
+                           "Dart Tooling Daemon",
+                           dtd_method_allowed};
   if (d->apps && d->changes) d->client = vm_client_new(loop, &o);
   if (!d->client) {
     json_decref(d->apps);
@@ -125,8 +131,12 @@ int dtd_set_uri(dtd_t *d, const char *input, char *err, size_t errlen) {
   return 0;
 }
 
-int dtd_has_uri(const dtd_t *d) { return d->has_uri; }
-const json_t *dtd_apps(const dtd_t *d) { return d->apps; }
+int dtd_has_uri(const dtd_t *d) {
+  return d->has_uri;
+}
+const json_t *dtd_apps(const dtd_t *d) {
+  return d->apps;
+}
 
 /* ---- looks ---- */
 
@@ -164,7 +174,8 @@ static void on_apps(void *arg, const vm_client_reply_t *r) {
   if (failed_to_reach(l, r)) return;
   json_t *apps = r->result ? dtd_wire_apps(r->result) : NULL;
   if (!apps) {
-    look_fail(l, "unusable", r->error ? r->detail : "ConnectedApp.getVmServices answered no VmServicesResponse");
+    look_fail(l, "unusable",
+              r->error ? r->detail : "ConnectedApp.getVmServices answered no VmServicesResponse");
     return;
   }
   json_decref(d->apps);
@@ -245,7 +256,8 @@ void dtd_look_cancel(dtd_look_t *l) {
 static json_t *redacted(const char *uri) {
   vm_uri_t u;
   char out[VM_URI_MAX];
-  if (vm_uri_parse(uri, 1, &u, NULL, 0) != VM_URI_OK) return json_string("\xe2\x80\xa6redacted\xe2\x80\xa6");
+  if (vm_uri_parse(uri, 1, &u, NULL, 0) != VM_URI_OK)
+    return json_string("\xe2\x80\xa6redacted\xe2\x80\xa6");
   vm_uri_redact(u.ws, out, sizeof out);
   return json_string(out);
 }
@@ -253,8 +265,8 @@ static json_t *redacted(const char *uri) {
 json_t *dtd_to_json(const dtd_t *d, const char *in_use) {
   char where[VM_URI_MAX];
   vm_uri_redact(d->uri.ws, where, sizeof where);
-  json_t *o = json_pack("{s:s, s:s, s:[], s:[]}", "uri", d->has_uri ? where : "", "state",
-                        d->state, "apps", "changes");
+  json_t *o = json_pack("{s:s, s:s, s:[], s:[]}", "uri", d->has_uri ? where : "", "state", d->state,
+                        "apps", "changes");
   json_t *apps = json_object_get(o, "apps"), *changes = json_object_get(o, "changes"), *a;
   size_t i;
   json_array_foreach(d->apps, i, a) {
@@ -262,7 +274,8 @@ json_t *dtd_to_json(const dtd_t *d, const char *in_use) {
     json_t *e = json_pack("{s:o}", "vmServiceUri", redacted(uri));
     if (json_object_get(a, "name")) json_object_set(e, "name", json_object_get(a, "name"));
     vm_uri_t u;
-    if (in_use && *in_use && vm_uri_parse(uri, 1, &u, NULL, 0) == VM_URI_OK && !strcmp(u.ws, in_use))
+    if (in_use && *in_use && vm_uri_parse(uri, 1, &u, NULL, 0) == VM_URI_OK &&
+        !strcmp(u.ws, in_use))
       json_object_set_new(e, "inUse", json_true());
     json_array_append_new(apps, e);
   }

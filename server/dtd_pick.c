@@ -25,8 +25,8 @@ static const char *why_empty(const json_t *dtd, char *buf, size_t n) {
   snprintf(buf, n,
            "%s%s%s unregistered from the Dart Tooling Daemon: it stopped, or the IDE detached "
            "from it",
-           name ? "the app '" : "the app at ", name ? name : json_string_value(json_object_get(last, "vmServiceUri")),
-           name ? "'" : "");
+           name ? "the app '" : "the app at ",
+           name ? name : json_string_value(json_object_get(last, "vmServiceUri")), name ? "'" : "");
   return buf;
 }
 
@@ -80,6 +80,7 @@ int dtd_pick(op_t *op, void (*then)(op_t *op)) {
     return 1;
   }
   op->after_pick = then;
-  if (!(op->look = dtd_look(ctx->dtd, looked, op))) op_fail_text(op, "internal error: out of memory");
+  if (!(op->look = dtd_look(ctx->dtd, looked, op)))
+    op_fail_text(op, "internal error: out of memory");
   return 1;
 }

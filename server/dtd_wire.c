@@ -8,8 +8,8 @@
  * sentence's trailing punctuation; the --machine JSON's uri. 0, or -1. */
 static int candidate(const char *input, char *dst, size_t n) {
   json_t *j = json_loads(input, JSON_DECODE_ANY, NULL);
-  const char *juri = json_string_value(
-      json_object_get(json_object_get(j, "tooling_daemon_details"), "uri"));
+  const char *juri =
+      json_string_value(json_object_get(json_object_get(j, "tooling_daemon_details"), "uri"));
   if (!juri) juri = json_string_value(json_object_get(j, "uri"));
   if (juri) {
     int ok = strlen(juri) < n;
@@ -134,7 +134,8 @@ const char *dtd_wire_text(const json_t *dtd) {
   const json_t *changes = json_object_get(dtd, "changes"), *c;
   json_array_foreach(changes, i, c) {
     const char *name = json_string_value(json_object_get(c, "name"));
-    add(buf, sizeof buf, "dtd: %s %s\n", name ? name : json_string_value(json_object_get(c, "vmServiceUri")),
+    add(buf, sizeof buf, "dtd: %s %s\n",
+        name ? name : json_string_value(json_object_get(c, "vmServiceUri")),
         json_string_value(json_object_get(c, "event")));
   }
   return buf;

@@ -55,7 +55,9 @@ vm_lws_ctx_t *vm_lws_ctx_acquire(uv_loop_t *loop, const struct lws_protocols *pr
   return x;
 }
 
-struct lws_context *vm_lws_ctx_get(const vm_lws_ctx_t *x) { return x->ctx; }
+struct lws_context *vm_lws_ctx_get(const vm_lws_ctx_t *x) {
+  return x->ctx;
+}
 
 static void timer_closed(uv_handle_t *h) {
   vm_lws_ctx_t *x = container_of((uv_timer_t *)h, vm_lws_ctx_t, timer);

@@ -142,10 +142,11 @@ START_TEST(text_line) {
       "{\"vmServiceUri\":\"ws://127.0.0.1:2/…redacted…/ws\"}],"
       "\"changes\":[{\"event\":\"unregistered\",\"name\":\"old\",\"vmServiceUri\":\"x\"}]}",
       0, NULL);
-  ck_assert_str_eq(dtd_wire_text(d),
-                   "dtd: ws://127.0.0.1:9/…redacted… lists 2 apps: a ws://127.0.0.1:1/…redacted…/ws "
-                   "(in use), (unnamed) ws://127.0.0.1:2/…redacted…/ws\n"
-                   "dtd: old unregistered\n");
+  ck_assert_str_eq(
+      dtd_wire_text(d),
+      "dtd: ws://127.0.0.1:9/…redacted… lists 2 apps: a ws://127.0.0.1:1/…redacted…/ws "
+      "(in use), (unnamed) ws://127.0.0.1:2/…redacted…/ws\n"
+      "dtd: old unregistered\n");
   ck_assert_str_eq(dtd_wire_text(NULL), "");
   json_decref(d);
 }

@@ -34,7 +34,8 @@ static int token_ok(const dtd_daemon_t *d, const char *uri) {
 }
 
 static int send_http(struct lws *wsi, unsigned status, const char *body) {
-  unsigned char buf[LWS_PRE + 1024], *start = buf + LWS_PRE, *p = start, *end = buf + sizeof buf - 1;
+  unsigned char buf[LWS_PRE + 1024], *start = buf + LWS_PRE, *p = start,
+                                     *end = buf + sizeof buf - 1;
   size_t blen = strlen(body);
   unsigned char bb[LWS_PRE + 256];
   if (lws_add_http_common_headers(wsi, status, "text/plain; charset=utf-8", blen, &p, end) ||
@@ -99,8 +100,7 @@ static int callback_dtd(struct lws *wsi, enum lws_callback_reasons reason, void 
     case LWS_CALLBACK_ESTABLISHED:
       pss->conn = conn_new(d, wsi);
       if (!pss->conn) return -1;
-      if (d->verbose)
-        fprintf(stderr, "telescope-dtd: client %lu connected\n", pss->conn->serial);
+      if (d->verbose) fprintf(stderr, "telescope-dtd: client %lu connected\n", pss->conn->serial);
       return 0;
     case LWS_CALLBACK_RECEIVE: {
       dtd_conn_t *c = pss->conn;

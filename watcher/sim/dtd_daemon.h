@@ -20,11 +20,12 @@ typedef struct dtd_app dtd_app_t;
 
 typedef struct {
   uv_loop_t *loop;
-  char host[64];      /* listen address (default 127.0.0.1) */
-  int port;           /* 0: ephemeral; the bound port after dtd_daemon_start */
-  char token[32];     /* the URI's auth code, first path segment ("" with --disable-service-auth-codes) */
-  char secret[32];    /* the trusted client secret registerVmService needs */
-  int unrestricted;   /* --unrestricted: no secret needed */
+  char host[64];   /* listen address (default 127.0.0.1) */
+  int port;        /* 0: ephemeral; the bound port after dtd_daemon_start */
+  char token[32];  /* the URI's auth code, first path segment ("" with --disable-service-auth-codes)
+                    */
+  char secret[32]; /* the trusted client secret registerVmService needs */
+  int unrestricted;     /* --unrestricted: no secret needed */
   int no_connected_app; /* an older DTD without the ConnectedApp service */
   int verbose;
   struct lws_context *ctx;

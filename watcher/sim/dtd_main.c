@@ -96,13 +96,17 @@ static void on_stdin(uv_stream_t *s, ssize_t n, const uv_buf_t *b) {
 }
 
 static int run_daemon(int argc, char **argv) {
-  static const struct option opts[] = {
-      {"host", required_argument, 0, 'H'},      {"port", required_argument, 0, 'p'},
-      {"machine", no_argument, 0, 'm'},         {"unrestricted", no_argument, 0, 'u'},
-      {"disable-service-auth-codes", no_argument, 0, 'd'},
-      {"no-connected-app", no_argument, 0, 'n'}, {"uri-file", required_argument, 0, 'f'},
-      {"exit-on-eof", no_argument, 0, 'e'},     {"verbose", no_argument, 0, 'v'},
-      {"help", no_argument, 0, 'h'},            {0, 0, 0, 0}};
+  static const struct option opts[] = {{"host", required_argument, 0, 'H'},
+                                       {"port", required_argument, 0, 'p'},
+                                       {"machine", no_argument, 0, 'm'},
+                                       {"unrestricted", no_argument, 0, 'u'},
+                                       {"disable-service-auth-codes", no_argument, 0, 'd'},
+                                       {"no-connected-app", no_argument, 0, 'n'},
+                                       {"uri-file", required_argument, 0, 'f'},
+                                       {"exit-on-eof", no_argument, 0, 'e'},
+                                       {"verbose", no_argument, 0, 'v'},
+                                       {"help", no_argument, 0, 'h'},
+                                       {0, 0, 0, 0}};
   dtd_daemon_t *d = &daemon_state;
   int machine = 0, no_auth = 0, eof = 0, c;
   const char *uri_file = NULL;
@@ -112,17 +116,39 @@ static int run_daemon(int argc, char **argv) {
   snprintf(d->host, sizeof d->host, "127.0.0.1");
   while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
     switch (c) {
-      case 'H': snprintf(d->host, sizeof d->host, "%s", optarg); break;
-      case 'p': d->port = atoi(optarg); break;
-      case 'm': machine = 1; break;
-      case 'u': d->unrestricted = 1; break;
-      case 'd': no_auth = 1; break;
-      case 'n': d->no_connected_app = 1; break;
-      case 'f': uri_file = optarg; break;
-      case 'e': eof = 1; break;
-      case 'v': d->verbose = 1; break;
-      case 'h': fputs(usage_text, stdout); return 0;
-      default: fputs(usage_text, stderr); return 2;
+      case 'H':
+        snprintf(d->host, sizeof d->host, "%s", optarg);
+        break;
+      case 'p':
+        d->port = atoi(optarg);
+        break;
+      case 'm':
+        machine = 1;
+        break;
+      case 'u':
+        d->unrestricted = 1;
+        break;
+      case 'd':
+        no_auth = 1;
+        break;
+      case 'n':
+        d->no_connected_app = 1;
+        break;
+      case 'f':
+        uri_file = optarg;
+        break;
+      case 'e':
+        eof = 1;
+        break;
+      case 'v':
+        d->verbose = 1;
+        break;
+      case 'h':
+        fputs(usage_text, stdout);
+        return 0;
+      default:
+        fputs(usage_text, stderr);
+        return 2;
     }
   }
   if (optind < argc) {
@@ -222,21 +248,34 @@ static void one_timeout(uv_timer_t *t) {
 
 static int run_client(const char *verb, int argc, char **argv) {
   static const struct option opts[] = {
-      {"dtd-uri", required_argument, 0, 'd'}, {"secret", required_argument, 0, 's'},
+      {"dtd-uri", required_argument, 0, 'd'},        {"secret", required_argument, 0, 's'},
       {"vm-service-uri", required_argument, 0, 'u'}, {"name", required_argument, 0, 'n'},
-      {"exposed-uri", required_argument, 0, 'x'}, {0, 0, 0, 0}};
-  static const struct lws_protocols protocols[] = {DTD_WSC_PROTOCOL, {NULL, NULL, 0, 0, 0, NULL, 0}};
+      {"exposed-uri", required_argument, 0, 'x'},    {0, 0, 0, 0}};
+  static const struct lws_protocols protocols[] = {DTD_WSC_PROTOCOL,
+                                                   {NULL, NULL, 0, 0, 0, NULL, 0}};
   const char *dtd = NULL, *secret = NULL, *vm = NULL, *name = NULL, *exposed = NULL;
   int c;
   optind = 1;
   while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
     switch (c) {
-      case 'd': dtd = optarg; break;
-      case 's': secret = optarg; break;
-      case 'u': vm = optarg; break;
-      case 'n': name = optarg; break;
-      case 'x': exposed = optarg; break;
-      default: fputs(usage_text, stderr); return 2;
+      case 'd':
+        dtd = optarg;
+        break;
+      case 's':
+        secret = optarg;
+        break;
+      case 'u':
+        vm = optarg;
+        break;
+      case 'n':
+        name = optarg;
+        break;
+      case 'x':
+        exposed = optarg;
+        break;
+      default:
+        fputs(usage_text, stderr);
+        return 2;
     }
   }
   int list = !strcmp(verb, "list");
@@ -254,8 +293,9 @@ static int run_client(const char *verb, int argc, char **argv) {
   }
   char method[64];
   snprintf(method, sizeof method, "ConnectedApp.%s",
-           list ? "getVmServices" : !strcmp(verb, "register") ? "registerVmService"
-                                                              : "unregisterVmService");
+           list                        ? "getVmServices"
+           : !strcmp(verb, "register") ? "registerVmService"
+                                       : "unregisterVmService");
   json_t *req = json_pack("{s:s, s:s, s:o, s:s}", "jsonrpc", "2.0", "method", method, "params",
                           params, "id", "1");
   one.request = json_dumps(req, JSON_COMPACT);
@@ -288,8 +328,8 @@ static int run_client(const char *verb, int argc, char **argv) {
 
 int main(int argc, char **argv) {
   signal(SIGPIPE, SIG_IGN);
-  if (argc > 1 && (!strcmp(argv[1], "register") || !strcmp(argv[1], "unregister") ||
-                   !strcmp(argv[1], "list")))
+  if (argc > 1 &&
+      (!strcmp(argv[1], "register") || !strcmp(argv[1], "unregister") || !strcmp(argv[1], "list")))
     return run_client(argv[1], argc - 1, argv + 1);
   return run_daemon(argc, argv);
 }

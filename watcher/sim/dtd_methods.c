@@ -26,7 +26,9 @@
 
 #define CONNECTED_APP "ConnectedApp"
 
-static json_t *success(void) { return json_pack("{s:s}", "type", "Success"); }
+static json_t *success(void) {
+  return json_pack("{s:s}", "type", "Success");
+}
 
 /* json_rpc_2's Parameters: a missing or mistyped parameter is -32602 with
  * this message. NULL (and answered) when absent. */
@@ -162,7 +164,8 @@ static void get_registered_services(dtd_conn_t *c, json_t *req) {
 static json_t *app_info(const dtd_app_t *a, int with_nulls) {
   json_t *o = json_pack("{s:s}", "uri", a->uri);
   if (a->exposed_uri || with_nulls)
-    json_object_set_new(o, "exposedUri", a->exposed_uri ? json_string(a->exposed_uri) : json_null());
+    json_object_set_new(o, "exposedUri",
+                        a->exposed_uri ? json_string(a->exposed_uri) : json_null());
   if (a->name || with_nulls)
     json_object_set_new(o, "name", a->name ? json_string(a->name) : json_null());
   return o;
@@ -195,7 +198,8 @@ static void app_unlink(dtd_app_t *a) {
 static void watch_open(void *arg) {
   dtd_app_t *a = arg;
   a->ready = 1;
-  if (a->d->verbose) fprintf(stderr, "telescope-dtd: registered %s\n", a->name ? a->name : "(no name)");
+  if (a->d->verbose)
+    fprintf(stderr, "telescope-dtd: registered %s\n", a->name ? a->name : "(no name)");
   announce(a, "VmServiceRegistered");
   dtd_reply(a->waiter, a->wait_req, success());
   a->waiter = NULL;
@@ -210,7 +214,8 @@ static void watch_closed(void *arg, const char *why) {
   a->watch = NULL;
   app_unlink(a);
   if (a->ready) {
-    if (a->d->verbose) fprintf(stderr, "telescope-dtd: %s went away: unregistered\n", a->name ? a->name : "an app");
+    if (a->d->verbose)
+      fprintf(stderr, "telescope-dtd: %s went away: unregistered\n", a->name ? a->name : "an app");
     announce(a, "VmServiceUnregistered");
   } else {
     snprintf(msg, sizeof msg, "Error connecting to VM service at %s.\n%s", a->uri, why);

@@ -22,7 +22,8 @@ typedef struct {
 
 /* The protocol every context (or vhost) that makes dtd_wsc connections must
  * list. */
-#define DTD_WSC_PROTOCOL {"dtd-wsc", dtd_wsc_callback, 0, 65536, 0, NULL, 0}
+#define DTD_WSC_PROTOCOL \
+  { "dtd-wsc", dtd_wsc_callback, 0, 65536, 0, NULL, 0 }
 int dtd_wsc_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
                      size_t len);
 
