@@ -77,7 +77,7 @@ typedef enum {
      "Start the app (from the IDE, or `flutter run` with this DTD), or check that the IDE that launched it uses this DTD; then call again.") \
   XX(APP_CHOICE, "app_choice", 1,                                              \
      "The Dart Tooling Daemon lists several apps; telescope measures one at a time.", \
-     "Pick one: call again with vmServiceUri set to its URI (the apps are listed in `dtd.apps`, with their tokens redacted: take the full URI from `flutter run` or the IDE).")
+     "Pick one: call again with vmServiceUri set to its vmServiceUri as `dtd.apps` lists it (redacted as it is: the server knows the token), or to the full URI `flutter run` or the IDE printed.")
 
 typedef enum {
   DIAG_NONE = 0,

@@ -253,13 +253,31 @@ void dtd_look_cancel(dtd_look_t *l) {
 
 /* ---- answers ---- */
 
-static json_t *redacted(const char *uri) {
+/* An app's URI as answers show it: normalised, token redacted. */
+static void redact_app(const char *uri, char *out, size_t n) {
   vm_uri_t u;
+  if (!uri || vm_uri_parse(uri, 1, &u, NULL, 0) != VM_URI_OK)
+    snprintf(out, n, "\xe2\x80\xa6redacted\xe2\x80\xa6");
+  else
+    vm_uri_redact(u.ws, out, n);
+}
+
+static json_t *redacted(const char *uri) {
   char out[VM_URI_MAX];
-  if (vm_uri_parse(uri, 1, &u, NULL, 0) != VM_URI_OK)
-    return json_string("\xe2\x80\xa6redacted\xe2\x80\xa6");
-  vm_uri_redact(u.ws, out, sizeof out);
+  redact_app(uri, out, sizeof out);
   return json_string(out);
+}
+
+const char *dtd_find_app(const dtd_t *d, const char *shown) {
+  char out[VM_URI_MAX];
+  size_t i;
+  json_t *a;
+  json_array_foreach(d->apps, i, a) {
+    const char *uri = json_string_value(json_object_get(a, "uri"));
+    redact_app(uri, out, sizeof out);
+    if (shown && !strcmp(out, shown)) return uri;
+  }
+  return NULL;
 }
 
 json_t *dtd_to_json(const dtd_t *d, const char *in_use) {

@@ -46,6 +46,10 @@ void dtd_look_cancel(dtd_look_t *l);
 /* The apps the daemon lists: [{"uri", "name"?, "exposedUri"?}] (borrowed,
  * valid until the next event or look). */
 const json_t *dtd_apps(const dtd_t *d);
+/* The full URI of the listed app an answer showed as shown (its redacted
+ * vmServiceUri), or NULL: an agent can pick an app without ever seeing its
+ * token. Borrowed, like dtd_apps. */
+const char *dtd_find_app(const dtd_t *d, const char *shown);
 /* The `dtd` object of an answer (tokens redacted): uri, state, apps (name,
  * vmServiceUri, inUse when it is in_use, a normalised ws URI or NULL),
  * changes. New reference. */

@@ -6,6 +6,8 @@
 
 #include "vm_uri.h"
 
+#define SHOWN "\xe2\x80\xa6redacted\xe2\x80\xa6" /* what an answer shows for a token */
+
 /* The normalised ws URI of a DTD-listed app (what bind_app compares). */
 static int normalised(const char *uri, char *out, size_t n) {
   vm_uri_t u;
@@ -37,12 +39,27 @@ static void looked(void *arg, diag_code_t diag, const char *detail) {
   size_t n = json_array_size(apps);
   char one[VM_URI_MAX] = "", why[400];
   op->look = NULL;
+  if (diag == DIAG_NONE && op->a.uri && strstr(op->a.uri, SHOWN)) {
+    /* vmServiceUri as status listed it, token redacted: the app it names. */
+    const char *full = dtd_find_app(ctx->dtd, op->a.uri);
+    if (!full) {
+      op->dtd_json = dtd_to_json(ctx->dtd, NULL);
+      op_fail_diag(op, DIAG_APP_CHOICE, "vmServiceUri is a redacted URI that names none of the "
+                                        "apps the Dart Tooling Daemon lists now");
+      return;
+    }
+    free(op->a.uri);
+    if (!(op->a.uri = strdup(full))) {
+      op_fail_text(op, "internal error: out of memory");
+      return;
+    }
+  }
   if (diag == DIAG_NONE && n == 1)
     normalised(json_string_value(json_object_get(json_array_get(apps, 0), "uri")), one, sizeof one);
   if (op->a.uri) { /* the call named its app: the DTD's list is information */
     vm_uri_t u;
     const char *in_use = vm_uri_parse(op->a.uri, 1, &u, NULL, 0) == VM_URI_OK ? u.ws : NULL;
-    op->dtd_json = dtd_to_json(ctx->dtd, in_use);
+    if (op->action == A_STATUS) op->dtd_json = dtd_to_json(ctx->dtd, in_use);
     op->after_pick(op);
     return;
   }
@@ -69,7 +86,7 @@ int dtd_pick(op_t *op, void (*then)(op_t *op)) {
   const char *uri = op->a.dtd_uri ? op->a.dtd_uri : ctx->dtd ? NULL : ctx->cfg->dtd_uri;
   char err[256];
   if (!uri && !(ctx->dtd && dtd_has_uri(ctx->dtd))) return 0;
-  if (op->a.uri && op->action != A_STATUS && !op->a.dtd_uri) return 0;
+  if (op->a.uri && op->action != A_STATUS && !op->a.dtd_uri && !strstr(op->a.uri, SHOWN)) return 0;
   if (!ctx->dtd &&
       !(ctx->dtd = dtd_new(ctx->loop, (int)ctx->cfg->call_timeout_ms, ctx->cfg->allow_remote))) {
     op_fail_text(op, "internal error: out of memory");

@@ -103,10 +103,20 @@ test('two apps: status lists both and asks which; vmServiceUri picks one', async
   const read = await m.call({ action: 'read' });
   assert.equal(read.isError, true);
   assert.equal(read.sc.diagnosis.code, 'app_choice');
-  // The agent picks one: status connects to it and marks it in use.
-  const picked = await status(m, { vmServiceUri: b.wsUri });
-  assert.equal(picked.sc.connection.state, 'connected');
+  // The agent picks one as status listed it (token redacted): status
+  // connects to it and marks it in use; a capture measures that one.
+  const picked = await status(m, { vmServiceUri: r.sc.dtd.apps[1].vmServiceUri });
+  assert.equal(picked.sc.connection.state, 'connected', JSON.stringify(picked.sc));
   assert.deepEqual(picked.sc.dtd.apps.map((x) => !!x.inUse), [false, true]);
+  const cap = await m.call({ action: 'capture', durationMs: 300, vmServiceUri: r.sc.dtd.apps[1].vmServiceUri });
+  assert.equal(cap.isError, false, cap.text);
+  assert.ok((await b.methods()).includes('ext.telescope.frames'), 'measured the second app');
+  assert.ok(!(await a.methods()).includes('ext.telescope.frames'), 'not the first');
+  // The full URI works as well; a redacted one naming no listed app does not.
+  assert.equal((await status(m, { vmServiceUri: a.wsUri })).sc.connection.state, 'connected');
+  const none = await status(m, { vmServiceUri: 'ws://127.0.0.1:1/\u2026redacted\u2026/ws' });
+  assert.equal(none.sc.diagnosis.code, 'app_choice');
+  assert.match(none.sc.diagnosis.evidence.detail, /names none of the apps/);
 });
 
 test('an app that unregisters, or dies, is said', async () => {
