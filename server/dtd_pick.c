@@ -32,6 +32,18 @@ static const char *why_empty(const json_t *dtd, char *buf, size_t n) {
   return buf;
 }
 
+/* 1 when the app in use (a normalised ws URI) is among the listed apps. */
+static int listed(const json_t *apps, const char *in_use) {
+  char u[VM_URI_MAX];
+  size_t i;
+  json_t *a;
+  json_array_foreach(apps, i, a) {
+    if (!normalised(json_string_value(json_object_get(a, "uri")), u, sizeof u) && !strcmp(u, in_use))
+      return 1;
+  }
+  return 0;
+}
+
 static void looked(void *arg, diag_code_t diag, const char *detail) {
   op_t *op = arg;
   tool_ctx_t *ctx = op->ctx;
@@ -56,10 +68,23 @@ static void looked(void *arg, diag_code_t diag, const char *detail) {
   }
   if (diag == DIAG_NONE && n == 1)
     normalised(json_string_value(json_object_get(json_array_get(apps, 0), "uri")), one, sizeof one);
+  /* The app in use stays in use while the daemon still lists it among
+   * others (a second app launched mid-session must not break its stop), or
+   * while the daemon cannot be asked (the IDE that hosted it went away). */
+  const char *in_use = ctx->app && ctx->app->uri[0] ? ctx->app->uri : NULL;
+  if (!op->a.uri && in_use && ((diag == DIAG_NONE && n > 1 && listed(apps, in_use)) ||
+                               diag != DIAG_NONE)) {
+    if (diag != DIAG_NONE)
+      op_warn(op, "the Dart Tooling Daemon could not be asked (%s); the app in use was kept", detail);
+    else
+      op_warn(op, "the Dart Tooling Daemon lists %zu apps; the one in use was kept (pass vmServiceUri "
+                  "to measure another)", n);
+    snprintf(one, sizeof one, "%s", in_use);
+  }
   if (op->a.uri) { /* the call named its app: the DTD's list is information */
     vm_uri_t u;
-    const char *in_use = vm_uri_parse(op->a.uri, 1, &u, NULL, 0) == VM_URI_OK ? u.ws : NULL;
-    if (op->action == A_STATUS) op->dtd_json = dtd_to_json(ctx->dtd, in_use);
+    const char *named = vm_uri_parse(op->a.uri, 1, &u, NULL, 0) == VM_URI_OK ? u.ws : NULL;
+    if (op->action == A_STATUS) op->dtd_json = dtd_to_json(ctx->dtd, named);
     op->after_pick(op);
     return;
   }

@@ -112,6 +112,12 @@ test('two apps: status lists both and asks which; vmServiceUri picks one', async
   assert.equal(cap.isError, false, cap.text);
   assert.ok((await b.methods()).includes('ext.telescope.frames'), 'measured the second app');
   assert.ok(!(await a.methods()).includes('ext.telescope.frames'), 'not the first');
+  // Once one is in use, calls without vmServiceUri keep it (and say why).
+  const kept = await status(m);
+  assert.equal(kept.sc.connection.state, 'connected');
+  assert.deepEqual(kept.sc.dtd.apps.map((x) => !!x.inUse), [false, true]);
+  assert.match(kept.sc.warnings.join('\n'), /lists 2 apps; the one in use was kept/);
+  assert.equal((await m.call({ action: 'read' })).isError, false);
   // The full URI works as well; a redacted one naming no listed app does not.
   assert.equal((await status(m, { vmServiceUri: a.wsUri })).sc.connection.state, 'connected');
   const none = await status(m, { vmServiceUri: 'ws://127.0.0.1:1/\u2026redacted\u2026/ws' });
