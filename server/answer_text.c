@@ -8,6 +8,7 @@
 
 #include "budgets.h"
 #include "cpuprof.h"
+#include "dtd_wire.h" /* the dtd line */
 #include "rebuilds.h"
 #include "findings.h"
 #include "frame_events.h" /* FE_NOTE */
@@ -557,6 +558,7 @@ char *answer_text_render(const json_t *r, int is_error) {
   /* Where the app is belongs in status; elsewhere only when it is wrong. */
   connection(&b, json_object_get(r, "connection"), !strcmp(action, "status"));
   diagnosis(&b, json_object_get(r, "diagnosis"));
+  sb_printf(&b, "%s", dtd_wire_text(json_object_get(r, "dtd")));
   if (!strcmp(action, "status")) {
     watcher(&b, json_object_get(r, "watcher"));
     liveness(&b, json_object_get(r, "liveness"));

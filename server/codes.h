@@ -68,7 +68,16 @@ typedef enum {
      "`start` a session for per-block attribution.")                        \
   XX(NO_FRAMES, "no_frames", 0,                                               \
      "No new frames, and this build offers no way to request one: idle and suspended rendering cannot be told apart.", \
-     "Drive the app while measuring; the telescope watcher (or a debug build) lets telescope request a frame to tell them apart.")
+     "Drive the app while measuring; the telescope watcher (or a debug build) lets telescope request a frame to tell them apart.") \
+  XX(DTD_UNUSABLE, "dtd_unusable", 1,                                          \
+     "The Dart Tooling Daemon at dtdUri could not be used to find the app.",  \
+     "evidence.detail says why. Pass the URI `flutter run --print-dtd`, the IDE or `dart tooling-daemon` prints (ws://127.0.0.1:PORT/SECRET) as dtdUri; a VM-service URI goes in vmServiceUri.") \
+  XX(NO_APP, "no_app", 1,                                                      \
+     "The Dart Tooling Daemon lists no running app.",                         \
+     "Start the app (from the IDE, or `flutter run` with this DTD), or check that the IDE that launched it uses this DTD; then call again.") \
+  XX(APP_CHOICE, "app_choice", 1,                                              \
+     "The Dart Tooling Daemon lists several apps; telescope measures one at a time.", \
+     "Pick one: call again with vmServiceUri set to its vmServiceUri as `dtd.apps` lists it (redacted as it is: the server knows the token), or to the full URI `flutter run` or the IDE printed.")
 
 typedef enum {
   DIAG_NONE = 0,

@@ -19,8 +19,11 @@ static const char usage_text[] =
     "                             (http://127.0.0.1:PORT/TOKEN=/, ws://.../ws, DevTools ?uri=)\n"
     "  --vm-service-uri-file PATH read the URI from this file (e.g. flutter run\n"
     "                             --vmservice-out-file); re-read when the app restarts\n"
+    "  --dtd-uri URI              find the app through the Dart Tooling Daemon at URI\n"
+    "                             (flutter run --print-dtd, the IDE, dart tooling-daemon):\n"
+    "                             one app listed is used; status lists none or several\n"
     "  --call-timeout-ms N        give up on a VM-service call after N ms (default 3000)\n"
-    "  --allow-remote             accept a VM service on a non-loopback host\n"
+    "  --allow-remote             accept a VM service (or DTD) on a non-loopback host\n"
     "  --max-line-bytes N         longest accepted JSON-RPC line (default 4194304)\n"
     "  --chart-dir DIR            where chart \"svg\"/\"trace\" (stop/capture) writes its files,\n"
     "                             created if missing (default: the working directory)\n"
@@ -34,10 +37,12 @@ static const char usage_text[] =
     "Environment (flags win):\n"
     "  TELESCOPE_VM_SERVICE_URI       as --vm-service-uri\n"
     "  TELESCOPE_VM_SERVICE_URI_FILE  as --vm-service-uri-file\n"
+    "  TELESCOPE_DTD_URI              as --dtd-uri (a VM-service URI, flag or\n"
+    "                                 variable, and a DTD URI exclude each other)\n"
     "  TELESCOPE_LOG_LEVEL            as --log-level\n"
     "  TELESCOPE_EOF_GRACE_MS         after stdin closes, calls in flight may finish\n"
     "                                 for this many ms (default 150, 0 to 60000)\n"
-    "  (with --sim the two URI variables are ignored)\n"
+    "  (with --sim the URI variables are ignored)\n"
     "\n"
     "Exit status: 0 on stdin EOF, SIGTERM or SIGINT; 2 on a bad command line;\n"
     "1 on a fatal runtime error.\n"
@@ -94,6 +99,8 @@ config_result_t config_parse(config_t *cfg, int argc, char **argv, FILE *out, FI
   if ((env = getenv("TELESCOPE_VM_SERVICE_URI_FILE")) && *env &&
       set_str(&cfg->vm_service_uri_file, env))
     goto oom;
+  if ((env = getenv("TELESCOPE_DTD_URI")) && *env && set_str(&cfg->dtd_uri, env)) goto oom;
+  const char *dtd_flag = NULL;
 
   const char *uri_flag = NULL; /* a URI given as a flag, which --sim would contradict */
   for (int i = 1; i < argc; i++) {
@@ -120,6 +127,7 @@ config_result_t config_parse(config_t *cfg, int argc, char **argv, FILE *out, FI
     static const char *valued[] = {"--log-level",
                                    "--vm-service-uri",
                                    "--vm-service-uri-file",
+                                   "--dtd-uri",
                                    "--call-timeout-ms",
                                    "--max-line-bytes",
                                    "--chart-dir",
@@ -168,6 +176,13 @@ config_result_t config_parse(config_t *cfg, int argc, char **argv, FILE *out, FI
       }
       if (set_str(&cfg->vm_service_uri_file, val)) goto oom;
       uri_flag = "--vm-service-uri-file";
+    } else if (strcmp(flag, "--dtd-uri") == 0) {
+      if (!*val) {
+        fprintf(err, "telescope-mcp: --dtd-uri: empty URI\n");
+        return CONFIG_USAGE;
+      }
+      if (set_str(&cfg->dtd_uri, val)) goto oom;
+      dtd_flag = "--dtd-uri";
     } else if (strcmp(flag, "--chart-dir") == 0) {
       if (!*val) {
         fprintf(err, "telescope-mcp: --chart-dir: empty path\n");
@@ -194,14 +209,38 @@ config_result_t config_parse(config_t *cfg, int argc, char **argv, FILE *out, FI
     }
   }
   if (cfg->sim_argv) {
-    if (uri_flag) {
-      fprintf(err, "telescope-mcp: --sim and %s exclude each other (see --help)\n", uri_flag);
+    if (uri_flag || dtd_flag) {
+      fprintf(err, "telescope-mcp: --sim and %s exclude each other (see --help)\n",
+              uri_flag ? uri_flag : dtd_flag);
       return CONFIG_USAGE;
     }
     /* The sim's URI file replaces any app named in the environment. */
     free(cfg->vm_service_uri);
     free(cfg->vm_service_uri_file);
-    cfg->vm_service_uri = cfg->vm_service_uri_file = NULL;
+    free(cfg->dtd_uri);
+    cfg->vm_service_uri = cfg->vm_service_uri_file = cfg->dtd_uri = NULL;
+  }
+  /* The app comes from a VM-service URI or from a DTD, not both: a flag
+   * overrides the other kind's variable; two flags, or two variables,
+   * contradict each other. */
+  if (cfg->dtd_uri && (cfg->vm_service_uri || cfg->vm_service_uri_file)) {
+    if (dtd_flag && !uri_flag) {
+      free(cfg->vm_service_uri);
+      free(cfg->vm_service_uri_file);
+      cfg->vm_service_uri = cfg->vm_service_uri_file = NULL;
+    } else if (uri_flag && !dtd_flag) {
+      free(cfg->dtd_uri);
+      cfg->dtd_uri = NULL;
+    } else {
+      fprintf(err,
+              "telescope-mcp: %s and %s exclude each other: the app comes from one or the "
+              "other (see --help)\n",
+              dtd_flag ? dtd_flag : "TELESCOPE_DTD_URI",
+              uri_flag ? uri_flag
+                       : cfg->vm_service_uri ? "TELESCOPE_VM_SERVICE_URI"
+                                             : "TELESCOPE_VM_SERVICE_URI_FILE");
+      return CONFIG_USAGE;
+    }
   }
   return CONFIG_RUN;
 
@@ -214,5 +253,6 @@ void config_close(config_t *cfg) {
   free(cfg->vm_service_uri);
   free(cfg->vm_service_uri_file);
   free(cfg->chart_dir);
-  cfg->vm_service_uri = cfg->vm_service_uri_file = cfg->chart_dir = NULL;
+  free(cfg->dtd_uri);
+  cfg->vm_service_uri = cfg->vm_service_uri_file = cfg->chart_dir = cfg->dtd_uri = NULL;
 }

@@ -13,6 +13,8 @@ typedef struct {
   char *vm_service_uri;      /* --vm-service-uri / TELESCOPE_VM_SERVICE_URI; owned, NULL if none */
   char *vm_service_uri_file; /* --vm-service-uri-file / TELESCOPE_VM_SERVICE_URI_FILE; owned, NULL
                                 if none */
+  char *dtd_uri;             /* --dtd-uri / TELESCOPE_DTD_URI: find the app through this Dart
+                                Tooling Daemon; owned, NULL if none (never with a VM-service URI) */
   unsigned call_timeout_ms;  /* --call-timeout-ms, default 3000 */
   int allow_remote;          /* --allow-remote: accept non-loopback VM-service hosts */
   size_t max_line_bytes;     /* --max-line-bytes, default 4 MiB */

@@ -11,6 +11,7 @@
 #include "log.h"
 #include "container_of.h"
 #include "actions.h"
+#include "dtd_pick.h"
 #include "op.h"
 #include "vm_uri.h"
 #include "schema_embed.h"
@@ -49,6 +50,7 @@ struct frames_tool {
   json_t *input_schema;
   void (*close_done)(void *arg);
   void *close_arg;
+  int closing; /* closes still to finish */
 };
 
 static void on_session_reply(void *arg, const record_reply_t *r) {
@@ -65,17 +67,35 @@ static appref_t *appref_new(tool_ctx_t *ctx, const char *uri, diag_code_t *code,
  * agent's first call would be lost (issue 21 item 3; docs/flutter-apis.md).
  * A failure here says nothing to anyone: the first call connects again and
  * reports it. */
-static void connect_at_launch(tool_ctx_t *ctx) {
-  const config_t *cfg = ctx->cfg;
+static void connect_to(tool_ctx_t *ctx, const char *uri) {
   char err[256] = "";
   diag_code_t code = DIAG_NONE;
-  if (!cfg->vm_service_uri && !cfg->vm_service_uri_file) return;
-  if (!(ctx->app = appref_new(ctx, cfg->vm_service_uri, &code, err, sizeof err))) {
+  if (!(ctx->app = appref_new(ctx, uri, &code, err, sizeof err))) {
     log_debug("connect at launch: %s", err);
     return;
   }
   sessions_set_transport(ctx->sessions, &ctx->app->t);
   vm_app_refresh(ctx->app->app, NULL, NULL);
+}
+
+/* --dtd-uri: the same, for the one app the daemon lists at launch (none or
+ * several: the first call says so). */
+static void launch_looked(void *arg, diag_code_t diag, const char *detail) {
+  tool_ctx_t *ctx = arg;
+  const json_t *apps = dtd_apps(ctx->dtd);
+  ctx->launch_look = NULL;
+  if (diag != DIAG_NONE) log_debug("connect at launch: %s", detail);
+  if (diag == DIAG_NONE && json_array_size(apps) == 1 && !ctx->app)
+    connect_to(ctx, json_string_value(json_object_get(json_array_get(apps, 0), "uri")));
+}
+
+static void connect_at_launch(tool_ctx_t *ctx) {
+  const config_t *cfg = ctx->cfg;
+  char err[256];
+  if (cfg->dtd_uri && (ctx->dtd = dtd_new(ctx->loop, (int)cfg->call_timeout_ms, cfg->allow_remote)) &&
+      dtd_set_uri(ctx->dtd, cfg->dtd_uri, err, sizeof err) == 0)
+    ctx->launch_look = dtd_look(ctx->dtd, launch_looked, ctx);
+  if (cfg->vm_service_uri || cfg->vm_service_uri_file) connect_to(ctx, cfg->vm_service_uri);
 }
 
 frames_tool_t *frames_tool_new(uv_loop_t *loop, const config_t *cfg) {
@@ -214,15 +234,26 @@ static int bind_app(op_t *op) {
   return 0;
 }
 
+static void bind_and_run(op_t *op) {
+  if (bind_app(op) == 0) action_run(op);
+}
+
 void frames_tool_invoke(frames_tool_t *t, tool_call_t *call, json_t *args) {
   op_t *op = op_new(&t->ctx, call, args);
   if (!op || action_check_args(op) < 0) return;
-  if (op->action != A_COMPARE && bind_app(op) < 0) return; /* compare reads stopped sessions only */
-  action_run(op);
+  if (op->action == A_COMPARE) { /* compare reads stopped sessions only */
+    action_run(op);
+    return;
+  }
+  if (dtd_pick(op, bind_and_run)) return; /* the DTD says which app, later */
+  bind_and_run(op);
 }
 
+/* The app's connection and the DTD's close together: they share one lws
+ * context, which goes (and with it each one's done) when both let it go. */
 static void app_closed(void *arg) {
   frames_tool_t *t = arg;
+  if (--t->closing > 0) return;
   void (*done)(void *) = t->close_done;
   void *darg = t->close_arg;
   json_decref(t->input_schema);
@@ -241,15 +272,19 @@ void frames_tool_close(frames_tool_t *t, void (*done)(void *arg), void *arg) {
    * session is not switched back (attribution stays on in the app until it
    * restarts or another server stops it; see README). */
   op_cancel_all(&t->ctx);
+  dtd_look_cancel(t->ctx.launch_look);
+  t->ctx.launch_look = NULL;
   sessions_free(t->ctx.sessions);
   t->ctx.sessions = NULL;
   t->close_done = done;
   t->close_arg = arg;
+  t->closing = 1 + (t->ctx.app != NULL) + (t->ctx.dtd != NULL);
   if (t->ctx.app) {
     fe_free(t->ctx.app->fe);
     rebuilds_free(t->ctx.app->rb);
     vm_app_close(t->ctx.app->app, app_closed, t);
   }
-  else
-    app_closed(t);
+  if (t->ctx.dtd) dtd_close(t->ctx.dtd, app_closed, t);
+  t->ctx.dtd = NULL;
+  app_closed(t);
 }

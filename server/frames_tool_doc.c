@@ -17,7 +17,7 @@ const char frames_tool_description[] =
 const char frames_tool_instructions[] =
     "telescope measures a running Flutter app's frame performance with the tool "
     "telescope_frames. Call action=status first (pass vmServiceUri, the URI `flutter run` "
-    "prints, if it is not connected). Then action=start with trackWidgets: true (without it "
+    "prints, or dtdUri, the Dart Tooling Daemon's, if it is not connected). Then action=start with trackWidgets: true (without it "
     "blocks do not name widgets), make the app draw the frames to measure, and call "
     "action=stop: it answers with the jank verdict and findings, the ranked causes. telescope "
     "does not drive the app: ask the user to use it, or drive it with the Dart MCP server's "

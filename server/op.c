@@ -25,6 +25,7 @@ static void args_close(op_args_t *a) {
   free(a->linked_by);
   free(a->cursor);
   free(a->session);
+  free(a->dtd_uri);
   free(a->baseline);
   free(a->candidate);
   json_decref(a->budgets);
@@ -45,6 +46,10 @@ static void op_free(op_t *op) {
   op->wpc = NULL;
   if (op->vmc) vm_call_cancel(op->vmc);
   op->vmc = NULL;
+  dtd_look_cancel(op->look);
+  op->look = NULL;
+  json_decref(op->dtd_json);
+  op->dtd_json = NULL;
   sessions_wait_cancel(op->wait);
   op->wait = NULL;
   appsrc_cpu_cancel(op->cpu);
@@ -85,6 +90,7 @@ static void op_cancelled(void *arg) {
 static void parse_args(op_args_t *a, json_t *args) {
   json_t *v;
   a->uri = dup_arg(args, "vmServiceUri");
+  a->dtd_uri = dup_arg(args, "dtdUri");
   a->interaction_id = dup_arg(args, "interactionId");
   a->linked_by = dup_arg(args, "linkedBy");
   a->cursor = dup_arg(args, "cursor");
@@ -199,7 +205,8 @@ json_t *op_result(op_t *op) {
                          : json_pack("{s:s}", "state", "not_connected");
   if (conn && op->app && fe_in_use(op->app->fe))
     json_object_set_new(conn, "frameSource", json_string(FE_SOURCE));
-  if (json_object_set_new(r, "connection", conn)) {
+  if (json_object_set_new(r, "connection", conn) ||
+      (op->dtd_json && json_object_set(r, "dtd", op->dtd_json))) {
     json_decref(r);
     return NULL;
   }

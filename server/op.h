@@ -17,6 +17,7 @@
 #include "appfacts.h"
 #include "config.h"
 #include "diagnose.h"
+#include "dtd.h"
 #include "frame_events.h"
 #include "rebuilds.h"
 #include "sessions.h"
@@ -49,6 +50,8 @@ typedef struct {
   uv_loop_t *loop;
   const config_t *cfg;
   appref_t *app;   /* the app in use; NULL until a URI is known */
+  dtd_t *dtd;      /* the Dart Tooling Daemon the app is found through; NULL without one */
+  dtd_look_t *launch_look; /* --dtd-uri: the look at launch, in flight */
   sessions_t *sessions;
   appfacts_t facts; /* of the app in use */
   char read_run[RECORD_MAX_RUN_ID + 1]; /* outside sessions: where the previous read ended */
@@ -58,6 +61,7 @@ typedef struct {
 
 typedef struct {
   char *uri, *interaction_id, *linked_by, *cursor, *session;
+  char *dtd_uri; /* dtdUri */
   size_t limit;
   int has_limit;
   detail_t detail;
@@ -86,6 +90,9 @@ struct op {
 
   wp_call_t *wpc;         /* the one watcher call in flight */
   vm_call_t *vmc;         /* status: the connection refresh in flight */
+  dtd_look_t *look;       /* the DTD look in flight (dtd_pick.c) */
+  void (*after_pick)(op_t *op); /* ... and what the call does once it is answered */
+  json_t *dtd_json;       /* the answer's `dtd` object, when the DTD was consulted */
   sessions_wait_t *wait;  /* the one session wait in flight */
   struct appsrc_cpu *cpu; /* stop/capture: the CPU-sample pull in flight */
   json_t *held;           /* ... and the answer it completes (a reference) */

@@ -8,6 +8,7 @@
 
 #include "log.h"
 #include "vm_handover.h"
+#include "vm_lws_ctx.h"
 #include "vm_lws_log.h"
 #include "vm_request.h"
 #include "vm_uri.h"
@@ -22,10 +23,19 @@
 typedef enum { CONN_IDLE, CONN_CONNECTING, CONN_OPEN } conn_state_t;
 
 
+/* The lws opaque user data of each wsi a client opens: its socket, or the
+ * plain GET that reads a 403's body (vm_handover.h). */
+typedef struct {
+  vm_client_t *c;
+  int probe;
+} wsi_tag_t;
+
 struct vm_client {
   uv_loop_t *loop;
   vm_client_options_t opt;
-  struct lws_context *ctx;
+  vm_lws_ctx_t *lctx; /* a reference to the shared context, from the first dial to close */
+  wsi_tag_t tag_conn, tag_probe;
+  int ctx_released;   /* closing: the shared context is gone, nothing can call back */
   struct lws *wsi;
   conn_state_t state;
   uv_timer_t connect_timer; /* connect after backoff; also the deferred destroy */
@@ -34,17 +44,16 @@ struct vm_client {
   vm_requests_t rq; /* pending and unwritten requests */
   vm_rxbuf_t rx;
   int closing;
-  int ctx_destroying; /* the first lws_context_destroy call was made */
-  int destroy_polls;  /* 1 ms turns spent waiting for lws to finish */
   int open_handles;   /* ours: connect_timer (the requests count theirs) */
   void (*close_done)(void *arg);
   void *close_arg;
 
   vm_handover_t ho; /* following DDS: where to dial next, the 403 probe */
+  char closed_msg[80], ended_msg[80]; /* "the <peer> closed the connection", ... */
 };
 
 static void client_maybe_free(vm_client_t *c) {
-  if (!c->closing || c->open_handles > 0 || c->rq.open > 0) return;
+  if (!c->closing || c->open_handles > 0 || c->rq.open > 0 || !c->ctx_released) return;
   void (*done)(void *) = c->close_done;
   void *arg = c->close_arg;
   vm_rxbuf_free(&c->rx);
@@ -92,9 +101,9 @@ static void handle_message(vm_client_t *c) {
         else
           log_warn("vm: %s", c->ho.follow_err);
       }
-      if (c->opt.on_event)
+      if (c->opt.on_event) /* a DTD event has no params.event: params is the event */
         c->opt.on_event(c->opt.arg, json_string_value(json_object_get(params, "streamId")),
-                        json_object_get(params, "event"));
+                        ev ? ev : params);
       break;
     }
     case VM_MSG_REPLY: {
@@ -228,13 +237,13 @@ static void probe_done(vm_client_t *c) {
 
 static int callback_vm(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
                        size_t len) {
-  struct lws_context *ctx = lws_get_context(wsi);
-  vm_client_t *c = ctx ? lws_context_user(ctx) : NULL;
-  if (!c) return 0;
+  wsi_tag_t *tag = wsi ? lws_get_opaque_user_data(wsi) : NULL;
+  if (!tag) return 0; /* a protocol-wide event: nobody's */
+  vm_client_t *c = tag->c;
   if (log_get_level() >= LOG_TRACE)
     log_msg(LOG_TRACE, "vm: lws reason %d wsi %p ours %p state %d", (int)reason, (void *)wsi,
             (void *)c->wsi, (int)c->state);
-  if (vm_probe_owns(wsi)) { /* the plain GET that reads a 403's body */
+  if (tag->probe) { /* the plain GET that reads a 403's body */
     int ended = 0, rc = vm_probe_callback(&c->ho, wsi, (int)reason, in, len, &ended);
     if (ended) probe_done(c);
     return rc;
@@ -276,18 +285,18 @@ static int callback_vm(struct lws *wsi, enum lws_callback_reasons reason, void *
         diag = DIAG_CONNECTION_REJECTED;
         if (status == 403) {
           c->wsi = NULL;
-          if (vm_probe_start(&c->ho, c->ctx) == 0) break; /* probe_done decides */
+          if (vm_probe_start(&c->ho, vm_lws_ctx_get(c->lctx), &c->tag_probe) == 0) break; /* probe_done decides */
         }
         if (status)
           snprintf(detail, sizeof detail,
-                   "the VM service refused the WebSocket upgrade (HTTP %u): wrong token or not a "
-                   "VM service",
-                   status);
+                   "the %s refused the WebSocket upgrade (HTTP %u): wrong token or not a %s",
+                   c->opt.peer, status, c->opt.peer);
         else
-          snprintf(detail, sizeof detail, "the VM service refused the WebSocket upgrade (%s)", why);
+          snprintf(detail, sizeof detail, "the %s refused the WebSocket upgrade (%s)",
+                   c->opt.peer, why);
       } else {
         diag = DIAG_NOT_CONNECTED;
-        snprintf(detail, sizeof detail, "could not connect to the VM service (%s)", why);
+        snprintf(detail, sizeof detail, "could not connect to the %s (%s)", c->opt.peer, why);
       }
       attempt_failed(c, diag, detail);
       break;
@@ -349,11 +358,10 @@ static int callback_vm(struct lws *wsi, enum lws_callback_reasons reason, void *
     }
     case LWS_CALLBACK_CLIENT_CLOSED:
       if (wsi != c->wsi) break;
-      connection_lost(c, DIAG_NOT_CONNECTED, "the VM service closed the connection");
+      connection_lost(c, DIAG_NOT_CONNECTED, c->closed_msg);
       break;
     case LWS_CALLBACK_WSI_DESTROY:
-      if (wsi == c->wsi)
-        connection_lost(c, DIAG_NOT_CONNECTED, "the connection to the VM service ended");
+      if (wsi == c->wsi) connection_lost(c, DIAG_NOT_CONNECTED, c->ended_msg);
       break;
     default:
       break;
@@ -367,22 +375,8 @@ static const struct lws_protocols protocols[] = {
 };
 
 static int ensure_context(vm_client_t *c) {
-  if (c->ctx) return 0;
-  struct lws_context_creation_info info;
-  void *loops[1] = {c->loop};
-  memset(&info, 0, sizeof info);
-  info.port = CONTEXT_PORT_NO_LISTEN;
-  info.protocols = protocols;
-  info.options = LWS_SERVER_OPTION_LIBUV | LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT;
-  info.foreign_loops = loops;
-  info.user = c;
-  info.gid = -1;
-  info.uid = -1;
-  /* lws writes NULL here once the context is really freed (see
-   * client_destroy_step). */
-  info.pcontext = &c->ctx;
-  c->ctx = lws_create_context(&info);
-  return c->ctx ? 0 : -1;
+  if (!c->lctx) c->lctx = vm_lws_ctx_acquire(c->loop, protocols);
+  return c->lctx ? 0 : -1;
 }
 
 static void on_connect_timer_closed(uv_handle_t *h) {
@@ -391,46 +385,35 @@ static void on_connect_timer_closed(uv_handle_t *h) {
   client_maybe_free(c);
 }
 
-static void count_closing(uv_handle_t *h, void *arg) {
-  if (uv_is_closing(h)) ++*(int *)arg;
+static void on_ctx_released(void *arg) {
+  vm_client_t *c = arg;
+  c->ctx_released = 1;
+  client_maybe_free(c);
 }
 
-/* lws 4.1 destroys a context on a foreign loop in two calls: the first
- * closes every wsi and then lws's own timer and idle handles, through
- * libuv close callbacks that still reach callback_vm; only a second call,
- * once those are done, frees the vhosts and the context (and clears c->ctx
- * through info.pcontext). Until then c must stay alive. Returns 1 while
- * there is more to wait for; gives up after ~5 s rather than hold the exit. */
-static int client_destroy_step(vm_client_t *c) {
-  int closing = 0;
-  if (!c->ctx) return 0;
-  if (!c->ctx_destroying) {
-    c->ctx_destroying = 1;
-    lws_context_destroy(c->ctx);
-    return c->ctx != NULL;
-  }
-  if (c->destroy_polls++ > 5000) {
-    log_warn("vm: the WebSocket context did not finish closing; leaving it");
-    return 0;
-  }
-  uv_walk(c->loop, count_closing, &closing);
-  if (closing) return 1;
-  lws_context_destroy(c->ctx);
-  return c->ctx != NULL;
+/* Closing, on the turn after vm_client_close (lws must not be touched from
+ * inside one of its callbacks): our sockets go at once, whoever else shares
+ * the context; c itself stays until the context is gone (on_ctx_released). */
+static void close_step(vm_client_t *c) {
+  struct lws *socks[2] = {c->wsi, c->ho.probe_wsi};
+  for (int i = 0; i < 2; i++)
+    if (socks[i]) lws_set_timeout(socks[i], PENDING_TIMEOUT_CLOSE_SEND, LWS_TO_KILL_ASYNC);
+  if (c->lctx)
+    vm_lws_ctx_release(c->lctx, on_ctx_released, c);
+  else
+    c->ctx_released = 1;
+  uv_close((uv_handle_t *)&c->connect_timer, on_connect_timer_closed);
 }
 
 static void on_connect_timer(uv_timer_t *t) {
   vm_client_t *c = container_of(t, vm_client_t, connect_timer);
   if (c->closing) {
-    if (client_destroy_step(c)) {
-      uv_timer_start(&c->connect_timer, on_connect_timer, 1, 0);
-      return;
-    }
-    uv_close((uv_handle_t *)&c->connect_timer, on_connect_timer_closed);
+    close_step(c);
     return;
   }
   if (c->state != CONN_IDLE || c->ho.probing || (!c->rq.pending && !c->ho.recheck)) return;
-  char err[256] = "no VM-service URI known";
+  char err[256];
+  snprintf(err, sizeof err, "no %s URI known", c->opt.peer);
   const char *uri;
   char follow[VM_URI_MAX];
   if (c->ho.follow[0]) {
@@ -464,7 +447,8 @@ static void on_connect_timer(uv_timer_t *t) {
     snprintf(hosthdr, sizeof hosthdr, "%s:%d", u.host, u.port);
   struct lws_client_connect_info i;
   memset(&i, 0, sizeof i);
-  i.context = c->ctx;
+  i.context = vm_lws_ctx_get(c->lctx);
+  i.opaque_user_data = &c->tag_conn;
   i.address = u.host;
   i.port = u.port;
   i.path = u.path;
@@ -480,7 +464,9 @@ static void on_connect_timer(uv_timer_t *t) {
     if (c->state == CONN_CONNECTING) {
       c->wsi = NULL;
       c->state = CONN_IDLE;
-      vm_requests_fail_all_soon(&c->rq, DIAG_NOT_CONNECTED, "could not start a connection to the VM service");
+      char why[120];
+      snprintf(why, sizeof why, "could not start a connection to the %s", c->opt.peer);
+      vm_requests_fail_all_soon(&c->rq, DIAG_NOT_CONNECTED, why);
     }
   }
 }
@@ -501,6 +487,13 @@ vm_client_t *vm_client_new(uv_loop_t *loop, const vm_client_options_t *opt) {
   if (c->opt.timeout_ms <= 0) c->opt.timeout_ms = VM_CLIENT_DEFAULT_TIMEOUT_MS;
   c->rx.limit = VM_CLIENT_MAX_MESSAGE;
   c->ho.allow_remote = opt->allow_remote;
+  if (!c->opt.peer) c->opt.peer = "VM service";
+  if (!c->opt.allowed) c->opt.allowed = vm_client_method_allowed;
+  c->ho.peer = c->opt.peer;
+  snprintf(c->closed_msg, sizeof c->closed_msg, "the %s closed the connection", c->opt.peer);
+  snprintf(c->ended_msg, sizeof c->ended_msg, "the connection to the %s ended", c->opt.peer);
+  c->tag_conn.c = c->tag_probe.c = c;
+  c->tag_probe.probe = 1;
   uv_timer_init(loop, &c->connect_timer);
   c->open_handles = 1;
   vm_requests_init(&c->rq, loop, on_request_released, c);
@@ -524,7 +517,7 @@ vm_request_t *vm_client_call(vm_client_t *c, const char *method, json_t *params,
     vm_request_fail_soon(r, DIAG_NOT_CONNECTED, 0, "the VM-service client is closing");
     return r;
   }
-  if (!vm_client_method_allowed(method)) {
+  if (!c->opt.allowed(method)) {
     json_decref(params);
     char detail[200];
     snprintf(detail, sizeof detail, "method %.60s is not on telescope's allowlist; not sent",

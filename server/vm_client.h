@@ -17,8 +17,11 @@
  * over, and a socket can drop while the VM lives on. Answered (directly or by
  * following DWDS's 403), it is VM_CLIENT_MOVED, not DISCONNECTED.
  *
- * Only the methods of vm_client_method_allowed() are ever sent (DESIGN 10):
- * anything else fails without touching the socket.
+ * Only the methods of vm_client_method_allowed() (or of the client's own
+ * allowlist, options.allowed) are ever sent (DESIGN 10): anything else fails
+ * without touching the socket.
+ *
+ * Every client of the process shares one lws context (vm_lws_ctx.h).
  *
  * The connection is vm_client.c; below it: the requests (vm_request.h), where
  * a hand-over leads and the 403 probe (vm_handover.h), the pure wire parts
@@ -75,13 +78,20 @@ typedef struct {
    * so a --vmservice-out-file can be re-read. Return NULL when none is known
    * (then requests fail with NOT_CONNECTED); write a reason into err. */
   const char *(*get_uri)(void *arg, char *err, size_t errlen);
-  /* A streamNotify arrived: params.streamId and params.event (borrowed). */
+  /* A streamNotify arrived: params.streamId and params.event (borrowed); a
+   * Dart Tooling Daemon event, which has no params.event, is params itself
+   * ({streamId, eventKind, eventData, timestamp}). */
   void (*on_event)(void *arg, const char *stream_id, json_t *event);
   /* The connection came up or went down (after pending calls were failed). */
   void (*on_state)(void *arg, vm_client_state_t state, diag_code_t diag, const char *detail);
   void *arg;
   int timeout_ms;   /* per request; <= 0 means VM_CLIENT_DEFAULT_TIMEOUT_MS */
   int allow_remote; /* a redirect or DDS hand-over to a non-loopback host is refused unless set */
+  /* What the far end is called in details ("VM service" when NULL; the DTD
+   * client says "Dart Tooling Daemon"). Borrowed for the client's life. */
+  const char *peer;
+  /* The methods this client may send (vm_client_method_allowed when NULL). */
+  int (*allowed)(const char *method);
 } vm_client_options_t;
 
 vm_client_t *vm_client_new(uv_loop_t *loop, const vm_client_options_t *opt);
@@ -101,10 +111,12 @@ void vm_client_cancel(vm_request_t *req);
  * when the URI changes. */
 void vm_client_disconnect(vm_client_t *c, const char *why);
 
-/* Cancels every request silently, closes the socket, destroys the lws context
- * and frees the client once its handles are closed, then calls done (may be
- * NULL). lws closes its own loop handles a few iterations later: keep
- * running the loop until it is empty before uv_loop_close. */
+/* Cancels every request silently, closes the socket, drops the client's
+ * reference to the shared lws context and frees the client once its handles
+ * are closed and the context is destroyed (by the last client to close),
+ * then calls done (may be NULL). lws closes its own loop handles a few
+ * iterations later: keep running the loop until it is empty before
+ * uv_loop_close. */
 void vm_client_close(vm_client_t *c, void (*done)(void *arg), void *arg);
 
 /* The allowlist of DESIGN 10. */

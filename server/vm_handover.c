@@ -5,11 +5,6 @@
 
 #include "log.h"
 
-/* lws_get_opaque_user_data of the probe's wsi. */
-static char probe_tag;
-
-int vm_probe_owns(struct lws *wsi) { return lws_get_opaque_user_data(wsi) == &probe_tag; }
-
 int vm_handover_follow(vm_handover_t *c, const char *target, const char *why) {
   char abs[VM_URI_MAX], err[200];
   vm_uri_t u;
@@ -74,22 +69,21 @@ int vm_handover_read_403(vm_handover_t *c, char *detail, size_t len) {
   int token = strstr(said, "authentication code") || strstr(said, "auth token");
   if (token)
     snprintf(detail, len,
-             "the VM service refused the WebSocket upgrade (HTTP 403: %s): the token in the URI "
+             "the %s refused the WebSocket upgrade (HTTP 403: %s): the token in the URI "
              "is wrong or stale (the app restarted?)",
-             said);
+             c->peer, said);
   else if (said[0])
-    snprintf(detail, len, "the VM service refused the WebSocket upgrade (HTTP 403: %s)",
+    snprintf(detail, len, "the %s refused the WebSocket upgrade (HTTP 403: %s)", c->peer,
              said);
   else
-    snprintf(detail, len,
-             "the VM service refused the WebSocket upgrade (HTTP 403): wrong token or not a VM "
-             "service");
+    snprintf(detail, len, "the %s refused the WebSocket upgrade (HTTP 403): wrong token or not a %s",
+             c->peer, c->peer);
   return 0;
 }
 
 /* Reads the body of the 403 with a plain GET of the same URI. 0 when the
  * probe is under way (state stays CONNECTING; pending requests wait). */
-int vm_probe_start(vm_handover_t *c, struct lws_context *ctx) {
+int vm_probe_start(vm_handover_t *c, struct lws_context *ctx, void *opaque) {
   char hosthdr[300];
   struct lws_client_connect_info i;
   if (strchr(c->dial.host, ':'))
@@ -105,7 +99,7 @@ int vm_probe_start(vm_handover_t *c, struct lws_context *ctx) {
   i.method = "GET";
   i.local_protocol_name = "telescope-vm";
   i.ssl_connection = c->dial.secure ? LCCSCF_USE_SSL : 0;
-  i.opaque_user_data = &probe_tag;
+  i.opaque_user_data = opaque;
   i.pwsi = &c->probe_wsi;
   c->probing = 1;
   c->probe_len = 0;

@@ -5,8 +5,9 @@
  * (vm_client.c) decides when to dial; this file says where, and reads the
  * 403. Loopback policy (vm_uri.h) applies to every target.
  *
- * Ownership: the client embeds the vm_handover_t (zeroed, allow_remote set);
- * the probe's wsi belongs to the client's lws context. */
+ * Ownership: the client embeds the vm_handover_t (zeroed, allow_remote and
+ * peer set); the probe's wsi belongs to the client's lws context and carries
+ * the opaque user data the client gave, so its callbacks reach the client. */
 #ifndef TELESCOPE_VM_HANDOVER_H
 #define TELESCOPE_VM_HANDOVER_H
 
@@ -28,6 +29,7 @@ typedef struct {
   int moved;
   int hops;
   int allow_remote; /* a hand-over may lead off loopback */
+  const char *peer; /* what the far end is called in messages ("VM service") */
   /* A socket that closed with no word of why is dialled once more at the
    * same URI before anyone hears "disconnected" (see connection_lost). */
   int recheck;
@@ -45,10 +47,10 @@ typedef struct {
  * URI to dial, a relative one resolved against the URI dialled. 0, or -1
  * with follow_err set (refused: not loopback, malformed, too many hops). */
 int vm_handover_follow(vm_handover_t *h, const char *target, const char *why);
-/* Starts the plain GET of the dialled URI that reads a 403's body; 0 when
- * under way (the client's lws callback hands its events to vm_probe_callback). */
-int vm_probe_start(vm_handover_t *h, struct lws_context *ctx);
-int vm_probe_owns(struct lws *wsi); /* 1 for the probe's wsi */
+/* Starts the plain GET of the dialled URI that reads a 403's body, its wsi
+ * marked with opaque (lws opaque user data); 0 when under way (the client's
+ * lws callback hands that wsi's events to vm_probe_callback). */
+int vm_probe_start(vm_handover_t *h, struct lws_context *ctx, void *opaque);
 /* The probe's lws callback; *ended set when the body is in (or will not
  * come): then vm_handover_read_403. Returns what lws expects. */
 int vm_probe_callback(vm_handover_t *h, struct lws *wsi, int reason, void *in, size_t len, int *ended);

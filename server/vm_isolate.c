@@ -194,9 +194,26 @@ static void on_sync_isolate(void *arg, const vm_client_reply_t *r) {
   if (--app->slots_left == 0) sync_pick(app);
 }
 
+/* getVM is unknown there: a Dart Tooling Daemon answers getRegisteredServices
+ * (dart-lang/sdk pkg/dtd), so a DTD URI passed as vmServiceUri is named. */
+static void on_not_vm(void *arg, const vm_client_reply_t *r) {
+  vm_app_t *app = arg;
+  const char *type = json_string_value(json_object_get(r->result, "type"));
+  app->sync_getvm = NULL;
+  sync_fail(app, DIAG_CONNECTION_REJECTED,
+            type && !strcmp(type, "RegisteredServicesResponse")
+                ? "this URI is the Dart Tooling Daemon's, not a VM service's: pass it as dtdUri "
+                  "(or --dtd-uri) and telescope finds the app it lists"
+                : "the far end is not a Dart VM service: it does not know getVM");
+}
+
 static void on_sync_getvm(void *arg, const vm_client_reply_t *r) {
   vm_app_t *app = arg;
   app->sync_getvm = NULL;
+  if (r->diag == DIAG_NONE && !r->result && r->rpc_code == RPC_METHOD_NOT_FOUND) {
+    app->sync_getvm = vm_client_call(app->client, "getRegisteredServices", NULL, 0, on_not_vm, app);
+    return;
+  }
   if (r->diag != DIAG_NONE || !r->result) {
     sync_fail(app, r->diag != DIAG_NONE ? r->diag : DIAG_NOT_CONNECTED, r->detail);
     return;
@@ -401,8 +418,8 @@ vm_app_t *vm_app_new(uv_loop_t *loop, const vm_app_options_t *opt) {
   app->connection_json = vm_app_connection_json;
   app->released = app_maybe_free;
   if (opt->uri_file && !(app->uri_file = strdup(opt->uri_file))) goto fail_file;
-  vm_client_options_t co = {client_get_uri, on_client_event, on_client_state,
-                            app,            app->timeout_ms, app->allow_remote};
+  vm_client_options_t co = {client_get_uri, on_client_event, on_client_state, app,
+                            app->timeout_ms, app->allow_remote, NULL,           NULL};
   app->client = vm_client_new(loop, &co);
   if (!app->client) goto fail_client;
   app->open_handles = 1; /* the client */

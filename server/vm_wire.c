@@ -34,6 +34,8 @@ static const char *const allowed_methods[] = {
     "getVMTimelineMicros",
     /* Where to edit: the UI isolate's CPU samples over janky frames (read only). */
     "getCpuSamples",
+    /* Only after getVM was unknown: is it a Dart Tooling Daemon (read only)? */
+    "getRegisteredServices",
 };
 
 int vm_client_method_allowed(const char *method) {
@@ -208,8 +210,12 @@ vm_msg_kind_t vm_msg_classify(json_t *msg, char *id, size_t idlen) {
   const char *method = json_string_value(json_object_get(msg, "method"));
   if ((!jid || json_is_null(jid)) && method && strcmp(method, "streamNotify") == 0) {
     json_t *params = json_object_get(msg, "params");
+    /* The VM service wraps its event in params.event; the Dart Tooling
+     * Daemon puts eventKind and eventData beside streamId (dart-lang/sdk
+     * pkg/dtd_impl/dtd_protocol.md, "streamNotify"). */
     if (json_is_string(json_object_get(params, "streamId")) &&
-        json_is_object(json_object_get(params, "event")))
+        (json_is_object(json_object_get(params, "event")) ||
+         json_is_string(json_object_get(params, "eventKind"))))
       return VM_MSG_EVENT;
     return VM_MSG_OTHER;
   }

@@ -15,6 +15,7 @@ p=$tmp/prefix
 
 [ -x "$p/bin/telescope-mcp" ] || fail "bin/telescope-mcp missing"
 [ -x "$p/bin/telescope-sim" ] || fail "bin/telescope-sim missing"
+[ -x "$p/bin/telescope-dtd" ] || fail "bin/telescope-dtd missing"
 v=$("$p/bin/telescope-mcp" --version) || fail "telescope-mcp --version exited $?"
 case $v in "telescope-mcp "[0-9]*) ;; *) fail "telescope-mcp --version printed '$v'" ;; esac
 "$p/bin/telescope-sim" --help > "$tmp/simhelp" 2>&1 || fail "telescope-sim --help exited non-zero"

@@ -23,7 +23,8 @@ START_TEST(allowlist_is_exact) {
                              "setVMTimelineFlags",
                              "getVMTimeline",
                              "getVMTimelineMicros",
-                             "getCpuSamples"};
+                             "getCpuSamples",
+                             "getRegisteredServices"};
   for (size_t i = 0; i < sizeof ok / sizeof *ok; i++) ck_assert(vm_client_method_allowed(ok[i]));
   static const char *no[] = {"evaluate",
                              "invoke",
@@ -38,7 +39,11 @@ START_TEST(allowlist_is_exact) {
                              "ext.telescope",
                              "clearVMTimeline",
                              "getPerfettoVMTimeline",
-                             "ext.ui.window.reinitializeShader"};
+                             "ext.ui.window.reinitializeShader",
+                             "ConnectedApp.getVmServices",
+                             "ConnectedApp.registerVmService",
+                             "ConnectedApp.unregisterVmService",
+                             "postEvent"};
   for (size_t i = 0; i < sizeof no / sizeof *no; i++) ck_assert(!vm_client_method_allowed(no[i]));
   ck_assert(!vm_client_method_allowed(NULL));
 }
