@@ -418,7 +418,10 @@ static int where_start(op_t *op, json_t *r, store_t *st) {
   free(frames);
   if (op->cpu) return 1;
   op->held = NULL;
-  if (note[0]) op_warn(op, "%s", note);
+  if (!note[0]) /* the summary counts frames the session's window no longer holds */
+    snprintf(note, sizeof note, "CPU samples: no janky frame is still held (they fell out of the "
+                                "session's window): none to look up");
+  op_warn(op, "%s", note);
   return 0;
 }
 

@@ -521,10 +521,14 @@ export class Runner {
     // A session cursor ("v2:<session>:<position>:<check>", base64url) says
     // where in the session's stream a read ended: the order they took
     // slices in, whatever the seqs (a restart starts them again at 1).
+    // A cursor of a read outside sessions ("v1:<run>:<seq>:<check>") ends at
+    // the seq the stream had reached when that read took its slice, listed
+    // or not: an empty read answered before a later one that took frames
+    // sorts before it, so the newest cursor is the one that took last.
     const endPos = (a) => {
       const c = a.sc?.nextCursor;
       const plain = c ? Buffer.from(c, 'base64url').toString('latin1') : '';
-      const m = /^v2:[^:]+:(\d+):/.exec(plain);
+      const m = /^v2:[^:]+:(\d+):/.exec(plain) ?? /^v1:.*:(\d+):[0-9a-f]{8}$/.exec(plain);
       return m ? Number(m[1]) : (a.sc?.frames?.[0]?.seq ?? Infinity);
     };
     if (s.group?.startsWith('read+read')) order.sort((i, j) => endPos(answers[i]) - endPos(answers[j]));
