@@ -33,6 +33,7 @@ struct appsrc_timeline {
   int64_t origin; /* the next pull starts here (timeline µs); -1: not known */
   int64_t newest; /* the newest event time any pull saw (-1: none yet) */
   char lost[300]; /* why the last set-back failed, until taken ("": it did not) */
+  json_t *orphan; /* prev of ours left recorded by it (owned): the next session takes them over */
 };
 
 /* Each attached slot as the timeline's (its base is its first member). */
@@ -155,6 +156,8 @@ static int tl_back_from(appsrc_timeline_t *src, const json_t *rec) {
  * appsrc_timeline_lost, in the answer of the stop that waited for it. */
 static void tl_lost(appsrc_timeline_t *src, const char *why) {
   log_warn("sessions: the VM's timeline streams could not be set back: %s", why);
+  json_decref(src->orphan);
+  src->orphan = src->prev ? json_incref(src->prev) : NULL;
   snprintf(src->lost, sizeof src->lost,
            "timeline: the app's VM timeline streams (GC, Embedder) could not be set back and stay "
            "recorded: %.160s",
@@ -192,6 +195,13 @@ static void tl_ctl_reply(void *arg, const vm_result_t *res) {
     json_decref(src->prev);
     src->prev = json_deep_copy(rec);
     src->tl = all ? TL_ON : TL_READ; /* already recorded (DevTools): nothing to set or restore */
+    if (all && src->orphan) { /* ... unless ours, left on: set back at this session's end */
+      json_decref(src->prev);
+      src->prev = json_incref(src->orphan);
+      src->set = 1;
+    }
+    json_decref(src->orphan);
+    src->orphan = NULL;
     break;
   }
   case TLC_SET:
@@ -358,6 +368,8 @@ const char *appsrc_timeline_lost(appsrc_timeline_t *src) {
 int appsrc_timeline_pulling(const appsrc_timeline_t *src) { return src->pull != NULL; }
 
 void appsrc_timeline_gone(appsrc_timeline_t *src) {
+  json_decref(src->orphan); /* another VM must not lose streams another client set */
+  src->orphan = NULL;
   if (src->tl != TL_UNKNOWN || src->set) {
     src->gone = 1;
     if (src->tl == TL_ON || src->tl == TL_READ) src->tl = TL_NONE; /* no more pulls from it */
@@ -400,5 +412,6 @@ void appsrc_timeline_free(appsrc_timeline_t *src) {
   if (src->pull) src->t->cancel(src->pull);
   src->ctl = src->pull = NULL;
   tl_forget(src);
+  json_decref(src->orphan);
   free(src);
 }

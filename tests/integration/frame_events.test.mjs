@@ -151,6 +151,31 @@ for (const [what, theirs, want, sets] of [
   });
 }
 
+// A VM too busy to answer the stop's getVMTimelineFlags within the call
+// timeout: no set is sent (it would wait as long again), so the streams the
+// session added stay recorded, and the stop that waited says so.
+test('a timeline that could not be set back at stop is said in that stop', async () => {
+  const s = await startSim(['--seed', '11', '--timeline-streams', 'Dart', '--scenario', 'gc']);
+  cleanup.push(() => s.kill());
+  const m = await startMcp(['--vm-service-uri-file', s.uriFile, '--call-timeout-ms', '700']);
+  cleanup.push(() => m.close());
+  assert.equal((await m.call({ action: 'start' })).isError, false);
+  await until(async () => (await s.stats()).recordedStreams.includes('GC'), { what: 'GC recorded' });
+  assert.equal(await s.cmd('vm-hang getVMTimelineFlags'), 'ok vm-hang getVMTimelineFlags');
+  const r = await m.call({ action: 'stop' });
+  await s.cmd('vm-hang off');
+  assert.equal(r.isError, false, r.text);
+  assert.ok((r.sc.warnings ?? []).some((w) => /^timeline: .*could not be set back and stay recorded/.test(w)),
+    JSON.stringify(r.sc.warnings));
+  assert.match(r.text, /\nwarning: timeline: the app's VM timeline streams \(GC, Embedder\) could not be set back/);
+  assert.ok((await s.stats()).recordedStreams.includes('GC'), 'left on, as said');
+  // The next session's stop sets them back and says nothing of it.
+  assert.equal((await m.call({ action: 'start' })).isError, false);
+  const r2 = await m.call({ action: 'stop' });
+  assert.ok(!(r2.sc.warnings ?? []).some((w) => /could not be set back/.test(w)), JSON.stringify(r2.sc.warnings));
+  assert.deepEqual([...(await s.stats()).recordedStreams].sort(), ['Dart']);
+});
+
 test('a VM ring that overwrites events between pulls is reported, not hidden', async () => {
   // 40 events hold ~60 ms at 120 fps; the server pulls every 200 ms.
   const { m } = await setup(['--fps', '120', '--timeline-ring', '40']);

@@ -139,6 +139,7 @@ static const char usage_text[] =
     "                        setFlag): VMFlagUpdate; off, getCpuSamples is refused\n"
     "  ext-delay MS          answer ext.telescope.frames MS later\n"
     "  ext-hang on|off       never answer ext.telescope.frames (until off)\n"
+    "  vm-hang METHOD|off    never answer that VM method (getVMTimelineFlags, ...)\n"
     "  ext-error on|off      answer ext.telescope.frames with -32000\n"
     "  reply normal|malformed|huge MB|wrongtypes\n"
     "                        shape of ext.telescope.frames replies\n"
@@ -727,6 +728,11 @@ static int run_command(sim_t *s, char *line) {
     if (on_off(arg, &on)) return answer("error ext-hang wants on|off");
     sim_vm_set_hang(s, on);
     answer("ok ext-hang %s", arg);
+  } else if (!strcmp(cmd, "vm-hang")) { /* a VM too busy to answer one method */
+    if (!arg || strlen(arg) >= sizeof s->vm.hang_method)
+      return answer("error vm-hang wants a method name, or off");
+    snprintf(s->vm.hang_method, sizeof s->vm.hang_method, "%s", strcmp(arg, "off") ? arg : "");
+    answer("ok vm-hang %s", arg);
   } else if (!strcmp(cmd, "ext-error")) {
     if (on_off(arg, &on)) return answer("error ext-error wants on|off");
     s->vm.ext_error = on;

@@ -155,6 +155,7 @@ typedef struct sim {
     int ext_delay_ms;
     int pause_flags[3]; /* pause_isolates_on_{start,exit,unhandled_exceptions} (setFlag) */
     int ext_hang;
+    char hang_method[64]; /* `vm-hang METHOD`: a VM method never answered ("": none) */
     int ext_error;
     int web_timeout_ms;   /* web: DWDS WebSocket-mode timeout (0: none) */
     int web_unregistered; /* web: -32601 or -32603 for an unknown ext */
