@@ -30,12 +30,15 @@
  * waits FE_WEB_NUDGE_MS (past the 100 ms of any hand-over before it), has
  * the app draw one frame (ext.ui.window.scheduleFrame: its submit hands the
  * held timings over; it is in the stop), then waits FE_WEB_FORWARD_MS for
- * DWDS's batch. */
+ * DWDS's batch. With the watcher the read is an extension call, which DWDS
+ * does not batch: after the frame it waits FE_WEB_HANDOVER_MS (the frame is
+ * drawn and its timings callback runs) and asks the watcher. */
 #define FE_SETTLE_MS 200
 #define FE_DRAWING_MS 1000
 #define FE_WEB_NUDGE_MS 110
 #define FE_WEB_FORWARD_MS 1500 /* 1 000 ms batches, checked every 200 ms when idle */
 #define FE_WEB_DRAWING_MS 3000
+#define FE_WEB_HANDOVER_MS 100
 
 static char *dup_or_null(const char *s) {
   return s ? strdup(s) : NULL;
@@ -222,13 +225,20 @@ static void on_idle(uv_idle_t *h) {
 static void settle_check(fe_t *fe) {
   uint64_t now = uv_now(fe->loop), next = 0;
   for (fe_call_t *c = fe->calls; c; c = c->next) {
-    if (c->kind != FC_SETTLE || c->fwd) continue;
+    if ((c->kind != FC_SETTLE && c->kind != FC_NUDGE) || c->fwd) continue;
     if (c->web == WEB_WAIT && now >= c->settle_until) {
       c->web = WEB_NUDGING;
       if ((c->fwd = vm_app_call_extension(fe->app, SCHEDULE_FRAME, NULL, on_forward_reply, c)))
         continue;
       c->web = WEB_FORWARD; /* out of memory: no frame, still the batch */
       c->settle_until = now + FE_WEB_FORWARD_MS;
+    }
+    if (c->kind == FC_NUDGE && c->web == WEB_FORWARD && now >= c->settle_until) {
+      c->kind = FC_FORWARD; /* the frame is in: now the watcher's read */
+      c->fwd = vm_app_call_extension(fe->app, VM_APP_WATCHER_EXTENSION, json_incref(c->params),
+                                     on_forward_reply, c);
+      if (!c->fwd) deliver(c, &(vm_result_t){DIAG_NONE, RPC_INTERNAL_ERROR, "out of memory", NULL});
+      return settle_check(fe); /* the list changed under us */
     }
     if (c->web == WEB_NONE ? fe->adds > c->adds_at || now >= c->settle_until
                            : c->web == WEB_FORWARD && now >= c->settle_until)
@@ -254,14 +264,16 @@ static void on_forward_reply(void *arg, const vm_result_t *res) {
     make_local(c);
     return;
   }
-  if (c->kind == FC_SETTLE) {
+  if (c->kind == FC_SETTLE || c->kind == FC_NUDGE) {
     /* Every event written before the reply is in; now the next batch. A
-     * web stop's frame was asked (drawn or refused): now DWDS's batch. */
+     * web stop's frame was asked (drawn or refused): now DWDS's batch, or
+     * the watcher once the frame is drawn. */
     if (c->web == WEB_NUDGING) {
       if (res->diag != DIAG_NONE || res->rpc_code)
         log_debug("frame events: scheduleFrame at a web stop failed (%d)", res->rpc_code);
       c->web = WEB_FORWARD;
-      c->settle_until = uv_now(c->fe->loop) + FE_WEB_FORWARD_MS;
+      c->settle_until =
+          uv_now(c->fe->loop) + (c->kind == FC_NUDGE ? FE_WEB_HANDOVER_MS : FE_WEB_FORWARD_MS);
     }
     settle_check(c->fe);
     return;
@@ -334,6 +346,19 @@ static void *t_call(void *arg, const char *method, json_t *params, vm_reply_cb c
     return c;
   }
   if (watcher) c->params = json_incref(params); /* kept for a local answer if it is missing */
+  const char *action = watcher ? json_string_value(json_object_get(params, "action")) : NULL;
+  if (action && !strcmp(action, "read") && fe->closing) {
+    fe->closing = 0;
+    uint64_t now = uv_now(fe->loop);
+    if (vm_app_is_web(fe->app) && fe->last_add_ms && now - fe->last_add_ms < FE_WEB_DRAWING_MS) {
+      c->kind = FC_NUDGE; /* the web engine holds the newest timings: see above */
+      c->web = WEB_WAIT;
+      c->settle_until = now + FE_WEB_NUDGE_MS;
+      json_decref(params);
+      settle_check(fe);
+      return c;
+    }
+  }
   c->fwd = vm_app_call_extension(fe->app, method, params, on_forward_reply, c);
   if (!c->fwd) goto oom;
   return c;

@@ -13,7 +13,8 @@ typedef struct {
   char *iid, *lb; /* the interaction when it arrived; both NULL or both set */
 } fe_frame_t;
 
-typedef enum { FC_FORWARD = 0, FC_LOCAL, FC_PROBE, FC_VM, FC_SYNC, FC_SETTLE } fc_kind_t;
+/* FC_NUDGE: a web close's read for the watcher, sent after a frame is drawn. */
+typedef enum { FC_FORWARD = 0, FC_LOCAL, FC_PROBE, FC_VM, FC_SYNC, FC_SETTLE, FC_NUDGE } fc_kind_t;
 
 typedef struct fe_call {
   fe_t *fe;

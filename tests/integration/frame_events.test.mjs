@@ -264,9 +264,10 @@ for (const recorder of ['Systrace', 'File']) {
 // before the app went quiet until a later frame comes > 100 ms after its
 // last hand-over, and DWDS sends the page's events on about once a second.
 // A web stop draws one frame (scheduleFrame) after 110 ms and waits for
-// DWDS's batch: it ends with the app's last frame, and the one it drew.
-test('web: a stop right after the app stops drawing holds its last frames', async () => {
-  const { s, m } = await setup(['--mode', 'web', '--no-watcher', '--fps', '60']);
+// DWDS's batch (or, with the watcher, whose read DWDS does not batch, for the
+// frame): it ends with the app's last frame, and the one it drew.
+for (const watcher of [false, true]) test(`web${watcher ? ', watcher' : ''}: a stop right after the app stops drawing holds its last frames`, async () => {
+  const { s, m } = await setup(['--mode', 'web', ...(watcher ? [] : ['--no-watcher']), '--fps', '60']);
   assert.equal((await m.call({ action: 'start' })).isError, false);
   await sleep(1500);
   await s.cmd('scenario idle');
