@@ -7,7 +7,7 @@
 // rest of the answer stands.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startSim, startMcp, assertNoTokenLeak } from './harness.mjs';
+import { startSim, startMcp, assertNoTokenLeak, until, TIMEOUT_SCALE } from './harness.mjs';
 
 const cleanup = [];
 after(async () => { for (const c of cleanup.reverse()) await c(); assertNoTokenLeak(); });
@@ -89,4 +89,29 @@ test('a web app: no getCpuSamples is sent, and the answer says why', async () =>
   assert.ok((r.sc.warnings ?? []).some((w) => /CPU samples: none on the web/.test(w)), JSON.stringify(r.sc.warnings));
   const st = await s.stats();
   assert.equal(st.methods.getCpuSamples ?? 0, 0);
+});
+
+// The summary counts every frame a session saw, the window keeps the newest
+// 4 096: janky frames that fell out of it have no window to ask samples
+// for. Said in one CPU-samples warning, not silent (a model run found it).
+test('janky frames the session no longer holds: said, not silent', async () => {
+  const s = await startSim(['--seed', '7', '--scenario', 'janky', '--no-watcher']);
+  cleanup.push(() => s.kill());
+  const m = await startMcp(['--vm-service-uri-file', s.uriFile]);
+  cleanup.push(() => m.close());
+  assert.equal((await m.call({ action: 'start' })).isError, false);
+  await until(async () => (await m.call({ action: 'read', detail: 'summary' })).sc.summary?.jank?.buildMissed > 0,
+    { timeoutMs: 10000 * TIMEOUT_SCALE, what: 'a janky frame' });
+  await s.cmd('scenario steady');
+  const from = (await s.stats()).lastFrameNumber;
+  await s.cmd('fps 4000');
+  await until(async () => (await s.stats()).lastFrameNumber > from + 5000,
+    { timeoutMs: 20000 * TIMEOUT_SCALE, what: '5000 calm frames' });
+  await s.cmd('fps 60');
+  const r = await m.call({ action: 'stop' });
+  assert.equal(r.isError, false, r.text);
+  assert.ok(r.sc.summary.jank.buildMissed > 0, JSON.stringify(r.sc.summary.jank));
+  assert.equal(r.sc.summary.where, undefined);
+  assert.ok((r.sc.warnings ?? []).some((w) => /^CPU samples: no janky frame is still held/.test(w)),
+    JSON.stringify(r.sc.warnings));
 });
