@@ -532,6 +532,10 @@ export class Runner {
       return m ? Number(m[1]) : (a.sc?.frames?.[0]?.seq ?? Infinity);
     };
     if (s.group?.startsWith('read+read')) order.sort((i, j) => endPos(answers[i]) - endPos(answers[j]));
+    // A read with a cursor and a stop, sent together: the one answered first
+    // took first. A cursor read answered after the stop closed its session
+    // reads that closed session from its cursor (settleRead).
+    if (s.group === 'read+stop') order.sort((i, j) => answers[i].at - answers[j].at);
     const out = [];
     for (const i of order) {
       const a = answers[i];
@@ -592,6 +596,16 @@ export class Runner {
     const S = this.current;
     if (a.isError) {
       if (g.healthy && !(S?.appLost) && !this.unsure) fail(2, `${what} failed on a healthy app: ${a.text.slice(0, 300)}`);
+      return;
+    }
+    if (!S && g.kind === 'read+stop' && a.args.cursor && a.sc.session?.state === 'stopped') {
+      // Its cursor is a position in the session the stop closed meanwhile:
+      // it lists what follows that position (frames the stop may have listed
+      // too), contiguous, none past what the session saw. Positional, not a
+      // second delivery.
+      const seqs = (a.sc.frames ?? []).map((f) => f.seq);
+      if (seqs.some((x, i) => i && x !== seqs[i - 1] + 1)) fail(2, `${what}: a cursor read of closed ${a.sc.session.id} listed ${seqs.join(',')}: not contiguous`);
+      this.count('racedCursorReads');
       return;
     }
     this.checkListing(a, what);
