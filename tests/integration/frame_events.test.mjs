@@ -106,11 +106,20 @@ for (const watcher of [false, true]) {
       assert.equal(r.isError, false, r.text);
       assert.equal(r.sc.session.timeline, 'on', r.text);
       assert.equal(r.sc.session.timelineDropped, undefined, 'every pull found the last one\'s events');
-      const f = r.sc.summary.findings[0];
-      assert.equal(f?.kind, kind, `first finding: ${JSON.stringify(r.sc.summary.findings)}`);
+      // The cause first; or, when a janky frame of a loaded run had none of
+      // it (a valgrind run: GC in 11 of 12), the phase that holds it first
+      // and the cause right after it, explaining at least 80 % of the jank
+      // (docs/tool.md: a specific cause leads only within 90 % of it).
+      const fs = r.sc.summary.findings;
+      const f = fs[0]?.kind === kind ? fs[0] : fs[1];
+      assert.equal(f?.kind, kind, `first finding: ${JSON.stringify(fs)}`);
+      if (f !== fs[0]) {
+        assert.ok(['phase', 'build', 'raster'].includes(fs[0].kind) && f.explains >= 0.8,
+          `the ${kind} cause is behind ${fs[0].kind} ${fs[0].name}: ${JSON.stringify(fs)}`);
+      }
       assert.ok(f.jankFrames > 0 && f.perJankFrameUs > f.perOtherFrameUs, JSON.stringify(f));
       assert.ok(r.sc.summary.worstFrames.some((w) => w[field] > 0), JSON.stringify(r.sc.summary.worstFrames));
-      assert.match(r.text, new RegExp(`cause 1: [^\\n]*\\(${kind}`), r.text);
+      assert.match(r.text, new RegExp(`cause ${f === fs[0] ? 1 : 2}: [^\\n]*\\(${kind}`), r.text);
       // The VM's timeline flags are as they were, and the shared buffer was
       // never cleared.
       const st1 = await s.stats();
