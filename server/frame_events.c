@@ -26,11 +26,11 @@
  * are handed over only when a later frame comes, and DWDS sends the page's
  * events on in batches about a second apart (dwds/web/client.dart
  * _batchDelayMilliseconds, lib/shared/batched_stream.dart). So the first
- * read of a close (fe_closing), when the app drew within FE_WEB_DRAWING_MS,
- * waits FE_WEB_NUDGE_MS (past the 100 ms of any hand-over before it), has
- * the app draw one frame (ext.ui.window.scheduleFrame: its submit hands the
- * held timings over; it is in the stop), then waits FE_WEB_FORWARD_MS for
- * DWDS's batch. With the watcher the read is an extension call, which DWDS
+ * read of a close (fe_closing), when the app drew within FE_WEB_DRAWING_MS
+ * or nothing came yet, waits FE_WEB_NUDGE_MS (past the 100 ms of any
+ * hand-over before it), has the app draw one frame
+ * (ext.ui.window.scheduleFrame: its submit hands the held timings over; it
+ * is in the stop), then waits FE_WEB_FORWARD_MS for DWDS's batch. With the watcher the read is an extension call, which DWDS
  * does not batch: after the frame it waits FE_WEB_HANDOVER_MS (the frame is
  * drawn and its timings callback runs) and asks the watcher. */
 #define FE_SETTLE_MS 200
@@ -306,6 +306,12 @@ static fe_call_t *call_new(fe_t *fe, fc_kind_t kind, vm_reply_cb cb, void *arg) 
   return c;
 }
 
+/* A web app that drew lately, or whose first frames DWDS may still hold
+ * (none came yet: a session shorter than its batch period). */
+static int web_may_hold(const fe_t *fe, uint64_t now) {
+  return vm_app_is_web(fe->app) && (!fe->last_add_ms || now - fe->last_add_ms < FE_WEB_DRAWING_MS);
+}
+
 static void *t_call(void *arg, const char *method, json_t *params, vm_reply_cb cb, void *cb_arg) {
   fe_t *fe = arg;
   int watcher = method && !strcmp(method, VM_APP_WATCHER_EXTENSION);
@@ -329,8 +335,7 @@ static void *t_call(void *arg, const char *method, json_t *params, vm_reply_cb c
       uint64_t now = uv_now(fe->loop);
       int read = action && !strcmp(action, "read"), closing = read && fe->closing;
       if (read) fe->closing = 0;
-      if (closing && vm_app_is_web(fe->app) && fe->last_add_ms &&
-          now - fe->last_add_ms < FE_WEB_DRAWING_MS) {
+      if (closing && web_may_hold(fe, now)) {
         c->kind = FC_SETTLE; /* the web engine holds the newest frames: see above */
         c->web = WEB_WAIT;
         c->settle_until = now + FE_WEB_NUDGE_MS;
@@ -350,7 +355,7 @@ static void *t_call(void *arg, const char *method, json_t *params, vm_reply_cb c
   if (action && !strcmp(action, "read") && fe->closing) {
     fe->closing = 0;
     uint64_t now = uv_now(fe->loop);
-    if (vm_app_is_web(fe->app) && fe->last_add_ms && now - fe->last_add_ms < FE_WEB_DRAWING_MS) {
+    if (web_may_hold(fe, now)) {
       c->kind = FC_NUDGE; /* the web engine holds the newest timings: see above */
       c->web = WEB_WAIT;
       c->settle_until = now + FE_WEB_NUDGE_MS;
