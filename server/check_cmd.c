@@ -22,8 +22,8 @@
 #define CHECK_GRACE_MS 5000 /* beyond duration + call timeouts: give up waiting */
 
 static const char usage_text[] =
-    "Usage: telescope-mcp check --vm-service-uri URI | --vm-service-uri-file PATH\n"
-    "                           --duration-ms N [OPTIONS]\n"
+    "Usage: telescope-mcp check --vm-service-uri URI | --vm-service-uri-file PATH |\n"
+    "                           --dtd-uri URI --duration-ms N [OPTIONS]\n"
     "\n"
     "Measures a running Flutter app's frames for N ms (run it while an integration\n"
     "test drives the app), prints a short summary, judges it against budgets and\n"
@@ -33,6 +33,9 @@ static const char usage_text[] =
     "  --vm-service-uri URI       the app's VM service, any form `flutter run` prints\n"
     "  --vm-service-uri-file PATH read the URI from this file (flutter run\n"
     "                             --vmservice-out-file)\n"
+    "  --dtd-uri URI              find the app through the Dart Tooling Daemon (flutter\n"
+    "                             run --print-dtd): its one app; with several, the\n"
+    "                             diagnosis lists them: give one with --vm-service-uri\n"
     "  --duration-ms N            how long to measure, 100 to 120000 ms (required)\n"
     "  --budgets FILE             JSON limits: {\"jankRatioMax\", \"buildP90MsMax\",\n"
     "                             \"rasterP90MsMax\", \"frozenMax\"}, any subset\n"
@@ -47,6 +50,7 @@ static const char usage_text[] =
     "Environment (flags win):\n"
     "  TELESCOPE_VM_SERVICE_URI       as --vm-service-uri\n"
     "  TELESCOPE_VM_SERVICE_URI_FILE  as --vm-service-uri-file\n"
+    "  TELESCOPE_DTD_URI              as --dtd-uri\n"
     "\n"
     "Exit status: 0 within budgets (or none given); 1 when a budget failed; 2 when\n"
     "nothing could be measured (no app, no watcher, paused, no frames: the\n"
@@ -109,7 +113,9 @@ static int parse_args(check_t *ck, int argc, char **argv) {
   if ((env = getenv("TELESCOPE_VM_SERVICE_URI_FILE")) && *env &&
       set_str(&ck->cfg.vm_service_uri_file, env))
     return usage("%s", "out of memory");
-  int have_duration = 0, flag_uri = 0, flag_file = 0;
+  if ((env = getenv("TELESCOPE_DTD_URI")) && *env && set_str(&ck->cfg.dtd_uri, env))
+    return usage("%s", "out of memory");
+  int have_duration = 0, flag_uri = 0, flag_file = 0, flag_dtd = 0;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -121,8 +127,8 @@ static int parse_args(check_t *ck, int argc, char **argv) {
       continue;
     }
     static const char *valued[] = {
-        "--vm-service-uri", "--vm-service-uri-file", "--duration-ms", "--budgets", "--report",
-        "--interaction",    "--call-timeout-ms",     "--log-level",   NULL};
+        "--vm-service-uri", "--vm-service-uri-file", "--dtd-uri",   "--duration-ms", "--budgets",
+        "--report",         "--interaction",         "--call-timeout-ms", "--log-level", NULL};
     const char *flag = NULL, *val = NULL;
     for (const char **f = valued; *f; f++) {
       size_t n = strlen(*f);
@@ -140,6 +146,9 @@ static int parse_args(check_t *ck, int argc, char **argv) {
     } else if (!strcmp(flag, "--vm-service-uri-file")) {
       if (set_str(&ck->cfg.vm_service_uri_file, val)) return usage("%s", "out of memory");
       flag_file = 1;
+    } else if (!strcmp(flag, "--dtd-uri")) {
+      if (set_str(&ck->cfg.dtd_uri, val)) return usage("%s", "out of memory");
+      flag_dtd = 1;
     } else if (!strcmp(flag, "--duration-ms")) {
       if (parse_ms(val, CHECK_MIN_DURATION_MS, CHECK_MAX_DURATION_MS, &ck->duration_ms))
         return usage("--duration-ms: must be an integer from 100 to 120000, got '%s'", val);
@@ -162,18 +171,25 @@ static int parse_args(check_t *ck, int argc, char **argv) {
       ck->interaction = val;
     }
   }
-  if (flag_uri && flag_file)
-    return usage("%s", "--vm-service-uri and --vm-service-uri-file exclude each other");
-  /* A flag wins over the environment, also over the other variable. */
-  if (flag_uri && !flag_file) {
-    free(ck->cfg.vm_service_uri_file);
-    ck->cfg.vm_service_uri_file = NULL;
-  } else if (flag_file && !flag_uri) {
-    free(ck->cfg.vm_service_uri);
-    ck->cfg.vm_service_uri = NULL;
+  if (flag_uri + flag_file + flag_dtd > 1)
+    return usage("%s", "--vm-service-uri, --vm-service-uri-file and --dtd-uri exclude each other");
+  /* A flag wins over the environment, also over the other variables. */
+  if (flag_uri + flag_file + flag_dtd) {
+    char **keep = flag_uri ? &ck->cfg.vm_service_uri
+                  : flag_file ? &ck->cfg.vm_service_uri_file : &ck->cfg.dtd_uri;
+    char **all[] = {&ck->cfg.vm_service_uri, &ck->cfg.vm_service_uri_file, &ck->cfg.dtd_uri};
+    for (size_t k = 0; k < 3; k++)
+      if (all[k] != keep) {
+        free(*all[k]);
+        *all[k] = NULL;
+      }
+  } else if (ck->cfg.dtd_uri && (ck->cfg.vm_service_uri || ck->cfg.vm_service_uri_file)) {
+    return usage("%s", "TELESCOPE_DTD_URI and TELESCOPE_VM_SERVICE_URI(_FILE) exclude each other: "
+                       "unset one, or give a flag");
   }
-  if (!ck->cfg.vm_service_uri && !ck->cfg.vm_service_uri_file)
-    return usage("%s", "give the app: --vm-service-uri URI or --vm-service-uri-file PATH");
+  if (!ck->cfg.vm_service_uri && !ck->cfg.vm_service_uri_file && !ck->cfg.dtd_uri)
+    return usage("%s", "give the app: --vm-service-uri URI, --vm-service-uri-file PATH or "
+                       "--dtd-uri URI");
   if (!have_duration) return usage("%s", "--duration-ms N is required");
   if (budgets_path) {
     json_error_t je;
@@ -278,17 +294,26 @@ static double ms(const json_t *stats, const char *k) {
   return (double)json_integer_value(json_object_get(stats, k)) / 1000.0;
 }
 
-static void print_diagnosis(const json_t *diag, const char *text) {
+static void print_diagnosis(const json_t *diag, const json_t *dtd, const char *text) {
   if (diag) {
-    printf("telescope check: nothing measured: %s: %s\n",
-           json_string_value(json_object_get(diag, "code")),
+    const char *code = json_string_value(json_object_get(diag, "code"));
+    printf("telescope check: nothing measured: %s: %s\n", code,
            json_string_value(json_object_get(diag, "message")));
     /* What went wrong in its own words (a malformed URI says what is malformed). */
     const char *detail =
         json_string_value(json_object_get(json_object_get(diag, "evidence"), "detail"));
     if (detail && *detail) printf("  detail: %s\n", detail);
+    size_t i;
+    const json_t *app;
+    json_array_foreach(json_object_get(dtd, "apps"), i, app) /* tokens redacted */
+        printf("  app: %s %s\n", json_string_value(json_object_get(app, "name")) ?: "(unnamed)",
+               json_string_value(json_object_get(app, "vmServiceUri")) ?: "");
     const char *hint = json_string_value(json_object_get(diag, "hint"));
-    if (hint) printf("  hint: %s\n", hint);
+    if (code && !strcmp(code, "app_choice"))
+      printf("  hint: give the one to measure with --vm-service-uri (its full URI, as the IDE or "
+             "`flutter run` printed it) instead of --dtd-uri\n");
+    else if (hint)
+      printf("  hint: %s\n", hint);
   } else {
     printf("telescope check: nothing measured: %s\n", text ? text : "no frames");
   }
@@ -364,7 +389,7 @@ static void finish(check_t *ck) {
     if (!text && is_error)
       text = json_string_value(
           json_object_get(json_array_get(json_object_get(ck->answer, "content"), 0), "text"));
-    print_diagnosis(diag, text);
+    print_diagnosis(diag, json_object_get(sc, "dtd"), text);
     ck->exit_code = CHECK_EXIT_UNMEASURED;
   } else {
     if (ck->budgets) verdict = budgets_eval(ck->budgets, sum);

@@ -231,3 +231,28 @@ test('the command line: --dtd-uri and a VM-service URI exclude each other', () =
   assert.equal(r.status, 0, r.stderr);
   assert.match(spawnSync(bin, ['--help'], { encoding: 'utf8' }).stdout, /--dtd-uri URI/);
 });
+
+// Issue 22 item 4: `check --dtd-uri` measures the DTD's one app; with two it
+// measures nothing (exit 2) and its diagnosis lists them; the URI kinds
+// exclude each other on its command line too.
+test('check --dtd-uri: the one app measured; two listed, none guessed', async () => {
+  const bin = join(BUILD, 'telescope-mcp');
+  const d = await dtd();
+  const a = await sim(['--seed', '3']);
+  await register(d, a, 'phone');
+  const one = spawnSync(bin, ['check', '--dtd-uri', d.uri, '--duration-ms', '600'], { encoding: 'utf8', timeout: 30000 });
+  assert.equal(one.status, 0, one.stderr + one.stdout);
+  assert.match(one.stdout, /\d+ frames/, one.stdout);
+  assert.ok((await a.methods()).includes('ext.telescope.frames'), 'check measured the registered app');
+  const b = await sim(['--seed', '4']);
+  await register(d, b, 'tablet');
+  const two = spawnSync(bin, ['check', '--dtd-uri', d.uri, '--duration-ms', '300'], { encoding: 'utf8', timeout: 30000 });
+  assert.equal(two.status, 2, two.stderr + two.stdout);
+  assert.match(two.stdout + two.stderr, /app_choice|several apps/, two.stdout + two.stderr);
+  assert.match(two.stdout + two.stderr, /phone/);
+  assert.match(two.stdout + two.stderr, /tablet/);
+  const both = spawnSync(bin, ['check', '--dtd-uri', d.uri, '--vm-service-uri', a.wsUri, '--duration-ms', '300'], { encoding: 'utf8' });
+  assert.equal(both.status, 64);
+  assert.match(both.stderr, /exclude each other/);
+  transcript.push(one.stdout, one.stderr, two.stdout, two.stderr); // no token in what check printed
+});
