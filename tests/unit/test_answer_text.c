@@ -115,7 +115,7 @@ END_TEST
  * added to the real janky stop (the shape cpuprof_where_json gives). */
 START_TEST(where_lines_after_the_causes) {
   json_t *r;
-  render_fixture("stop_janky", &r);
+  free(render_fixture("stop_janky", &r));
   json_t *sum = json_object_get(r, "summary");
   json_error_t e;
   json_t *w = json_loads(
