@@ -312,6 +312,14 @@ static int web_may_hold(const fe_t *fe, uint64_t now) {
   return vm_app_is_web(fe->app) && (!fe->last_add_ms || now - fe->last_add_ms < FE_WEB_DRAWING_MS);
 }
 
+/* 1 when this watcher call is the first read of a close (fe_closing, taken
+ * here) on a web app that may hold frames: see FE_WEB_NUDGE_MS. */
+static int web_close_read(fe_t *fe, const char *action, uint64_t now) {
+  if (!action || strcmp(action, "read") || !fe->closing) return 0;
+  fe->closing = 0;
+  return web_may_hold(fe, now);
+}
+
 static void *t_call(void *arg, const char *method, json_t *params, vm_reply_cb cb, void *cb_arg) {
   fe_t *fe = arg;
   int watcher = method && !strcmp(method, VM_APP_WATCHER_EXTENSION);
@@ -320,8 +328,13 @@ static void *t_call(void *arg, const char *method, json_t *params, vm_reply_cb c
     json_decref(params);
     return NULL;
   }
+  const char *action = watcher ? json_string_value(json_object_get(params, "action")) : NULL;
+  uint64_t now = uv_now(fe->loop);
+  if (web_close_read(fe, action, now)) {
+    c->web = WEB_WAIT; /* the web engine holds the newest frames: see above */
+    c->settle_until = now + FE_WEB_NUDGE_MS;
+  }
   if (watcher && local_ok(fe)) {
-    const char *action = json_string_value(json_object_get(params, "action"));
     c->params = params;
     if (action && !strcmp(action, "probe")) {
       c->kind = FC_PROBE;
@@ -332,15 +345,10 @@ static void *t_call(void *arg, const char *method, json_t *params, vm_reply_cb c
        * after them: one round trip first, so the answer holds every frame
        * the app posted before this call (a stop misses none in flight). */
       c->kind = FC_SYNC;
-      uint64_t now = uv_now(fe->loop);
-      int read = action && !strcmp(action, "read"), closing = read && fe->closing;
-      if (read) fe->closing = 0;
-      if (closing && web_may_hold(fe, now)) {
-        c->kind = FC_SETTLE; /* the web engine holds the newest frames: see above */
-        c->web = WEB_WAIT;
-        c->settle_until = now + FE_WEB_NUDGE_MS;
-      } else if ((read || (action && !strcmp(action, "stop"))) && fe->last_add_ms &&
-                 now - fe->last_add_ms < FE_DRAWING_MS) {
+      if (c->web == WEB_WAIT) {
+        c->kind = FC_SETTLE;
+      } else if (action && (!strcmp(action, "read") || !strcmp(action, "stop")) &&
+                 fe->last_add_ms && now - fe->last_add_ms < FE_DRAWING_MS) {
         c->kind = FC_SETTLE; /* the app draws: its newest frames are in the next batch */
         c->adds_at = fe->adds;
         c->settle_until = now + FE_SETTLE_MS;
@@ -351,18 +359,11 @@ static void *t_call(void *arg, const char *method, json_t *params, vm_reply_cb c
     return c;
   }
   if (watcher) c->params = json_incref(params); /* kept for a local answer if it is missing */
-  const char *action = watcher ? json_string_value(json_object_get(params, "action")) : NULL;
-  if (action && !strcmp(action, "read") && fe->closing) {
-    fe->closing = 0;
-    uint64_t now = uv_now(fe->loop);
-    if (web_may_hold(fe, now)) {
-      c->kind = FC_NUDGE; /* the web engine holds the newest timings: see above */
-      c->web = WEB_WAIT;
-      c->settle_until = now + FE_WEB_NUDGE_MS;
-      json_decref(params);
-      settle_check(fe);
-      return c;
-    }
+  if (c->web == WEB_WAIT) { /* the watcher's read goes out after the frame */
+    c->kind = FC_NUDGE;
+    json_decref(params);
+    settle_check(fe);
+    return c;
   }
   c->fwd = vm_app_call_extension(fe->app, method, params, on_forward_reply, c);
   if (!c->fwd) goto oom;
