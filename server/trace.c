@@ -98,7 +98,8 @@ done:
 /* A janky frame's cause, as the findings see it: the phase that missed
  * (the longer one when both did), and inside it the largest of the block
  * below the phases with the most self time and what the timeline put in
- * that phase's window. A phase block (BUILD, LAYOUT) is never the cause
+ * that phase's window (on raster: the longest raster event, unless a
+ * shader compile takes half of it). A phase block (BUILD, LAYOUT) is never the cause
  * when anything more specific is there: a GC pause inside the build is
  * counted in BUILD's self time too. */
 static int put_cause(json_t *a, const frame_t *f, int64_t budget_us, const vmtl_causes_t *c) {
@@ -123,9 +124,12 @@ static int put_cause(json_t *a, const frame_t *f, int64_t budget_us, const vmtl_
     if (top && top->self_micros > cause_us) cause = top->name, cause_us = top->self_micros;
     if (!cause_us && phase) cause = phase->name, cause_us = phase->self_micros;
   } else if (c) {
-    if (c->shader_us > cause_us) cause = "shader compilation", cause_us = c->shader_us;
-    if (c->raster_top[0] && c->raster_top_us > cause_us)
-      cause = c->raster_top, cause_us = c->raster_top_us;
+    /* The longest raster event mostly encloses the compile (GPURasterizer::Draw
+     * carries no frame_number, DrawToSurface wraps the flush that compiles): a
+     * compile that takes half of it or more is the more specific cause. */
+    if (c->raster_top[0]) cause = c->raster_top, cause_us = c->raster_top_us;
+    if (c->shader_us > 0 && c->shader_us * 2 >= cause_us)
+      cause = "shader compilation", cause_us = c->shader_us;
   }
   bad |= json_object_set_new(a, "cause", json_string(cause));
   if (cause_us) bad |= json_object_set_new(a, "causeUs", json_integer(cause_us));

@@ -305,8 +305,8 @@ START_TEST(timeline_slices_and_frame_causes) {
   /* Each frame's args: frame 1 bound by build, its cause the GC (12 ms, more
    * than HeavyList's 5 ms self; BUILD is a phase, never the cause); frame 2
    * not janky: no cause; frame 3 bound by raster, the engine's 11 ms draw
-   * holds the 9 ms compile, so the draw is the longest raster work but the
-   * shader time is reported beside it. */
+   * holds the 9 ms compile: the compile is most of the draw, so it is the
+   * cause (the draw alone would name no fix). */
   json_t *ui = events_where(doc, "frame", TRACE_TID_UI);
   const json_t *f1 = json_array_get(ui, 0), *f2 = json_array_get(ui, 1),
                *f3 = json_array_get(ui, 2);
@@ -324,8 +324,8 @@ START_TEST(timeline_slices_and_frame_causes) {
   ck_assert_str_eq(json_string_value(arg(f3, "boundBy")), "raster");
   ck_assert_int_eq(json_integer_value(arg(f3, "shaderUs")), 9000);
   ck_assert_int_eq(json_integer_value(arg(f3, "shaderCompiles")), 1);
-  ck_assert_str_eq(json_string_value(arg(f3, "cause")), "GPURasterizer::Draw");
-  ck_assert_int_eq(json_integer_value(arg(f3, "causeUs")), 11000);
+  ck_assert_str_eq(json_string_value(arg(f3, "cause")), "shader compilation");
+  ck_assert_int_eq(json_integer_value(arg(f3, "causeUs")), 9000);
   /* The raster slice carries the same args. */
   json_t *ra = events_where(doc, "raster", TRACE_TID_RASTER);
   ck_assert(
@@ -347,6 +347,20 @@ START_TEST(timeline_slices_and_frame_causes) {
   doc = parse(trace_json(f, 3, 16667, "t", &tl2));
   ui = events_where(doc, "frame", TRACE_TID_UI);
   ck_assert_str_eq(json_string_value(arg(json_array_get(ui, 2), "cause")), "shader compilation");
+  json_decref(ui);
+  json_decref(doc);
+  /* A compile under half of the longest raster event leaves that event the
+   * cause (11 ms of draw, 5 ms of it compiling; shaderUs still beside it). */
+  vmtl_event_t small[] = {
+      tl_event(VMTL_RASTER, VMTL_THREAD_RASTER, 66000, 11000, "Rasterizer::DrawToSurface"),
+      tl_event(VMTL_SHADER, VMTL_THREAD_RASTER, 67000, 5000, "GrGLProgramBuilder::finalize")};
+  trace_timeline_t tl3 = {small, 2, 0};
+  doc = parse(trace_json(f, 3, 16667, "t", &tl3));
+  ui = events_where(doc, "frame", TRACE_TID_UI);
+  ck_assert_str_eq(json_string_value(arg(json_array_get(ui, 2), "cause")),
+                   "Rasterizer::DrawToSurface");
+  ck_assert_int_eq(json_integer_value(arg(json_array_get(ui, 2), "causeUs")), 11000);
+  ck_assert_int_eq(json_integer_value(arg(json_array_get(ui, 2), "shaderUs")), 5000);
   json_decref(ui);
   json_decref(doc);
   record_block_t b1[] = {blk("BUILD", 21000, 9000), blk("LAYOUT", 500, 500)};

@@ -377,6 +377,7 @@ static void record_timeline(sim_t *s, const draws_t *d, const wm_timing_t *t) {
   e.tid = SIM_TID_UI;
   snprintf(e.name, sizeof e.name, "Animator::BeginFrame");
   e.ph = 'B';
+  e.frame_number = t->frame_number;
   e.ts = t->build_start_us;
   sim_tl_add(tl, &e);
   if (d->gc_pause > 0)
@@ -385,10 +386,12 @@ static void record_timeline(sim_t *s, const draws_t *d, const wm_timing_t *t) {
                      d->gc_at + d->gc_pause, 0);
   e.ph = 'E';
   e.ts = t->build_finish_us;
+  e.frame_number = 0; /* the E carries no args */
   sim_tl_add(tl, &e);
   e.tid = SIM_TID_RASTER;
   snprintf(e.name, sizeof e.name, "Rasterizer::DoDraw");
   e.ph = 'B';
+  e.frame_number = t->frame_number;
   e.ts = t->raster_start_us;
   sim_tl_add(tl, &e);
   if (d->shader > 0)
@@ -396,6 +399,7 @@ static void record_timeline(sim_t *s, const draws_t *d, const wm_timing_t *t) {
                      t->raster_start_us + 100, t->raster_start_us + 100 + d->shader, 1);
   e.ph = 'E';
   e.ts = t->raster_finish_us;
+  e.frame_number = 0;
   sim_tl_add(tl, &e);
 }
 

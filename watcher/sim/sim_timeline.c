@@ -176,11 +176,14 @@ json_t *sim_tl_timeline_json(const sim_tl_t *tl, int64_t origin, int64_t extent)
                           "cat", e->cat, "ph", ph,
                           "pid", 4242, "tid", e->tid, "ts", (json_int_t)e->ts);
     if (e->ph == 'X') json_object_set_new(j, "dur", json_integer(e->dur));
-    if (e->args)
-      json_object_set_new(j, "args", json_deep_copy(e->args));
-    else
-      json_object_set_new(j, "args", e->shader ? json_pack("{s:s}", "devtoolsTag", "shaders")
-                                               : json_object());
+    json_t *args = e->args ? json_deep_copy(e->args) : json_object();
+    if (e->shader) json_object_set_new(args, "devtoolsTag", json_string("shaders"));
+    if (e->frame_number > 0) {
+      char n[24];
+      snprintf(n, sizeof n, "%lld", (long long)e->frame_number);
+      json_object_set_new(args, "frame_number", json_string(n));
+    }
+    json_object_set_new(j, "args", args);
     json_array_append_new(evs, j);
   }
   /* The span of the events returned: the lowest ts to the highest end, 0

@@ -26,6 +26,11 @@ typedef struct {
   int tid;
   int64_t ts, dur;
   int shader; /* args.devtoolsTag "shaders" */
+  /* > 0: args.frame_number, as the engine puts it (a string) on its frame
+   * envelopes, Animator::BeginFrame and Rasterizer::DoDraw (animator.cc,
+   * rasterizer.cc TRACE_EVENT_WITH_FRAME_NUMBER; both in the recordings of
+   * tests/recordings). */
+  int64_t frame_number;
   /* --replay: a recording's event, its name and args borrowed from the
    * loaded recording (which lives as long as the sim); name is then unused. */
   const char *name_ref;
