@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "answer_where.h"
 #include "cursor.h"
 #include "frames_answer.h"
 
@@ -35,6 +36,24 @@ static int filtered(const op_t *op) { return op->a.interaction_id != NULL; }
 
 static uint64_t session_from(op_t *op) {
   return op->from_cursor ? op->from : session_read_pos(op->s);
+}
+
+/* The read's answer, with where to edit once the CPU samples came. */
+static void read_finish(op_t *op, json_t *r) {
+  answer_where_fit(op, json_object_get(r, "summary"));
+  op_finish(op, r, 0, NULL);
+}
+
+/* Where to edit, over the janky frames a read of a closed session hands out
+ * (issue 20). Not while frames are measured — in a session or outside one:
+ * the VM builds the samples' reply on the UI isolate, so the pull would put
+ * its own work into the frames the next read reports, and a read loop would
+ * measure jank of its own making (docs/tool.md "Why at the close"). Not when
+ * the read ends in a diagnosis (the app gone, paused or failing). */
+static int read_where(op_t *op, json_t *r, store_t *st, uint64_t from, uint64_t to,
+                      diag_code_t code, int64_t budget_us) {
+  return code == DIAG_NONE && op->s && session_state(op->s) == SESSION_CLOSED &&
+         answer_where_start(op, r, st, from, to, filtered(op), budget_us, read_finish);
 }
 
 static void session_answer(op_t *op, diag_code_t code, const wp_status_t *st) {
@@ -67,6 +86,7 @@ static void session_answer(op_t *op, diag_code_t code, const wp_status_t *st) {
     }
     if (d) json_object_set_new(r, "diagnosis", d);
   }
+  if (read_where(op, r, session_store(s), from, t.next, code, session_budget_us(s))) return;
 done:
   op_finish(op, r, 0, NULL);
 }

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "appsrc_cpu.h"
+#include "answer_where.h"
 #include "budgets.h"
 #include "chart.h"
 #include "chart_file.h"
@@ -307,50 +307,8 @@ done:
 }
 
 /* The last step of a closed session's answer: the chart, then the answer. */
-static size_t compact_len(const json_t *j) {
-  char *t = json_dumps(j, JSON_COMPACT);
-  size_t n = t ? strlen(t) : 0;
-  free(t);
-  return n;
-}
-
-/* Where to edit and the rebuilt widgets came after the summary was cut to
- * SUMMARY_MAX_BYTES: they give way within it, least useful first — the
- * worst frames' places, the context entries and the `top` of each
- * function, then all but the first entry, then the whole object with the
- * findings' places (said in a warning). */
-static void summary_fit(op_t *op, json_t *sum) {
-  json_t *where = json_object_get(sum, "where"), *rb = json_object_get(sum, "rebuilds");
-  json_t *fns = json_object_get(where, "functions"), *wid = json_object_get(rb, "widgets"), *e;
-  size_t i;
-  if (!sum || compact_len(sum) <= SUMMARY_MAX_BYTES) return;
-  json_array_foreach(json_object_get(sum, "worstFrames"), i, e) json_object_del(e, "at");
-  for (i = json_array_size(fns); i-- > 0 && compact_len(sum) > SUMMARY_MAX_BYTES;) {
-    const char *code = json_string_value(json_object_get(json_array_get(fns, i), "code"));
-    if (!code || strcmp(code, "app")) json_array_remove(fns, i);
-  }
-  json_array_foreach(fns, i, e) json_object_del(e, "top");
-  while (compact_len(sum) > SUMMARY_MAX_BYTES &&
-         (json_array_size(fns) > 1 || json_array_size(wid) > 1)) {
-    if (json_array_size(wid) > 1) json_array_remove(wid, json_array_size(wid) - 1);
-    if (json_array_size(fns) > 1 && compact_len(sum) > SUMMARY_MAX_BYTES)
-      json_array_remove(fns, json_array_size(fns) - 1);
-  }
-  if (rb && compact_len(sum) > SUMMARY_MAX_BYTES) {
-    json_object_del(sum, "rebuilds");
-    op_warn(op, "rebuilds: left out, the summary is at its %d-byte bound", SUMMARY_MAX_BYTES);
-  }
-  if (where && compact_len(sum) > SUMMARY_MAX_BYTES) {
-    json_object_del(sum, "where");
-    json_t *fs = json_object_get(sum, "findings"); /* their places too, last first */
-    for (i = json_array_size(fs); i-- > 0 && compact_len(sum) > SUMMARY_MAX_BYTES;)
-      json_object_del(json_array_get(fs, i), "at");
-    op_warn(op, "where: left out, the summary is at its %d-byte bound", SUMMARY_MAX_BYTES);
-  }
-}
-
 static void closed_finish(op_t *op, json_t *r) {
-  summary_fit(op, json_object_get(r, "summary"));
+  answer_where_fit(op, json_object_get(r, "summary"));
   if (r && op->a.chart) {
     json_t *extra = chart_put(op, r, session_store(op->s), session_budget_us(op->s));
     /* warnings added by the chart are not in r; the chart's own text says why */
@@ -362,67 +320,11 @@ static void closed_finish(op_t *op, json_t *r) {
 
 /* ---- where to edit: the CPU samples of the janky frames ----------------- */
 
-/* Each worst frame that missed on build gets the app function sampled most
- * in its UI window ("at"). */
-static void where_worst(json_t *sum, store_t *st, const cpuprof_t *prof) {
-  size_t i, j, n = st ? store_recent_count(st) : 0;
-  json_t *w;
-  char place[600];
-  json_array_foreach(json_object_get(sum, "worstFrames"), i, w) {
-    json_int_t seq = json_integer_value(json_object_get(w, "seq"));
-    for (j = 0; j < n; j++) {
-      const frame_t *f = store_recent_at(st, j);
-      if (f->seq != seq) continue;
-      int64_t s = f->vsync_start_us + f->vsync_overhead_us;
-      if (f->build_us > json_integer_value(json_object_get(sum, "budgetUs")) &&
-          cpuprof_top_in(prof, s, s + f->build_us, place, sizeof place))
-        json_object_set_new(w, "at", json_string(place));
-      break;
-    }
-  }
-}
-
-static void where_done(void *arg, json_t *where, const cpuprof_t *prof, const char *note) {
-  op_t *op = arg;
-  json_t *r = op->held;
-  op->cpu = NULL;
-  op->held = NULL;
-  json_t *sum = json_object_get(r, "summary");
-  if (where) {
-    cpuprof_attach(json_object_get(sum, "findings"), where);
-    where_worst(sum, session_store(op->s), prof);
-    json_object_set_new(sum, "where", where);
-  }
-  if (note && note[0]) op_warn(op, "%s", note);
-  closed_finish(op, r);
-}
-
-/* Starts the pull when the answer's summary has build-missed frames:
- * returns 1 (where_done finishes the answer) or 0 (nothing pulled; a note
- * why, if any, goes into the warnings). */
+/* Over every frame the session holds; not after the app went away. */
 static int where_start(op_t *op, json_t *r, store_t *st) {
-  const json_t *sum = json_object_get(r, "summary");
-  const json_t *jank = json_object_get(sum, "jank");
-  if (!st || !op->app || !op->app->app || wp_failed(session_end_status(op->s)) ||
-      !json_integer_value(json_object_get(jank, "buildMissed")))
-    return 0;
-  size_t n = store_recent_count(st);
-  frame_t *frames = calloc(n ? n : 1, sizeof *frames); /* shallow copies */
-  if (!frames) return 0;
-  for (size_t i = 0; i < n; i++) frames[i] = *store_recent_at(st, i);
-  char note[300];
-  op->held = r;
-  op->cpu = appsrc_cpu_pull(op->app->app, frames, n, session_budget_us(op->s),
-                            (double)json_integer_value(json_object_get(jank, "overUs")), where_done,
-                            op, note, sizeof note);
-  free(frames);
-  if (op->cpu) return 1;
-  op->held = NULL;
-  if (!note[0]) /* the summary counts frames the session's window no longer holds */
-    snprintf(note, sizeof note, "CPU samples: no janky frame is still held (they fell out of the "
-                                "session's window): none to look up");
-  op_warn(op, "%s", note);
-  return 0;
+  if (!st || wp_failed(session_end_status(op->s))) return 0;
+  return answer_where_start(op, r, st, store_first_kept(st), store_frames_seen(st), 0,
+                            session_budget_us(op->s), closed_finish);
 }
 
 /* ---- rebuilt widgets: Flutter.RebuiltWidgets joined by frame number ----- */

@@ -94,8 +94,11 @@ struct op {
   void (*after_pick)(op_t *op); /* ... and what the call does once it is answered */
   json_t *dtd_json;       /* the answer's `dtd` object, when the DTD was consulted */
   sessions_wait_t *wait;  /* the one session wait in flight */
-  struct appsrc_cpu *cpu; /* stop/capture: the CPU-sample pull in flight */
+  struct appsrc_cpu *cpu; /* the CPU-sample pull in flight (answer_where.h) */
   json_t *held;           /* ... and the answer it completes (a reference) */
+  void (*after_where)(op_t *op, json_t *r); /* ... and what is done with it next */
+  store_t *where_st;      /* ... over [where_from, where_to) of this store */
+  uint64_t where_from, where_to;
   uv_timer_t timer;
   uint64_t t0; /* uv_now at the start of the call */
   uint64_t last_progress;

@@ -115,3 +115,39 @@ test('janky frames the session no longer holds: said, not silent', async () => {
   assert.ok((r.sc.warnings ?? []).some((w) => /^CPU samples: no janky frame is still held/.test(w)),
     JSON.stringify(r.sc.warnings));
 });
+
+// `read` over a range (issue 20 item 1): a read of a closed session gets the
+// place of the janky frames it hands out, as a stop does. A read while the
+// session runs pulls nothing: the VM builds the reply on the UI isolate, so
+// the pull would add its own work to the frames being measured.
+test('read: a closed session\'s range gets its place; a read while frames are measured pulls nothing', async () => {
+  const s = await startSim(['--seed', '7', '--scenario', 'cpu-rare-slow']);
+  cleanup.push(() => s.kill());
+  const m = await startMcp(['--vm-service-uri-file', s.uriFile]);
+  cleanup.push(() => m.close());
+  const pulls = async () => (await s.stats()).methods.getCpuSamples ?? 0;
+  assert.equal((await m.call({ action: 'start' })).isError, false);
+  await new Promise((r) => setTimeout(r, 2500));
+  const live = await m.call({ action: 'read' });
+  assert.equal(live.isError, false, live.text);
+  assert.ok(live.sc.summary.jank.buildMissed > 0, live.text);
+  assert.equal(live.sc.summary.where, undefined);
+  assert.equal(await pulls(), 0, 'a read of a running session pulled samples');
+  await new Promise((r) => setTimeout(r, 2500));
+  const stop = await m.call({ action: 'stop' });
+  assert.equal(stop.sc.summary.where?.functions?.[0]?.function, 'CatalogIndex.rebuild', stop.text);
+  const atStop = await pulls();
+  assert.ok(atStop >= 1);
+  // The frames after the first read, from the closed session.
+  const r = await m.call({ action: 'read', cursor: live.sc.nextCursor });
+  assert.equal(r.isError, false, r.text);
+  assert.equal(r.sc.session.state, 'stopped', JSON.stringify(r.sc.session));
+  assert.ok(r.sc.summary.jank.buildMissed > 0, r.text);
+  assert.ok(r.sc.summary.frames < stop.sc.summary.frames, 'the read covers a range, not the session');
+  assert.equal(r.sc.summary.where?.functions?.[0]?.function, 'CatalogIndex.rebuild', r.text);
+  assert.match(r.text, /\nwhere 1: CatalogIndex\.rebuild \(lib\/catalog_index\.dart:57\)/);
+  const worst = r.sc.summary.worstFrames.filter((f) => f.buildUs > r.sc.summary.budgetUs);
+  assert.ok(worst.length > 0 && worst.every((f) => f.at === 'CatalogIndex.rebuild (lib/catalog_index.dart:57)'),
+    JSON.stringify(r.sc.summary.worstFrames));
+  assert.ok(await pulls() > atStop, 'the read pulled its own samples');
+});

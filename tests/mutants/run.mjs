@@ -57,6 +57,8 @@ const COVER = {
   'server/answer_text.c': plus(unit('answer_text'), '^integration\\.recordings$'),
   'server/rebuilds.c': plus(unit('rebuilds'), '^integration\\.(rebuilds|recordings)$'),
   'server/action_session.c': { re: '^integration\\.(where|session)$', targets: APP },
+  'server/action_read.c': { re: '^integration\\.(where|session)$', targets: APP },
+  'server/answer_where.c': { re: '^integration\\.(where|session)$', targets: APP },
   'server/vm_client.c': plus(unit('vm_client_pure', 'vm_loop'), '^vm\\.sim$|^integration\\.(connect|dds_dwds)$',
     [...APP, 'test_vm_sim']),
   'server/vm_request.c': plus(unit('vm_client_pure', 'vm_loop'), '^vm\\.sim$|^integration\\.(connect|dds_dwds)$',
