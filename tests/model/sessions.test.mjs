@@ -8,10 +8,20 @@
 //   MODEL_MAX_FAILURES  stop after this many failing sequences (default 5)
 //   MODEL_BUDGET_S   stop starting sequences after this many seconds (default 240
 //                    when MODEL_SEQUENCES is not set, else none)
+//   MODEL_REPEAT     run the window of sequences up to this many times, each on
+//                    a fresh pair, until one fails (default 1): a replay
+//   MODEL_LOAD       busy processes to run beside the test (default 0): the load
+//                    a timing-dependent failure needs
 // A failure prints `seed=… sequence=… step=…`, the step list with every
-// answer, and the command that replays it.
+// answer and its time, the machine's load, and the commands that replay it.
+// The steps, the sims' seeds and the faults come from the seed; the app's
+// frame clock and the server's timers are real time, so a failure that
+// depends on timing is replayed by repeating its window under the load it
+// saw (docs: tests/model/README.md "Replaying a failure").
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { loadavg, cpus } from 'node:os';
 import { assertNoTokenLeak } from '../integration/harness.mjs';
 import { envInt, sequenceSeed, SLACK } from './lib.mjs';
 import { Runner, Violation, coverageSteps, generate, describeStep, SIM_ARGS } from './model.mjs';
@@ -25,72 +35,32 @@ const MAX_FAILURES = envInt('MODEL_MAX_FAILURES', 5);
 // machine, ctest -j), so make test stays bounded; an explicit
 // MODEL_SEQUENCES runs them all unless MODEL_BUDGET_S is given too.
 const BUDGET_S = envInt('MODEL_BUDGET_S', process.env.MODEL_SEQUENCES ? 0 : 240);
+const REPEAT = Math.max(1, envInt('MODEL_REPEAT', 1));
+const LOAD = envInt('MODEL_LOAD', 0);
 
+// The load a replay adds: busy loops, one process each, gone with the test.
+const burners = Array.from({ length: LOAD }, () =>
+  spawn(process.execPath, ['-e', 'for (;;) {}'], { stdio: 'ignore' }));
+after(() => { for (const b of burners) b.kill('SIGKILL'); });
 after(() => assertNoTokenLeak());
 
+// The busy processes beside the test when it failed, as a replay's MODEL_LOAD.
+const loadBeside = () => Math.max(0, Math.min(4, Math.round(loadavg()[0] - 1)));
+
 test(`model: ${SEQUENCES} random sequences of ${STEPS} steps (seed=${SEED})`, { timeout: 3_600_000 }, async () => {
-  console.log(`seed=${SEED} sequences=${SEQUENCES} steps=${STEPS} first=${FIRST}`);
+  console.log(`seed=${SEED} sequences=${SEQUENCES} steps=${STEPS} first=${FIRST}` +
+    (REPEAT > 1 || LOAD ? ` repeat=${REPEAT} load=${LOAD}` : ''));
   const counters = {};
   const failures = [];
   const t0 = Date.now();
-  const runner = new Runner({ seed: SEED, counters, simArgs: SIM_ARGS });
-  await runner.startPair();
-  // The first sequence the current pair ran: a sequence inherits the pair's
-  // state (the server's read positions, a restart it has not yet seen), so
-  // a failure is replayed with every sequence of its pair before it.
-  let pairFirst = FIRST;
-  for (let i = FIRST; i < FIRST + SEQUENCES && failures.length < MAX_FAILURES; i++) {
-    if (BUDGET_S && Date.now() - t0 > BUDGET_S * 1000) {
-      console.log(`model: the ${BUDGET_S} s budget is spent after ${i - FIRST} of ${SEQUENCES} sequences`);
-      break;
-    }
-    const steps = i === 0 ? coverageSteps() : generate(sequenceSeed(SEED, i), STEPS);
-    const log = [];
-    runner.resetModel();
-    runner.killed = false;
-    let k = 0;
-    try {
-      for (k = 0; k < steps.length; k++) {
-        const t = Date.now();
-        const out = await runner.step(steps[k]);
-        const st = steps[k];
-        const key = `ms ${st.op === 'call' ? st.group ?? st.parts[0].args.action : st.op}`;
-        counters[key] = (counters[key] ?? 0) + Date.now() - t;
-        log.push(`  ${k} ${describeStep(steps[k])}\n      → ${out || 'ok'} (${Date.now() - t} ms)`);
-      }
-      counters.sequences = (counters.sequences ?? 0) + 1;
-      // A kill leaves the server with a history we do not model: start the
-      // next sequence on a fresh pair (which also checks the exit status).
-      if (runner.killed) {
-        const exit = await runner.pair.close();
-        if (exit?.code !== 0) throw new Violation(6, `the server exited ${JSON.stringify(exit)} on stdin EOF\n${runner.pair.mcp?.stderr ?? ''}`);
-        await runner.startPair();
-        pairFirst = i + 1;
-      }
-    } catch (e) {
-      const which = SIM_ARGS.includes('--no-watcher') ? 'model.frame_events' : 'model.sessions';
-      const report = [
-        `MODEL FAILURE seed=${SEED} sequence=${i} step=${k}: ${e instanceof Violation ? e.message : e.stack}`,
-        `replay: MODEL_SEED=${SEED} MODEL_FIRST=${i} MODEL_SEQUENCES=1 MODEL_STEPS=${STEPS} ctest -R ${which} --output-on-failure`,
-        // The same server and sim ran sequences ${pairFirst}..${i}: their
-        // state carries over (positions, a restart not yet seen), so this
-        // line replays the failing sequence with its pair's history. The
-        // sims' seeds: --seed SEED, then SEED+1, … after each kill of the pair.
-        `replay with the pair's history (sequences ${pairFirst}..${i}; sims seeded ${SEED}..${SEED + runner.kills}): ` +
-          `MODEL_SEED=${SEED} MODEL_FIRST=${pairFirst} MODEL_SEQUENCES=${i - pairFirst + 1} MODEL_MAX_FAILURES=1 MODEL_STEPS=${STEPS} ctest -R ${which} --output-on-failure`,
-        'steps:',
-        ...log,
-        ...steps.slice(k).map((s, j) => `  ${k + j} ${describeStep(s)}${j === 0 ? `\n      → ${runner.lastAnswers ?? ''} FAILED HERE` : ''}`),
-      ].join('\n');
-      console.log(report);
-      failures.push(report.split('\n')[0]);
-      // The server's state is unknown after a failure: a fresh pair.
-      const stderr = runner.pair.mcp?.stderr ?? '';
-      await runner.pair.close().catch(() => {});
-      if (/Sanitizer|runtime error/.test(stderr)) console.log(stderr.slice(-4000));
-      await runner.startPair();
-      pairFirst = i + 1;
-    }
+  let runner;
+  for (let attempt = 1; attempt <= REPEAT && failures.length === 0; attempt++) {
+    if (REPEAT > 1) console.log(`model: attempt ${attempt} of ${REPEAT}`);
+    if (runner) await runner.pair.close().catch(() => {});
+    // A fresh runner starts the same sims (their seeds count from SEED).
+    runner = new Runner({ seed: SEED, counters, simArgs: SIM_ARGS });
+    await runner.startPair();
+    await runWindow(runner, counters, failures, t0, attempt);
   }
   const exit = await runner.pair.close();
   const secs = ((Date.now() - t0) / 1000).toFixed(1);
@@ -115,3 +85,69 @@ test(`model: ${SEQUENCES} random sequences of ${STEPS} steps (seed=${SEED})`, { 
     assert.ok((counters['group stop+stop'] ?? 0) > 0, 'overlapping stops ran');
   }
 });
+
+// One pass over the window of sequences [FIRST, FIRST + SEQUENCES) on the
+// runner's pair; failing sequences go to `failures` (a fresh pair after each).
+async function runWindow(runner, counters, failures, t0, attempt) {
+  // The first sequence the current pair ran: a sequence inherits the pair's
+  // state (the server's read positions, a restart it has not yet seen), so
+  // a failure is replayed with every sequence of its pair before it.
+  let pairFirst = FIRST;
+  for (let i = FIRST; i < FIRST + SEQUENCES && failures.length < MAX_FAILURES; i++) {
+    if (BUDGET_S && Date.now() - t0 > BUDGET_S * 1000) {
+      console.log(`model: the ${BUDGET_S} s budget is spent after ${i - FIRST} of ${SEQUENCES} sequences`);
+      break;
+    }
+    const steps = i === 0 ? coverageSteps() : generate(sequenceSeed(SEED, i), STEPS);
+    const log = [];
+    const tSeq = Date.now();
+    runner.resetModel();
+    runner.killed = false;
+    let k = 0;
+    try {
+      for (k = 0; k < steps.length; k++) {
+        const t = Date.now();
+        const out = await runner.step(steps[k]);
+        const st = steps[k];
+        const key = `ms ${st.op === 'call' ? st.group ?? st.parts[0].args.action : st.op}`;
+        counters[key] = (counters[key] ?? 0) + Date.now() - t;
+        log.push(`  ${k} ${describeStep(steps[k])}\n      → ${out || 'ok'} (at +${t - tSeq} ms, took ${Date.now() - t} ms)`);
+      }
+      counters.sequences = (counters.sequences ?? 0) + 1;
+      // A kill leaves the server with a history we do not model: start the
+      // next sequence on a fresh pair (which also checks the exit status).
+      if (runner.killed) {
+        const exit = await runner.pair.close();
+        if (exit?.code !== 0) throw new Violation(6, `the server exited ${JSON.stringify(exit)} on stdin EOF\n${runner.pair.mcp?.stderr ?? ''}`);
+        await runner.startPair();
+        pairFirst = i + 1;
+      }
+    } catch (e) {
+      const which = SIM_ARGS.includes('--no-watcher') ? 'model.frame_events' : 'model.sessions';
+      const load = loadBeside();
+      const again = `MODEL_REPEAT=20 MODEL_LOAD=${Math.max(load, LOAD)}`;
+      const report = [
+        `MODEL FAILURE seed=${SEED} sequence=${i} step=${k}: ${e instanceof Violation ? e.message : e.stack}`,
+        `machine: load average ${loadavg()[0].toFixed(1)} on ${cpus().length} cores (attempt ${attempt}${LOAD ? `, ${LOAD} busy processes added` : ''})`,
+        `replay: MODEL_SEED=${SEED} MODEL_FIRST=${i} MODEL_SEQUENCES=1 MODEL_STEPS=${STEPS} ${again} ctest -R ${which} --output-on-failure`,
+        // The same server and sim ran sequences ${pairFirst}..${i}: their
+        // state carries over (positions, a restart not yet seen), so this
+        // line replays the failing sequence with its pair's history. The
+        // sims' seeds: --seed SEED, then SEED+1, … after each kill of the pair.
+        `replay with the pair's history (sequences ${pairFirst}..${i}; sims seeded ${SEED}..${SEED + runner.kills}): ` +
+          `MODEL_SEED=${SEED} MODEL_FIRST=${pairFirst} MODEL_SEQUENCES=${i - pairFirst + 1} MODEL_MAX_FAILURES=1 MODEL_STEPS=${STEPS} ${again} ctest -R ${which} --output-on-failure`,
+        'steps:',
+        ...log,
+        ...steps.slice(k).map((s, j) => `  ${k + j} ${describeStep(s)}${j === 0 ? `\n      → ${runner.lastAnswers ?? ''} FAILED HERE` : ''}`),
+      ].join('\n');
+      console.log(report);
+      failures.push(report.split('\n')[0]);
+      // The server's state is unknown after a failure: a fresh pair.
+      const stderr = runner.pair.mcp?.stderr ?? '';
+      await runner.pair.close().catch(() => {});
+      if (/Sanitizer|runtime error/.test(stderr)) console.log(stderr.slice(-4000));
+      await runner.startPair();
+      pairFirst = i + 1;
+    }
+  }
+}
