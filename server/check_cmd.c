@@ -23,7 +23,7 @@
 
 static const char usage_text[] =
     "Usage: telescope-mcp check --vm-service-uri URI | --vm-service-uri-file PATH |\n"
-    "                           --dtd-uri URI --duration-ms N [OPTIONS]\n"
+    "                           --dtd-uri URI [--app NAME] --duration-ms N [OPTIONS]\n"
     "\n"
     "Measures a running Flutter app's frames for N ms (run it while an integration\n"
     "test drives the app), prints a short summary, judges it against budgets and\n"
@@ -35,7 +35,8 @@ static const char usage_text[] =
     "                             --vmservice-out-file)\n"
     "  --dtd-uri URI              find the app through the Dart Tooling Daemon (flutter\n"
     "                             run --print-dtd): its one app; with several, the\n"
-    "                             diagnosis lists them: give one with --vm-service-uri\n"
+    "                             diagnosis lists them: pick one with --app\n"
+    "  --app NAME                 with --dtd-uri: the app the daemon lists by this name\n"
     "  --duration-ms N            how long to measure, 100 to 120000 ms (required)\n"
     "  --budgets FILE             JSON limits: {\"jankRatioMax\", \"buildP90MsMax\",\n"
     "                             \"rasterP90MsMax\", \"frozenMax\"}, any subset\n"
@@ -68,10 +69,13 @@ typedef struct {
   /* options */
   unsigned duration_ms;
   const char *interaction, *report_path;
+  const char *app; /* --app: the DTD-listed app of this name */
+  char *app_uri;   /* ... its redacted URI, which the capture names it by (owned) */
   json_t *budgets; /* owned, validated; NULL without --budgets */
 
   /* the conversation */
   int phase;        /* 0 initialize sent, 1 capture sent, 2 answered, 3 closing */
+  int looking;      /* --app, in phase 0: 1 the status is sent, 2 answered, 3 no such app */
   json_t *answer;   /* the capture's tools/call result (owned) */
   const char *fail; /* why no answer came, when none did */
   int exit_code;
@@ -128,7 +132,8 @@ static int parse_args(check_t *ck, int argc, char **argv) {
     }
     static const char *valued[] = {
         "--vm-service-uri", "--vm-service-uri-file", "--dtd-uri",   "--duration-ms", "--budgets",
-        "--report",         "--interaction",         "--call-timeout-ms", "--log-level", NULL};
+        "--report",         "--interaction",         "--call-timeout-ms", "--log-level", "--app",
+        NULL};
     const char *flag = NULL, *val = NULL;
     for (const char **f = valued; *f; f++) {
       size_t n = strlen(*f);
@@ -164,6 +169,8 @@ static int parse_args(check_t *ck, int argc, char **argv) {
       budgets_path = val;
     } else if (!strcmp(flag, "--report")) {
       ck->report_path = val;
+    } else if (!strcmp(flag, "--app")) {
+      ck->app = val;
     } else if (!strcmp(flag, "--interaction")) {
       size_t len = record_utf8_length(val);
       if (len < 1 || len > RECORD_MAX_INTERACTION)
@@ -191,6 +198,8 @@ static int parse_args(check_t *ck, int argc, char **argv) {
     return usage("%s", "give the app: --vm-service-uri URI, --vm-service-uri-file PATH or "
                        "--dtd-uri URI");
   if (!have_duration) return usage("%s", "--duration-ms N is required");
+  if (ck->app && !ck->cfg.dtd_uri)
+    return usage("%s", "--app names an app the Dart Tooling Daemon lists: give --dtd-uri too");
   if (budgets_path) {
     json_error_t je;
     char err[256];
@@ -233,6 +242,7 @@ static void send_json(check_t *ck, json_t *msg) {
 static void send_capture(check_t *ck) {
   json_t *args = json_pack("{s:s,s:i,s:s,s:i}", "action", "capture", "durationMs",
                            (int)ck->duration_ms, "detail", "frames", "limit", CHECK_LIMIT);
+  if (args && ck->app_uri) json_object_set_new(args, "vmServiceUri", json_string(ck->app_uri));
   if (args && ck->interaction) {
     json_object_set_new(args, "interactionId", json_string(ck->interaction));
     json_object_set_new(args, "linkedBy", json_string("check"));
@@ -244,12 +254,57 @@ static void send_capture(check_t *ck) {
 
 static void finish(check_t *ck);
 
+/* --app: a status first, for the daemon's list; the capture then names the
+ * app by its redacted URI as listed, which the tool resolves (dtd_pick.c). */
+static void send_look(check_t *ck) {
+  ck->looking = 1;
+  send_json(ck, json_pack("{s:s,s:i,s:s,s:{s:s,s:{s:s}}}", "jsonrpc", "2.0", "id", 3, "method",
+                          "tools/call", "params", "name", FRAMES_TOOL_NAME, "arguments", "action",
+                          "status"));
+}
+
+/* The one listed app named ck->app: 0 with ck->app_uri set, or -1 with
+ * ck->fail (and the list, when there is one, printed by finish). */
+static int pick_app(check_t *ck, const json_t *status) {
+  const json_t *apps = json_object_get(
+      json_object_get(json_object_get(status, "structuredContent"), "dtd"), "apps");
+  const char *uri = NULL;
+  size_t i, named = 0;
+  const json_t *a;
+  json_array_foreach(apps, i, a) {
+    const char *n = json_string_value(json_object_get(a, "name"));
+    if (n && !strcmp(n, ck->app)) {
+      named++;
+      uri = json_string_value(json_object_get(a, "vmServiceUri"));
+    }
+  }
+  if (named == 1 && uri && (ck->app_uri = strdup(uri))) return 0;
+  ck->fail = !json_array_size(apps) ? "--app: the Dart Tooling Daemon lists no app"
+             : named > 1            ? "--app: the Dart Tooling Daemon lists several apps of that name"
+             : named == 1           ? "out of memory"
+                                    : "--app: the Dart Tooling Daemon lists no app of that name";
+  return -1;
+}
+
 /* Runs on the loop, never inside mcp_session_handle_line. */
 static void on_step(uv_timer_t *t) {
   check_t *ck = container_of(t, check_t, step);
-  if (ck->phase == 0) {
+  if (ck->phase == 0 && ck->looking == 2) { /* the look answered */
+    if (pick_app(ck, ck->answer) == 0) {
+      json_decref(ck->answer);
+      ck->answer = NULL;
+      send_capture(ck);
+    } else {
+      ck->looking = 3;
+      ck->phase = 2;
+      finish(ck);
+    }
+  } else if (ck->phase == 0) {
     send_json(ck, json_pack("{s:s,s:s}", "jsonrpc", "2.0", "method", "notifications/initialized"));
-    send_capture(ck);
+    if (ck->app)
+      send_look(ck);
+    else
+      send_capture(ck);
   } else if (ck->phase == 2) {
     finish(ck);
   }
@@ -275,6 +330,9 @@ static void emit(void *arg, const char *line, size_t len) {
   } else if (n == 2 && ck->phase == 1) {
     ck->answer = json_incref(json_object_get(msg, "result"));
     ck->phase = 2;
+  } else if (n == 3 && ck->phase == 0 && ck->looking == 1) {
+    ck->answer = json_incref(json_object_get(msg, "result"));
+    ck->looking = 2;
   }
   json_decref(msg);
   uv_timer_start(&ck->step, on_step, 0, 0);
@@ -310,12 +368,17 @@ static void print_diagnosis(const json_t *diag, const json_t *dtd, const char *t
                json_string_value(json_object_get(app, "vmServiceUri")) ?: "");
     const char *hint = json_string_value(json_object_get(diag, "hint"));
     if (code && !strcmp(code, "app_choice"))
-      printf("  hint: give the one to measure with --vm-service-uri (its full URI, as the IDE or "
-             "`flutter run` printed it) instead of --dtd-uri\n");
+      printf("  hint: name the one to measure with --app NAME, or give its full URI (as the IDE "
+             "or `flutter run` printed it) with --vm-service-uri instead of --dtd-uri\n");
     else if (hint)
       printf("  hint: %s\n", hint);
   } else {
     printf("telescope check: nothing measured: %s\n", text ? text : "no frames");
+    size_t i;
+    const json_t *app;
+    json_array_foreach(json_object_get(dtd, "apps"), i, app) /* --app found none: the list */
+        printf("  app: %s %s\n", json_string_value(json_object_get(app, "name")) ?: "(unnamed)",
+               json_string_value(json_object_get(app, "vmServiceUri")) ?: "");
   }
 }
 
@@ -389,7 +452,8 @@ static void finish(check_t *ck) {
     if (!text && is_error)
       text = json_string_value(
           json_object_get(json_array_get(json_object_get(ck->answer, "content"), 0), "text"));
-    print_diagnosis(diag, json_object_get(sc, "dtd"), text);
+    /* --app found no app of its name: our reason, with the daemon's list. */
+    print_diagnosis(ck->looking == 3 ? NULL : diag, json_object_get(sc, "dtd"), text);
     ck->exit_code = CHECK_EXIT_UNMEASURED;
   } else {
     if (ck->budgets) verdict = budgets_eval(ck->budgets, sum);
@@ -474,6 +538,7 @@ int check_main(int argc, char **argv) {
   if (uv_loop_close(&ck.loop)) log_error("handles were left open at exit");
   json_decref(ck.answer);
   json_decref(ck.budgets);
+  free(ck.app_uri);
   config_close(&ck.cfg);
   return rc;
 

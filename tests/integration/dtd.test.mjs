@@ -235,7 +235,7 @@ test('the command line: --dtd-uri and a VM-service URI exclude each other', () =
 // Issue 22 item 4: `check --dtd-uri` measures the DTD's one app; with two it
 // measures nothing (exit 2) and its diagnosis lists them; the URI kinds
 // exclude each other on its command line too.
-test('check --dtd-uri: the one app measured; two listed, none guessed', async () => {
+test('check --dtd-uri: the one app measured; two listed, none guessed; --app picks one by name', async () => {
   const bin = join(BUILD, 'telescope-mcp');
   const d = await dtd();
   const a = await sim(['--seed', '3']);
@@ -251,8 +251,22 @@ test('check --dtd-uri: the one app measured; two listed, none guessed', async ()
   assert.match(two.stdout + two.stderr, /app_choice|several apps/, two.stdout + two.stderr);
   assert.match(two.stdout + two.stderr, /phone/);
   assert.match(two.stdout + two.stderr, /tablet/);
+  assert.match(two.stdout, /--app NAME/);
+  // --app picks one of them by the name it registered with.
+  assert.ok(!(await b.methods()).includes('ext.telescope.frames'), 'nothing asked the tablet yet');
+  const named = spawnSync(bin, ['check', '--dtd-uri', d.uri, '--app', 'tablet', '--duration-ms', '600'], { encoding: 'utf8', timeout: 30000 });
+  assert.equal(named.status, 0, named.stderr + named.stdout);
+  assert.match(named.stdout, /\d+ frames/, named.stdout);
+  assert.ok((await b.methods()).includes('ext.telescope.frames'), 'check --app measured the tablet');
+  const none = spawnSync(bin, ['check', '--dtd-uri', d.uri, '--app', 'watch', '--duration-ms', '300'], { encoding: 'utf8', timeout: 30000 });
+  assert.equal(none.status, 2, none.stderr + none.stdout);
+  assert.match(none.stdout, /--app: the Dart Tooling Daemon lists no app of that name/);
+  assert.match(none.stdout, /app: phone ws:\/\/\S+\n {2}app: tablet ws:\/\/\S+/);
+  const noDtd = spawnSync(bin, ['check', '--vm-service-uri', a.wsUri, '--app', 'phone', '--duration-ms', '300'], { encoding: 'utf8' });
+  assert.equal(noDtd.status, 64);
+  assert.match(noDtd.stderr, /--app names an app the Dart Tooling Daemon lists: give --dtd-uri too/);
   const both = spawnSync(bin, ['check', '--dtd-uri', d.uri, '--vm-service-uri', a.wsUri, '--duration-ms', '300'], { encoding: 'utf8' });
   assert.equal(both.status, 64);
   assert.match(both.stderr, /exclude each other/);
-  transcript.push(one.stdout, one.stderr, two.stdout, two.stderr); // no token in what check printed
+  transcript.push(one.stdout, one.stderr, two.stdout, two.stderr, named.stdout, named.stderr, none.stdout); // no token in what check printed
 });
