@@ -1,8 +1,9 @@
 // `make bench`: runs every section, interleaving the subjects of a section,
 // and writes BENCHMARKS.md (results, machine, commands). Usage:
 //   node --experimental-websocket bench.mjs BUILD_DIR [--rounds N] [--out FILE] [--only a,b]
-// Sections: startup overhead throughput sustain memory economy callgrind inframe.
-import { execSync } from 'node:child_process';
+// Sections: startup overhead throughput sustain memory economy callgrind wire
+// answers timeline inframe recordings mutants where.
+import { execSync, execFileSync } from 'node:child_process';
 import { writeFileSync, readFileSync, existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { median, spread } from './lib.mjs';
@@ -28,6 +29,11 @@ const cell = (xs, d = 1) => { const s = spread(xs); return `${fmt(median(xs), d)
 const icell = (xs) => { const s = spread(xs); return `${int(median(xs))} (${int(s.min)}–${int(s.max)})`; };
 const met = (ok) => (ok ? '**met**' : '**missed**');
 const log = (m) => process.stderr.write(`[bench] ${m}\n`);
+// A section measured by a script of its own (its markdown on stdout, its
+// progress on stderr).
+const script = (file, extra = []) => execFileSync(process.execPath,
+  ['--experimental-websocket', '--no-warnings', new URL(file, import.meta.url).pathname, build, ...extra],
+  { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 1 << 26 }).trim();
 const t0 = Date.now();
 
 const sections = [];
@@ -295,6 +301,54 @@ git diff tests/bench/callgrind_baseline.json
 `);
 }
 
+if (want('wire')) {
+  log('7. wire protocol 2');
+  // The unit test builds one read reply of 100 records x 20 blocks with the C
+  // model in both protocols and prints the sizes and the fastest of 20
+  // build+encode rounds; five runs of it, medians.
+  const runs = [];
+  for (let i = 0; i < 5; i++) {
+    const out = execFileSync(`${build}/tests/test_watcher_vectors`, { encoding: 'utf8', env: { ...process.env, CK_VERBOSITY: 'silent' } });
+    const m = out.match(/protocol 1 (\d+) bytes \((\d+) a record, fastest build and encode (\d+) us\), protocol 2 (\d+) bytes \((\d+) a record, (\d+) us\)/);
+    if (!m) throw new Error(`test_watcher_vectors printed no protocol_2_reply_size line:\n${out}`);
+    runs.push(m.slice(1).map(Number));
+  }
+  const col = (k) => runs.map((r) => r[k]);
+  const [b1, r1, b2, r2] = [median(col(0)), median(col(1)), median(col(3)), median(col(4))];
+  const [e1, e2] = [col(2), col(5)];
+  target('23.5. ≤ 400 B a record on the wire', `${r2} B in protocol 2 (protocol 1: ${r1} B)`, r2 <= 400);
+  sections.push(`## 7. Wire protocol 2 (issue 12, item 14)
+
+The unit test \`protocol_2_reply_size\` (tests/unit/test_watcher_vectors.c) with the C model of the
+watcher: one \`read\` reply of 100 records with 20 blocks each, protocol 1 (blocks as objects keyed
+by name) against protocol 2 (one block-name table per reply, blocks as
+\`[nameIndex, micros, selfMicros, count]\`), same records, same run; 5 runs, median (min–max).
+
+| | protocol 1 | protocol 2 | ratio |
+|---|---|---|---|
+| encoded size | ${int(b1)} B (${int(r1)} B a record) | ${int(b2)} B (${int(r2)} B a record) | ${fmt(b1 / b2)}× smaller |
+| build + encode, fastest of 20 rounds (µs) | ${icell(e1)} | ${icell(e2)} | ${fmt(median(e1) / median(e2))}× faster |
+
+The C model's encode time stands in for the Dart watcher's, which cannot run here. The server
+offers protocol 2 on every call; a protocol-1 watcher ignores the offer. Issue 23 asks for at most
+400 B a record (a protocol 3).
+`);
+}
+
+if (want('answers')) {
+  log('8. answer size');
+  const md = script('answers.mjs');
+  const big = Number(md.match(/Largest text of a janky stop\/capture: (\d+) B/)?.[1]);
+  target('8. text of a janky stop/capture ≤ 1 500 B', `${int(big)} B at most`, big <= 1500);
+  sections.push(md.replace(/^## Answers: bytes per action and the cause first \(issue 13\)/,
+    '## 8. Answer size and the cause first (issue 13)\n\nFrom `tests/bench/answers.mjs`. The baseline of each answer\'s text is its whole result (the\n`structuredContent` an agent could read instead), measured in the same call.') + '\n');
+}
+
+if (want('timeline')) {
+  log('9. VM timeline cost');
+  sections.push(script('timeline.mjs') + '\n');
+}
+
 if (want('inframe')) {
   log('10. the watcher\'s own cost in the frame');
   const f = core.inframe({ benchCore, rounds });
@@ -329,6 +383,33 @@ and stays in the frame in both placements, the one step that cannot leave it.
 `);
 }
 
+if (want('recordings')) {
+  log('11. real recordings');
+  const md = script('recordings.mjs');
+  const res = JSON.parse(md.match(/^RESULT (.*)$/m)[1]);
+  target('11. real recordings: first cause, bound-by and start-up as the independent answer', `${res.matched} of ${res.total} answers (${res.recordings} recordings, with and without the watcher)`, res.matched === res.total);
+  sections.push(md.replace(/^RESULT .*$/m, '').trim() + '\n');
+}
+
+if (want('mutants')) {
+  // Not re-run here (all of them take about an hour): every make mutants run
+  // appends its line to tests/mutants/SCORES.md, copied as it stands.
+  const scores = readFileSync(new URL('../mutants/SCORES.md', import.meta.url), 'utf8');
+  const rows = scores.split('\n## Runs')[1]?.split('\n').filter((l) => /^\| \d{4}-/.test(l)) ?? [];
+  const last = rows.at(-1)?.split('|').map((c) => c.trim());
+  if (last) target('24. make mutants ≥ 90 % killed (the last run)', `${last[8]} (${last[5]} of ${Number(last[5]) + Number(last[6])}, filter ${last[3]}, ${last[1]})`, parseFloat(last[8]) >= 90);
+  sections.push(`## 12. Test strength: \`make mutants\` (issue 24)
+
+Copied from \`tests/mutants/SCORES.md\`: \`make bench\` does not re-run the mutants (all of them take
+about an hour); every \`make mutants\` run appends its line there.
+${scores.replace(/^# Mutation scores\n+[^\n]*\n[^\n]*\n/, '')}`);
+}
+
+if (want('where')) {
+  log('13. where to edit: the cost of CPU samples');
+  sections.push(script('where.mjs') + '\n');
+}
+
 const machine = [
   `- CPU: ${sh("grep -m1 'model name' /proc/cpuinfo | cut -d: -f2")} × ${sh('nproc')} (a shared virtual machine; load average at the end of the run: ${sh("cut -d' ' -f1-3 /proc/loadavg")})`,
   `- Memory: ${sh("free -g | awk '/Mem:/{print $2}'")} GiB; kernel ${sh('uname -r')}; ${sh('. /etc/os-release && echo $PRETTY_NAME')}`,
@@ -354,11 +435,12 @@ make bench        # builds (RelWithDebInfo), installs the pinned baseline (npm c
 # the same, by hand, or a few sections:
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo && cmake --build build -j2
 (cd tests/bench && npm ci)
-node --experimental-websocket tests/bench/bench.mjs build [--rounds 11] [--only startup,overhead,throughput,sustain,memory,economy,callgrind,inframe]
+node --experimental-websocket tests/bench/bench.mjs build [--rounds 11] [--only startup,overhead,throughput,sustain,memory,economy,callgrind,wire,answers,timeline,inframe,recordings,mutants,where]
 # single drivers
 build/bench_core throughput ingest 2     # or parse
 build/bench_core memory 1000000
 build/bench_core inframe 300             # the watcher's work inside a frame, 0.1.0 vs today
+node --experimental-websocket tests/bench/timeline.mjs build   # §9; where.mjs §13, answers.mjs §8, recordings.mjs §11
 build/telescope-sim --fps 4000 --blocks 20
 \`\`\`
 

@@ -14,7 +14,7 @@
 //   <what it becomes>
 //
 // Usage: node tests/mutants/run.mjs [build-dir] [name-filter]
-import { readFileSync, writeFileSync, readdirSync, mkdirSync, existsSync, symlinkSync, chmodSync, statSync, lstatSync } from 'node:fs';
+import { appendFileSync, readFileSync, writeFileSync, readdirSync, mkdirSync, existsSync, symlinkSync, chmodSync, statSync, lstatSync } from 'node:fs';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { join, dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -162,4 +162,8 @@ const na = results.length - applicable.length;
 const pct = applicable.length ? (100 * killed / applicable.length).toFixed(0) : '0';
 console.log(`\nmutants: ${results.length}, killed ${killed}, survived ${survived.length}, not applicable ${na}; score ${killed}/${applicable.length} = ${pct} % killed`);
 for (const s of survived) console.log(`  survived: ${s.name}: ${s.description}`);
+// The run's line in SCORES.md, which make bench copies into BENCHMARKS.md §12.
+const commit = (() => { try { return execFileSync('git', ['-C', ROOT, 'rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim(); } catch { return 'unknown'; } })();
+appendFileSync(join(ROOT, 'tests/mutants/SCORES.md'),
+  `| ${new Date().toISOString().slice(0, 16).replace('T', ' ')} | ${commit} | ${FILTER || "all"} | ${results.length} | ${killed} | ${survived.length} | ${na} | ${pct} % | ${survived.map((x) => x.name).join(', ') || '—'} |\n`);
 process.exit(0);
