@@ -101,12 +101,13 @@ int action_check_args(op_t *op) {
 }
 
 void action_run(op_t *op) {
-  tool_ctx_t *ctx = op->ctx;
   /* What the server knew of liveness before this call. */
-  op->liv_known = ctx->facts.known && op->app == ctx->app;
-  op->liv_before = ctx->facts.liveness;
-  op->liv_before_ms = ctx->facts.at_ms;
-  memcpy(op->liv_run, ctx->facts.run_id, sizeof op->liv_run);
+  if (op->app) {
+    op->liv_known = op->app->facts.known;
+    op->liv_before = op->app->facts.liveness;
+    op->liv_before_ms = op->app->facts.at_ms;
+    memcpy(op->liv_run, op->app->facts.run_id, sizeof op->liv_run);
+  }
   switch (op->action) {
   case A_STATUS: action_status(op); break;
   case A_START: action_start(op); break;

@@ -36,7 +36,7 @@ static void tick(uv_timer_t *t) {
     return;
   }
   if (op->app) fe_closing(op->app->fe);
-  if (!(op->wait = sessions_close(op->ctx->sessions, op->s, closed, op)))
+  if (!(op->wait = sessions_close(op->app->sessions, op->s, closed, op)))
     op_fail_text(op, "internal error: out of memory");
 }
 
@@ -50,7 +50,7 @@ static void opened(void *arg, session_t *s, int joined, const wp_status_t *st) {
   }
   op->s = s;
   if (op->a.interaction_id)
-    sessions_note_interaction(op->ctx->sessions, op->a.interaction_id, op->a.linked_by);
+    sessions_note_interaction(op->app->sessions, op->a.interaction_id, op->a.linked_by);
   op->t0 = uv_now(op->ctx->loop);
   tick(&op->timer);
 }
@@ -61,6 +61,6 @@ void action_capture(op_t *op) {
   o.no_timeline = op->a.no_timeline;
   o.include_startup = op->a.include_startup;
   for (int t = 0; t < WP_TRACK__COUNT; t++) o.track[t] = op->a.track[t];
-  if (!(op->wait = sessions_open(op->ctx->sessions, &o, opened, op)))
+  if (!(op->wait = sessions_open(op->app->sessions, &o, opened, op)))
     op_fail_text(op, "internal error: out of memory");
 }

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "apps.h"
 #include "compare.h"
 #include "summary.h"
 #include "wproto.h"
@@ -32,9 +33,13 @@ static int side_init(compare_side_t *side, session_t *s, frame_t **frames, json_
   return 0;
 }
 
+/* By id, in whichever app holds it (a session of one app against one of
+ * another); without ids, the two most recently stopped of the app named by
+ * `app`, or of the app the latest call talked to. */
 static session_t *pick(op_t *op, const char *id, size_t k, const char *role) {
-  sessions_t *m = op->ctx->sessions;
-  session_t *s = id ? sessions_find(m, id) : sessions_stopped(m, k);
+  appref_t *app = id ? apps_of_session(op->ctx, id) : op->app ? op->app : op->ctx->app;
+  sessions_t *m = app ? app->sessions : NULL;
+  session_t *s = !m ? NULL : id ? sessions_find(m, id) : sessions_stopped(m, k);
   if (!s) {
     if (id)
       op_fail_text(op, "%s: no session \"%s\" (the last %d stopped sessions are kept)", role, id,

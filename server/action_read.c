@@ -147,7 +147,7 @@ static void session_drain(op_t *op) {
     session_look(op, &ok);
     return;
   }
-  if (!(op->wait = sessions_drain(op->ctx->sessions, op->s, session_drained, op)))
+  if (!(op->wait = sessions_drain(op->app->sessions, op->s, session_drained, op)))
     op_fail_text(op, "internal error: out of memory");
 }
 
@@ -156,20 +156,18 @@ static void session_drain(op_t *op) {
 /* Where this read starts in what it fetched: after the frames another read
  * outside sessions took meanwhile (reads that overlap share them out). */
 static uint64_t outside_from(op_t *op) {
-  tool_ctx_t *ctx = op->ctx;
   store_t *st = op->outside;
   uint64_t p = store_first_kept(st), end = store_frames_seen(st);
-  if (op->a.cursor || strcmp(ctx->read_run, op->cur_run) != 0) return p;
-  while (p < end && store_at(st, p)->seq <= ctx->read_seq) p++;
+  if (op->a.cursor || strcmp(op->app->read_run, op->cur_run) != 0) return p;
+  while (p < end && store_at(st, p)->seq <= op->app->read_seq) p++;
   return p;
 }
 
 static void outside_answer(op_t *op, diag_code_t code) {
-  tool_ctx_t *ctx = op->ctx;
   json_t *r = op_result(op);
   if (!r) goto done;
   store_t *st = op->outside;
-  int64_t budget = summary_budget_us(op->a.budget_ms, ctx->facts.refresh_rate);
+  int64_t budget = summary_budget_us(op->a.budget_ms, op->app->facts.refresh_rate);
   answer_take_t t;
   if (answer_put_frames(op, r, st, outside_from(op), filtered(op), 0, budget, &t) < 0) {
     json_decref(r);
@@ -179,9 +177,9 @@ static void outside_answer(op_t *op, diag_code_t code) {
   int64_t end_seq = op->since;
   if (t.next > store_first_kept(st) && store_at(st, t.next - 1)) end_seq = store_at(st, t.next - 1)->seq;
   if (op->cur_run[0]) {
-    if (!filtered(op) && (strcmp(ctx->read_run, op->cur_run) || end_seq > ctx->read_seq)) {
-      snprintf(ctx->read_run, sizeof ctx->read_run, "%s", op->cur_run);
-      ctx->read_seq = end_seq;
+    if (!filtered(op) && (strcmp(op->app->read_run, op->cur_run) || end_seq > op->app->read_seq)) {
+      snprintf(op->app->read_run, sizeof op->app->read_run, "%s", op->cur_run);
+      op->app->read_seq = end_seq;
     }
     answer_put_cursor(r, 0, op->cur_run, end_seq);
   }
@@ -243,7 +241,7 @@ static void outside_reply(void *arg, const wp_status_t *st, const record_reply_t
       since = cursor_resolve(run, seq, r->run_id, r->first_seq, &op->restarted);
     } else if (op->since_run[0] && strcmp(op->since_run, r->run_id) != 0) {
       /* The run `since` belongs to, not the one another read outside
-       * sessions may have moved ctx->read_run to meanwhile. */
+       * sessions may have moved op->app->read_run to meanwhile. */
       op->restarted = 1;
       since = r->first_seq > 0 ? r->first_seq - 1 : 0;
     }
@@ -295,7 +293,6 @@ static void outside_fetch(op_t *op) {
 /* ---- entry ------------------------------------------------------------- */
 
 void action_read(op_t *op) {
-  tool_ctx_t *ctx = op->ctx;
   session_t *s = NULL;
   if (op->a.cursor) {
     char name[CURSOR_RUN_ID_MAX + 1];
@@ -303,25 +300,25 @@ void action_read(op_t *op) {
     cursor_kind_t kind;
     cursor_decode_kind(op->a.cursor, &kind, name, sizeof name, &n, NULL, 0); /* checked */
     if (kind == CURSOR_SESSION) {
-      if (!(s = sessions_find(ctx->sessions, name))) {
+      if (!(s = sessions_find(op->app->sessions, name))) {
         op_fail_text(op, "cursor: session %s is no longer kept (the last %d closed sessions are); "
                          "read without cursor", name, SESSIONS_HISTORY);
         return;
       }
       op->from = (uint64_t)n;
       op->from_cursor = 1;
-    } else if ((s = sessions_current(ctx->sessions))) {
+    } else if ((s = sessions_current(op->app->sessions))) {
       op_warn(op, "cursor: it is from a read outside sessions; reading session %s from its read "
                   "position instead", session_id(s));
     }
   } else if (op->a.session) {
-    if (!(s = sessions_find(ctx->sessions, op->a.session))) {
+    if (!(s = sessions_find(op->app->sessions, op->a.session))) {
       op_fail_text(op, "session: no session \"%s\" (the open ones and the last %d closed are kept)",
                    op->a.session, SESSIONS_HISTORY);
       return;
     }
   } else {
-    s = sessions_current(ctx->sessions);
+    s = sessions_current(op->app->sessions);
   }
   if (s) {
     if (op->a.budget_ms > 0)
@@ -332,7 +329,7 @@ void action_read(op_t *op) {
     session_drain(op);
     return;
   }
-  op->since = ctx->read_run[0] ? ctx->read_seq : 0;
-  snprintf(op->since_run, sizeof op->since_run, "%s", ctx->read_run);
+  op->since = op->app->read_run[0] ? op->app->read_seq : 0;
+  snprintf(op->since_run, sizeof op->since_run, "%s", op->app->read_run);
   outside_fetch(op);
 }

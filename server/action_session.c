@@ -37,7 +37,7 @@ static void start_mark_reply(void *arg, const wp_status_t *st, const record_repl
     op_fail_status(op, st);
     return;
   }
-  sessions_note_interaction(op->ctx->sessions, op->a.interaction_id, op->a.linked_by);
+  sessions_note_interaction(op->app->sessions, op->a.interaction_id, op->a.linked_by);
   answer_start(op);
 }
 
@@ -69,7 +69,7 @@ static void started(void *arg, session_t *s, int joined, const wp_status_t *st) 
       return;
     }
   } else if (op->a.interaction_id) {
-    sessions_note_interaction(op->ctx->sessions, op->a.interaction_id, op->a.linked_by);
+    sessions_note_interaction(op->app->sessions, op->a.interaction_id, op->a.linked_by);
   }
   answer_start(op);
 }
@@ -79,7 +79,7 @@ void action_start(op_t *op) {
   o.no_timeline = op->a.no_timeline;
   o.include_startup = op->a.include_startup;
   memcpy(o.track, op->a.track, sizeof o.track);
-  if (!(op->wait = sessions_open(op->ctx->sessions, &o, started, op)))
+  if (!(op->wait = sessions_open(op->app->sessions, &o, started, op)))
     op_fail_text(op, "internal error: out of memory");
 }
 
@@ -93,7 +93,7 @@ static void mark_reply(void *arg, const wp_status_t *st, const record_reply_t *r
     return;
   }
   tool_ctx_t *ctx = op->ctx;
-  sessions_note_interaction(ctx->sessions, op->a.interaction_id, op->a.linked_by);
+  sessions_note_interaction(op->app->sessions, op->a.interaction_id, op->a.linked_by);
   json_t *r = op_result(op);
   json_t *i = json_pack("{s:s}", "state", op->a.interaction_id ? "begun" : "ended");
   if (i && op->a.interaction_id) {
@@ -101,7 +101,7 @@ static void mark_reply(void *arg, const wp_status_t *st, const record_reply_t *r
     json_object_set_new(i, "linkedBy", json_string(op->a.linked_by ? op->a.linked_by : "agent"));
   }
   if (r && i) json_object_set_new(r, "interaction", i);
-  session_t *s = sessions_current(ctx->sessions);
+  session_t *s = sessions_current(op->app->sessions);
   if (r && s) json_object_set_new(r, "session", session_to_json(s, uv_now(ctx->loop)));
   op_finish(op, r, 0, NULL);
 }
@@ -125,7 +125,7 @@ static void stopped(void *arg, session_t *s, const wp_status_t *st) {
 }
 
 void action_stop(op_t *op) {
-  session_t *s = sessions_current(op->ctx->sessions);
+  session_t *s = sessions_current(op->app->sessions);
   if (!s) {
     /* A stop whose close is over but whose answer is still being written
      * (the empty-read decision takes a moment) overlaps this one: the
@@ -143,7 +143,7 @@ void action_stop(op_t *op) {
   session_ref(s);
   op->s = s;
   if (op->app) fe_closing(op->app->fe);
-  if (!(op->wait = sessions_close(op->ctx->sessions, s, stopped, op)))
+  if (!(op->wait = sessions_close(op->app->sessions, s, stopped, op)))
     op_fail_text(op, "internal error: out of memory");
 }
 

@@ -13,11 +13,11 @@ static void answer(op_t *op) {
   tool_ctx_t *ctx = op->ctx;
   json_t *r = op_result(op);
   if (!r) goto done;
-  json_t *l = appfacts_liveness_json(&ctx->facts);
+  json_t *l = appfacts_liveness_json(&op->app->facts);
   if (l) json_object_set_new(r, "liveness", l);
-  if (ctx->facts.watcher) json_object_set(r, "watcher", ctx->facts.watcher);
-  json_object_set_new(r, "clock", summary_clock_to_json(&ctx->facts.clock));
-  session_t *s = sessions_current(ctx->sessions);
+  if (op->app->facts.watcher) json_object_set(r, "watcher", op->app->facts.watcher);
+  json_object_set_new(r, "clock", summary_clock_to_json(&op->app->facts.clock));
+  session_t *s = sessions_current(op->app->sessions);
   if (s) json_object_set_new(r, "session", session_to_json(s, uv_now(ctx->loop)));
 done:
   op_finish(op, r, 0, NULL);
@@ -35,11 +35,7 @@ static void watcher_reply(void *arg, const wp_status_t *st, const record_reply_t
     op_fail_status(op, st);
     return;
   }
-  if (op->app != op->ctx->app) { /* a candidate: nothing of it was noted */
-    answer(op);
-    return;
-  }
-  if (op->ctx->facts.clock.seen < SUMMARY_CLOCK_MIN_SAMPLES && r->last_seq > 0) {
+  if (op->app->facts.clock.seen < SUMMARY_CLOCK_MIN_SAMPLES && r->last_seq > 0) {
     int64_t since = r->last_seq > CLOCK_TOPUP ? r->last_seq - CLOCK_TOPUP : 0;
     wp_request_t req = {WP_READ, since, CLOCK_TOPUP, NULL, NULL};
     op_wp(op, &req, clock_reply);

@@ -1,4 +1,5 @@
 #include "answer_text.h"
+#include "apps_text.h"
 
 #include <stdarg.h>
 #include <stdint.h>
@@ -413,10 +414,8 @@ static const struct {
   const char *key, *label;
   int ratio, percent;
 } compare_metrics[] = {
-    {"jankRatio", "jank ratio", 1, 1},
-    {"frozen", "frozen frames", 1, 0},
-    {"buildUs", "build", 0, 0},
-    {"rasterUs", "raster", 0, 0},
+    {"jankRatio", "jank ratio", 1, 1}, {"frozen", "frozen frames", 1, 0},
+    {"buildUs", "build", 0, 0},        {"rasterUs", "raster", 0, 0},
 };
 #define N_COMPARE_METRICS (sizeof compare_metrics / sizeof compare_metrics[0])
 
@@ -555,8 +554,7 @@ char *answer_text_render(const json_t *r, int is_error) {
   } else {
     sb_printf(&b, "%s: ok\n", action);
   }
-  /* Where the app is belongs in status; elsewhere only when it is wrong. */
-  connection(&b, json_object_get(r, "connection"), !strcmp(action, "status"));
+  connection(&b, json_object_get(r, "connection"), !strcmp(action, "status")); /* else: when wrong */
   diagnosis(&b, json_object_get(r, "diagnosis"));
   sb_printf(&b, "%s", dtd_wire_text(json_object_get(r, "dtd")));
   if (!strcmp(action, "status")) {
@@ -569,6 +567,7 @@ char *answer_text_render(const json_t *r, int is_error) {
   }
   if (strcmp(action, "mark") || !has(r, "interaction"))
     session(&b, action, json_object_get(r, "session"));
+  sb_printf(&b, "%s", apps_text(r)); /* which app, when there are several */
   const json_t *ws = json_object_get(r, "warnings"), *w;
   size_t i;
   json_array_foreach(ws, i, w) {

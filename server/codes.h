@@ -76,8 +76,8 @@ typedef enum {
      "The Dart Tooling Daemon lists no running app.",                         \
      "Start the app (from the IDE, or `flutter run` with this DTD), or check that the IDE that launched it uses this DTD; then call again.") \
   XX(APP_CHOICE, "app_choice", 1,                                              \
-     "The Dart Tooling Daemon lists several apps; telescope measures one at a time.", \
-     "Pick one: call again with vmServiceUri set to its vmServiceUri as `dtd.apps` lists it (redacted as it is: the server knows the token), or to the full URI `flutter run` or the IDE printed.")
+     "Several apps are running and the call named none (or one that is not known); telescope never guesses.", \
+     "Call again with app set to one of them: its name in `apps` or `dtd.apps`, or its vmServiceUri as listed there (redacted as it is: the server knows the token), or the full URI `flutter run` or the IDE printed.")
 
 typedef enum {
   DIAG_NONE = 0,

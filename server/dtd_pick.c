@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "apps.h"
 #include "vm_uri.h"
 
 #define SHOWN "\xe2\x80\xa6redacted\xe2\x80\xa6" /* what an answer shows for a token */
@@ -44,6 +45,18 @@ static int listed(const json_t *apps, const char *in_use) {
   return 0;
 }
 
+/* The URI of the one listed app called name (NULL: none, or several). */
+static const char *named(const json_t *apps, const char *name) {
+  const char *uri = NULL;
+  size_t i, k = 0;
+  json_t *a;
+  json_array_foreach(apps, i, a) {
+    const char *n = json_string_value(json_object_get(a, "name"));
+    if (n && !strcmp(n, name)) k++, uri = json_string_value(json_object_get(a, "uri"));
+  }
+  return k == 1 ? uri : NULL;
+}
+
 static void looked(void *arg, diag_code_t diag, const char *detail) {
   op_t *op = arg;
   tool_ctx_t *ctx = op->ctx;
@@ -66,12 +79,31 @@ static void looked(void *arg, diag_code_t diag, const char *detail) {
       return;
     }
   }
+  if (diag == DIAG_NONE && op->a.app && !apps_find(ctx, op->a.app)) {
+    /* app: a name the daemon lists: the call goes to that app's URI. */
+    const char *full = strstr(op->a.app, SHOWN) ? dtd_find_app(ctx->dtd, op->a.app)
+                                                 : named(apps, op->a.app);
+    if (full) {
+      free(op->a.app);
+      if (!(op->a.app = strdup(full))) {
+        op_fail_text(op, "internal error: out of memory");
+        return;
+      }
+    }
+  }
+  if (op->a.app) { /* the call named its app: the DTD's list is information */
+    if (op->action == A_STATUS) op->dtd_json = dtd_to_json(ctx->dtd, NULL);
+    op->after_pick(op);
+    return;
+  }
   if (diag == DIAG_NONE && n == 1)
     normalised(json_string_value(json_object_get(json_array_get(apps, 0), "uri")), one, sizeof one);
-  /* The app in use stays in use while the daemon still lists it among
-   * others (a second app launched mid-session must not break its stop), or
-   * while the daemon cannot be asked (the IDE that hosted it went away). */
-  const char *in_use = ctx->app && ctx->app->uri[0] ? ctx->app->uri : NULL;
+  /* The one app connected or measured stays in use while the daemon lists
+   * it among others (a second app launched mid-session must not break its
+   * stop), or while the daemon cannot be asked (the IDE that hosted it went
+   * away). */
+  const appref_t *active = apps_only_active(ctx);
+  const char *in_use = active && active->uri[0] ? active->uri : NULL;
   if (!op->a.uri && in_use && ((diag == DIAG_NONE && n > 1 && listed(apps, in_use)) ||
                                diag != DIAG_NONE)) {
     if (diag != DIAG_NONE)
@@ -112,6 +144,10 @@ int dtd_pick(op_t *op, void (*then)(op_t *op)) {
   char err[256];
   if (!uri && !(ctx->dtd && dtd_has_uri(ctx->dtd))) return 0;
   if (op->a.uri && op->action != A_STATUS && !op->a.dtd_uri && !strstr(op->a.uri, SHOWN)) return 0;
+  /* An app the server knows by that name, or a URI, needs no look. */
+  if (op->a.app && op->action != A_STATUS && !op->a.dtd_uri &&
+      (apps_find(ctx, op->a.app) || !strncmp(op->a.app, "ws", 2) || !strncmp(op->a.app, "http", 4)))
+    return 0;
   if (!ctx->dtd &&
       !(ctx->dtd = dtd_new(ctx->loop, (int)ctx->cfg->call_timeout_ms, ctx->cfg->allow_remote))) {
     op_fail_text(op, "internal error: out of memory");

@@ -100,7 +100,6 @@ void answer_put_cursor(json_t *r, int session_kind, const char *name, int64_t po
 /* ---- the empty-read decision ------------------------------------------- */
 
 void answer_fill_facts(op_t *op, int64_t new_frames, int has_blocks, int session_active) {
-  tool_ctx_t *ctx = op->ctx;
   diagnose_facts_t *f = &op->facts;
   f->connected = 1;
   f->watcher_present = 1;
@@ -108,13 +107,13 @@ void answer_fill_facts(op_t *op, int64_t new_frames, int has_blocks, int session
   f->new_frames = new_frames;
   f->new_frames_have_blocks = has_blocks;
   f->restarted = op->restarted;
-  int same_run = op->liv_known && strcmp(op->liv_run, ctx->facts.run_id) == 0;
+  int same_run = op->liv_known && strcmp(op->liv_run, op->app->facts.run_id) == 0;
   f->liveness_before_known = same_run;
   f->liveness_before = op->liv_before;
-  f->liveness_now = ctx->facts.liveness;
-  f->lifecycle = ctx->facts.lifecycle[0] ? ctx->facts.lifecycle : NULL;
-  f->frames_enabled = ctx->facts.frames_enabled;
-  f->elapsed_ms = op->liv_known ? (int64_t)(ctx->facts.at_ms - op->liv_before_ms) : -1;
+  f->liveness_now = op->app->facts.liveness;
+  f->lifecycle = op->app->facts.lifecycle[0] ? op->app->facts.lifecycle : NULL;
+  f->frames_enabled = op->app->facts.frames_enabled;
+  f->elapsed_ms = op->liv_known ? (int64_t)(op->app->facts.at_ms - op->liv_before_ms) : -1;
 }
 
 static void decide(op_t *op);
@@ -191,7 +190,7 @@ static void reread_timer(uv_timer_t *t) {
 }
 
 static void decide(op_t *op) {
-  op->facts.liveness_now = op->ctx->facts.liveness;
+  op->facts.liveness_now = op->app->facts.liveness;
   diagnose_step_t st = diagnose_step(&op->facts);
   uint64_t now = uv_now(op->ctx->loop);
   switch (st.next) {
@@ -199,7 +198,7 @@ static void decide(op_t *op) {
     op_timer(op, (uint64_t)st.delay_ms, reread_timer);
     return;
   case DIAGNOSE_NEXT_WATCH:
-    op->probe_base = op->ctx->facts.liveness;
+    op->probe_base = op->app->facts.liveness;
     op->watch_until = now + (uint64_t)st.delay_ms;
     op_timer(op, POLL_MS, poll_timer);
     return;

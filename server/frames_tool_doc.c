@@ -4,11 +4,9 @@
  * flutter_driver tools to tap and scroll but no performance tool; telescope
  * measures but does not drive: the two compose. */
 const char frames_tool_description[] =
-    "Frame performance of a running Flutter app (the watcher adds per-widget detail). "
-    "Actions: status "
-    "(always safe); start; mark (tag the following frames with interactionId); read (the next "
+    "Frame performance of a running Flutter app. Actions: status (always safe); start; mark (tag the following frames with interactionId); read (the next "
     "frames); stop (summary with findings: the causes of jank, ranked); capture (start, "
-    "blocks for durationMs, stop); compare (two stopped sessions: improved, regressed or unchanged). "
+    "blocks for durationMs, stop); compare (two stopped sessions). "
     "telescope does not drive the app: between start and stop ask the user to use it, or drive "
     "it with the Dart MCP server's flutter_driver tools. Blocks name widgets only with "
     "trackWidgets: true. Profile builds (flutter run --profile) give real timings. budgetMs is "

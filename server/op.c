@@ -21,6 +21,7 @@ static char *dup_arg(json_t *args, const char *key) {
 
 static void args_close(op_args_t *a) {
   free(a->uri);
+  free(a->app);
   free(a->interaction_id);
   free(a->linked_by);
   free(a->cursor);
@@ -61,9 +62,8 @@ static void op_free(op_t *op) {
   op->s = NULL;
   store_free(op->outside);
   op->outside = NULL;
+  if (op->app) op->app->ops--;
   op->app = NULL;
-  free(op->revert_uri);
-  op->revert_uri = NULL;
   if (op->prev)
     op->prev->next = op->next;
   else
@@ -77,7 +77,7 @@ static void op_cancelled(void *arg) {
   op->call = NULL;
   /* A capture's own window closes with it; nobody waits for the answer. */
   if (op->action == A_CAPTURE && op->s && session_state(op->s) != SESSION_CLOSED) {
-    sessions_wait_t *w = sessions_close(op->ctx->sessions, op->s, NULL, NULL);
+    sessions_wait_t *w = sessions_close(op->app->sessions, op->s, NULL, NULL);
     (void)w; /* answered on its own; NULL only when out of memory */
   } else if (op->action == A_CAPTURE && !op->s && op->wait) {
     /* Cancelled while its window was still opening. */
@@ -90,6 +90,7 @@ static void op_cancelled(void *arg) {
 static void parse_args(op_args_t *a, json_t *args) {
   json_t *v;
   a->uri = dup_arg(args, "vmServiceUri");
+  a->app = dup_arg(args, "app");
   a->dtd_uri = dup_arg(args, "dtdUri");
   a->interaction_id = dup_arg(args, "interactionId");
   a->linked_by = dup_arg(args, "linkedBy");
@@ -160,19 +161,38 @@ void op_timer(op_t *op, uint64_t ms, uv_timer_cb cb) { uv_timer_start(&op->timer
 
 /* ---- apps ------------------------------------------------------------ */
 
-void op_app_point(tool_ctx_t *ctx, const char *uri) {
-  appref_t *ar = ctx->app;
-  char err[256];
-  if (uri[0])
-    vm_app_set_uri(ar->app, uri, err, sizeof err);
-  else
-    vm_app_forget_uri(ar->app);
-  snprintf(ar->uri, sizeof ar->uri, "%s", uri);
-  appfacts_close(&ctx->facts);
-  appfacts_init(&ctx->facts);
-  ctx->read_run[0] = 0;
-  ctx->read_seq = 0;
-  sessions_set_transport(ctx->sessions, &ar->t);
+void op_bind(op_t *op, appref_t *app) {
+  if (op->app) op->app->ops--;
+  op->app = app;
+  if (app) app->ops++;
+}
+
+const char *op_app_label(const appref_t *app, char *buf, size_t n) {
+  if (app->name[0]) return app->name;
+  snprintf(buf, n, "app %u", app->n);
+  return buf;
+}
+
+json_t *op_apps_json(const tool_ctx_t *ctx) {
+  json_t *list = json_array();
+  char label[32];
+  for (const appref_t *a = ctx->apps; a && list; a = a->next) {
+    session_t *s = sessions_current(a->sessions);
+    json_t *conn = vm_app_connection_json(a->app); /* its URI, token redacted */
+    const char *uri = json_string_value(json_object_get(conn, "vmServiceUri"));
+    json_t *e = json_pack("{s:s, s:s, s:s}", "app", op_app_label(a, label, sizeof label),
+                          "vmServiceUri", uri ? uri : "", "state",
+                          a->live ? "connected" : "not_connected");
+    json_decref(conn);
+    if (e && fe_in_use(a->fe)) json_object_set_new(e, "frameSource", json_string(FE_SOURCE));
+    if (e && s) json_object_set_new(e, "session", json_string(session_id(s)));
+    if (e && a == ctx->app) json_object_set_new(e, "latest", json_true());
+    if (!e || json_array_append_new(list, e)) {
+      json_decref(list);
+      list = NULL;
+    }
+  }
+  return list;
 }
 
 /* ---- answers ----------------------------------------------------------- */
@@ -209,6 +229,20 @@ json_t *op_result(op_t *op) {
       (op->dtd_json && json_object_set(r, "dtd", op->dtd_json))) {
     json_decref(r);
     return NULL;
+  }
+  /* Several apps: which one this is about, and the list where it helps. */
+  char label[32];
+  if (op->ctx->napps > 1 && op->app &&
+      json_object_set_new(r, "app", json_string(op_app_label(op->app, label, sizeof label)))) {
+    json_decref(r);
+    return NULL;
+  }
+  if (op->ctx->napps > 1 && (op->action == A_STATUS || !op->app)) {
+    json_t *apps = op_apps_json(op->ctx);
+    if (!apps || json_object_set_new(r, "apps", apps)) {
+      json_decref(r);
+      return NULL;
+    }
   }
   return r;
 }
@@ -277,21 +311,6 @@ void op_fail_diag(op_t *op, diag_code_t code, const char *detail) {
     code = DIAG_NOT_FLUTTER;
     detail = NULL; /* the message says it all; the watcher's absence is beside the point */
   }
-  if (op->revert_uri && (code == DIAG_NOT_CONNECTED || code == DIAG_CONNECTION_REJECTED ||
-                         code == DIAG_UNRESPONSIVE)) {
-    /* This call's vmServiceUri could not be reached: the app in use before
-     * it stays the app in use. The answer is about the URI that failed. */
-    json_t *conn = vm_app_connection_json(op->app->app);
-    op_app_point(op->ctx, op->revert_uri);
-    free(op->revert_uri);
-    op->revert_uri = NULL;
-    op->app = NULL;
-    json_t *r = op_result(op);
-    if (r && conn) json_object_set_new(r, "connection", conn);
-    else json_decref(conn);
-    op_finish_diag(op, r, code, detail);
-    return;
-  }
   op_finish_diag(op, op_result(op), code, detail);
 }
 
@@ -322,19 +341,19 @@ void op_fail_status(op_t *op, const wp_status_t *st) {
 
 /* ---- watcher calls ----------------------------------------------------- */
 
-void op_note_reply(tool_ctx_t *ctx, const appref_t *app, const record_reply_t *r) {
-  if (app != ctx->app) return; /* a candidate's facts are not the app in use's */
-  appfacts_note(&ctx->facts, uv_now(ctx->loop), r);
+void op_note_reply(appref_t *app, const record_reply_t *r) {
+  tool_ctx_t *ctx = app->ctx;
+  appfacts_note(&app->facts, uv_now(ctx->loop), r);
   /* The stand-in's version is not a watcher's: connection.frameSource says it. */
   vm_app_set_watcher_version(app->app, r->frame_events ? NULL : r->watcher_version);
-  sessions_note_reply(ctx->sessions, r);
+  sessions_note_reply(app->sessions, r);
 }
 
 /* Every reply of an op's watcher call passes here first. */
 static void op_wp_reply(void *arg, const wp_status_t *st, const record_reply_t *r) {
   op_t *op = arg;
   op->wpc = NULL;
-  if (r) op_note_reply(op->ctx, op->app, r);
+  if (r) op_note_reply(op->app, r);
   if (r && r->frame_events) op->frame_events = 1;
   op->after_wp(op, st, r);
 }

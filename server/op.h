@@ -31,15 +31,27 @@
 typedef enum { A_STATUS = 0, A_START, A_MARK, A_READ, A_STOP, A_CAPTURE, A_COMPARE, A__COUNT } action_t;
 typedef enum { D_SUMMARY = 0, D_FRAMES, D_BLOCKS } detail_t;
 
-/* The connection to the app. One vm_app for the server's life: a call
- * with another vmServiceUri points it elsewhere, and back when that call
- * could not reach its app (one lws context per process; two leaked one). */
+#define TOOL_MAX_APPS 8 /* apps known at once; beyond, a gone one is pointed at the new URI */
+
+/* One app the server knows (docs/tool.md "Several apps"): its connection
+ * and everything measured of it. Each app has its own sessions, cursors and
+ * facts; an app is never pointed elsewhere while it has a session open or a
+ * call in flight. frames_tool.c owns the list; ops borrow (op_bind). */
 typedef struct appref {
   vm_app_t *app;
   fe_t *fe;         /* its frames from Flutter.Frame events (no watcher) */
   rebuilds_t *rb;   /* its Flutter.RebuiltWidgets counts (trackRebuilds) */
   wp_transport_t t; /* the watcher, or the frame events standing in */
-  char uri[2048]; /* normalised ws URI in use ("" while it comes from the URI file) */
+  char uri[2048]; /* normalised ws URI ("" while it comes from the URI file) */
+  char name[128]; /* the name the Dart Tooling Daemon lists it by ("": none) */
+  unsigned n;     /* "app N" when it has no name: the order it became known in */
+  int live;       /* connected now (its connection's events) */
+  int ops;        /* calls bound to it */
+  sessions_t *sessions;
+  appfacts_t facts;
+  char read_run[RECORD_MAX_RUN_ID + 1]; /* outside sessions: where the previous read ended */
+  int64_t read_seq;
+  struct appref *next;
   void *ctx;      /* the tool_ctx_t it belongs to (events) */
 } appref_t;
 
@@ -49,18 +61,18 @@ typedef struct op op_t;
 typedef struct {
   uv_loop_t *loop;
   const config_t *cfg;
-  appref_t *app;   /* the app in use; NULL until a URI is known */
+  appref_t *apps;  /* every app known, in the order they became known */
+  appref_t *app;   /* the app the latest call was bound to; NULL until a URI is known */
+  unsigned napps, apps_seen;
+  unsigned session_ids; /* the last session id given, over every app */
   dtd_t *dtd;      /* the Dart Tooling Daemon the app is found through; NULL without one */
   dtd_look_t *launch_look; /* --dtd-uri: the look at launch, in flight */
-  sessions_t *sessions;
-  appfacts_t facts; /* of the app in use */
-  char read_run[RECORD_MAX_RUN_ID + 1]; /* outside sessions: where the previous read ended */
-  int64_t read_seq;
   op_t *ops; /* calls in flight */
 } tool_ctx_t;
 
 typedef struct {
   char *uri, *interaction_id, *linked_by, *cursor, *session;
+  char *app; /* app: a name the DTD lists, or a VM-service URI */
   char *dtd_uri; /* dtdUri */
   size_t limit;
   int has_limit;
@@ -84,8 +96,7 @@ struct op {
   tool_call_t *call; /* NULL once answered or cancelled */
   action_t action;
   op_args_t a;
-  appref_t *app; /* the app this call talks to */
-  char *revert_uri; /* its vmServiceUri switched the app: where to go back if it was unreachable ("": the URI file) */
+  appref_t *app; /* the app this call talks to (op_bind; a reference in app->ops) */
   op_t *next, *prev;
 
   wp_call_t *wpc;         /* the one watcher call in flight */
@@ -162,11 +173,14 @@ int op_wp(op_t *op, const wp_request_t *req, wp_reply_cb cb);
 void op_timer(op_t *op, uint64_t ms, uv_timer_cb cb);
 op_t *op_from_timer(uv_timer_t *t);
 
-/* Every good watcher reply of the app in use: facts, attribution check. */
-void op_note_reply(tool_ctx_t *ctx, const appref_t *app, const record_reply_t *r);
+/* Every good watcher reply of an app: its facts, its sessions' check. */
+void op_note_reply(appref_t *app, const record_reply_t *r);
 
-/* Points the app in use at uri (normalised ws) or, with uri "", back at the
- * URI file; forgets what was known of the previous app. */
-void op_app_point(tool_ctx_t *ctx, const char *uri);
+/* Binds the op to app (counted in app->ops until the op ends). */
+void op_bind(op_t *op, appref_t *app);
+/* "phone", or "app 2" when the daemon gave it no name. */
+const char *op_app_label(const appref_t *app, char *buf, size_t n);
+/* The apps as status lists them (token redacted; NULL when out of memory). */
+json_t *op_apps_json(const tool_ctx_t *ctx);
 
 #endif

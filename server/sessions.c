@@ -12,14 +12,13 @@
 #include "switches.h"
 
 typedef enum { COLL_OFF = 0, COLL_ON } coll_t;
-
 struct sessions {
   uv_loop_t *loop;
   wp_transport_t t;
   int have_t;
   sessions_reply_cb on_reply;
   void *reply_arg;
-  unsigned next_id;
+  unsigned own_ids, *ids; /* the last session id given (ids: shared over apps) */
 
   session_t *open;    /* opening, active and closing sessions */
   session_t *current; /* the `start`ed one, in open */
@@ -33,7 +32,6 @@ struct sessions {
   int settling; /* the last session closed: switching back before its closers are answered */
   int reconcile_tries; /* status calls made to settle a doubtful switch with no session open */
   char *interaction_id, *linked_by;
-
   appsrc_timeline_t *tl; /* the VM timeline (appsrc_timeline.h); owned */
 
   /* One control call at a time: start/stop/status/mark (ctl), switches, timeline. */
@@ -75,7 +73,7 @@ static void timer_ensure(sessions_t *m) {
 static char *dup_or_null(const char *s) { return s ? strdup(s) : NULL; }
 
 static session_t *session_open_new(sessions_t *m, const session_options_t *opt) {
-  session_t *s = session_new(++m->next_id, opt, now_ms(m));
+  session_t *s = session_new(++*m->ids, opt, now_ms(m));
   if (!s) return NULL;
   s->next = m->open;
   m->open = s;
@@ -557,9 +555,11 @@ static void handle_closed(uv_handle_t *h) {
   if (--m->handles_open == 0) free(m);
 }
 
-sessions_t *sessions_new(uv_loop_t *loop, sessions_reply_cb on_reply, void *reply_arg) {
+sessions_t *sessions_new(uv_loop_t *loop, sessions_reply_cb on_reply, void *reply_arg,
+                         unsigned *ids) {
   sessions_t *m = calloc(1, sizeof *m);
   if (!m) return NULL;
+  m->ids = ids ? ids : &m->own_ids;
   if (!(m->tl = appsrc_timeline_new(&m->t, tl_settled, m))) {
     free(m);
     return NULL;

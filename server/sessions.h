@@ -35,8 +35,10 @@ typedef struct sessions sessions_t;
 /* Every valid watcher reply the manager receives (liveness, clock evidence). */
 typedef void (*sessions_reply_cb)(void *arg, const record_reply_t *r);
 
-sessions_t *sessions_new(uv_loop_t *loop, sessions_reply_cb on_reply, void *reply_arg)
-    __attribute__((warn_unused_result));
+/* ids: the counter session ids are drawn from, shared by the managers of
+ * several apps so no id is given twice (NULL: the manager's own). */
+sessions_t *sessions_new(uv_loop_t *loop, sessions_reply_cb on_reply, void *reply_arg,
+                         unsigned *ids) __attribute__((warn_unused_result));
 /* Frees every session and handle (shutdown: nothing is switched back in the
  * app, pending callbacks are dropped). The loop must run once more. */
 void sessions_free(sessions_t *m);

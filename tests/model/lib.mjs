@@ -53,6 +53,10 @@ export function sequenceSeed(seed, i) {
   return (h ^ (h >>> 13)) >>> 0;
 }
 
+// MODEL_APPS: the apps the server knows (default 2). The model judges the
+// first ("app 1", on the pair's URI file) exactly as with one; the second is
+// a steady app of its own (app2.mjs) that runs sessions at the same time,
+// dies and comes back, and must never disturb the first (issue 22).
 export function envInt(name, dflt) {
   const v = process.env[name];
   if (v === undefined || v === '') return dflt;
@@ -77,6 +81,8 @@ export const CALL_TIMEOUT_MS = 1500 * (/asan/.test(process.env.TELESCOPE_BINARY_
 export const ANSWER_LIMIT_MS = 20000 * (/asan/.test(process.env.TELESCOPE_BINARY_DIR ?? '') ? 2 : 1) *
   TIMEOUT_SCALE;
 
+export const APPS = Math.min(2, Math.max(1, envInt('MODEL_APPS', 2)));
+
 // A sim and a server on one URI file. The sim can be killed and a new one
 // started on the same file; the server re-reads the file when it reconnects
 // (telescope-mcp --help: "re-read when the app restarts").
@@ -87,6 +93,25 @@ export class Pair {
     this.uriFile = join(tempDir(), 'vmservice.uri');
     this.sim = null;
     this.mcp = null;
+    this.simB = null; // the second app (APPS 2)
+  }
+
+  // The second app: its own sim on its own URI; the server learns it from a
+  // status that names it (app: its URI).
+  async startSimB(seed) {
+    const s = await startSim(['--seed', String(seed), '--scenario', 'steady', '--fps', '60']);
+    s.alive = true;
+    s.exited.then(() => { s.alive = false; });
+    this.simB = s;
+    if (this.mcp) await this.mcp.call({ action: 'status', app: s.wsUri }, { timeout: ANSWER_LIMIT_MS });
+    return s;
+  }
+
+  async killSimB() {
+    const s = this.simB;
+    if (!s || !s.alive) return;
+    s.alive = false;
+    await s.kill('SIGKILL');
   }
 
   async startSim(extra = []) {
@@ -110,6 +135,7 @@ export class Pair {
   async start() {
     await this.startSim();
     await this.startMcp();
+    if (APPS > 1) await this.startSimB(9000);
     return this;
   }
 
@@ -140,6 +166,7 @@ export class Pair {
   async close() {
     const exit = await this.closeMcp();
     await this.killSim('SIGTERM');
+    await this.killSimB();
     return exit;
   }
 
@@ -161,6 +188,7 @@ export class Pair {
 // the output schema refused (invariant 7: the harness's call validates it).
 export async function call(mcp, args) {
   const t0 = Date.now();
+  if (APPS > 1 && !args.app) args = { ...args, app: 'app 1' }; // the judged app, by its label
   try {
     const r = await mcp.call(args, { timeout: ANSWER_LIMIT_MS });
     return { ...r, ok: true, ms: Date.now() - t0, at: Date.now(), args };

@@ -28,7 +28,8 @@
 //    (summary.where, each function with its name and code kind) or, in one
 //    warning, why it cannot (issue 20) — unless the answer carries a
 //    diagnosis, which says why.
-import { Pair, call, brief, rng, sleep, until, SLACK } from './lib.mjs';
+import { Pair, call, brief, rng, sleep, until, SLACK, APPS } from './lib.mjs';
+import { SecondApp } from './app2.mjs';
 
 export class Violation extends Error {
   constructor(invariant, message) { super(`invariant ${invariant}: ${message}`); this.invariant = invariant; }
@@ -225,6 +226,7 @@ export class Runner {
     this.pair = new Pair({ simArgs: ['--seed', String(this.seed), ...this.simArgs] });
     await this.pair.start();
     this.known = new Set(); // a new server numbers its sessions afresh
+    this.app2 = APPS > 1 ? new SecondApp(this.pair, this.counters, this.known) : null;
     this.closed = new Map(); // id → framesSeen of every session this server closed
     this.outside = null; // a new server has no reads outside sessions behind it
     // Each pair's sims are seeded SEED, SEED+1, … after each kill, counted per

@@ -105,6 +105,7 @@ async function runWindow(runner, counters, failures, t0, attempt) {
     runner.killed = false;
     let k = 0;
     try {
+      runner.app2?.begin(sequenceSeed(SEED, i));
       for (k = 0; k < steps.length; k++) {
         const t = Date.now();
         const out = await runner.step(steps[k]);
@@ -113,6 +114,7 @@ async function runWindow(runner, counters, failures, t0, attempt) {
         counters[key] = (counters[key] ?? 0) + Date.now() - t;
         log.push(`  ${k} ${describeStep(steps[k])}\n      → ${out || 'ok'} (at +${t - tSeq} ms, took ${Date.now() - t} ms)`);
       }
+      await runner.app2?.end(); // its violations fail this sequence
       counters.sequences = (counters.sequences ?? 0) + 1;
       // A kill leaves the server with a history we do not model: start the
       // next sequence on a fresh pair (which also checks the exit status).
@@ -123,6 +125,8 @@ async function runWindow(runner, counters, failures, t0, attempt) {
         pairFirst = i + 1;
       }
     } catch (e) {
+      await runner.app2?.end().catch(() => {});
+      if (runner.app2?.log.length) log.push(`  app 2, beside it:\n${runner.app2.log.map((l) => `      ${l}`).join('\n')}`);
       const which = SIM_ARGS.includes('--no-watcher') ? 'model.frame_events' : 'model.sessions';
       const load = loadBeside();
       const again = `MODEL_REPEAT=20 MODEL_LOAD=${Math.max(load, LOAD)}`;

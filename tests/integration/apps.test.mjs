@@ -1,0 +1,130 @@
+// Issue 22 item 2-3: several apps at once, through the official SDK client.
+// Each app (a telescope-sim: a janky "phone", a steady "tablet") has its own
+// connection, sessions and cursors; sessions on both run at the same time
+// and never mix frames; a call that names no app while several are
+// connected is answered with the list (app_choice), never a guess; an app
+// that dies leaves the other's session alone, and its finished sessions stay
+// readable and comparable; compare takes a session of each.
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { startSim, startMcp, sleep, assertNoTokenLeak, transcript, tokensSeen, BUILD } from './harness.mjs';
+
+const run = promisify(execFile);
+const cleanup = [];
+after(async () => { for (const c of cleanup.reverse()) await c(); assertNoTokenLeak(); });
+async function sim(args = []) { const s = await startSim(['--seed', '5', ...args]); cleanup.push(() => s.kill()); return s; }
+async function mcp(args = []) { const m = await startMcp(args); cleanup.push(() => m.close()); return m; }
+
+test('two apps: named by URI, sessions at once on each, never mixed; no name, no guess', async () => {
+  // Different frame rates, so a session holding the other app's frames shows.
+  const phone = await sim(['--scenario', 'janky', '--fps', '60']);
+  const tablet = await sim(['--scenario', 'steady', '--fps', '120']);
+  const m = await mcp();
+  const a = await m.call({ action: 'status', app: phone.wsUri });
+  assert.equal(a.isError, false, a.text);
+  assert.equal(a.sc.connection.state, 'connected');
+  assert.equal(a.sc.apps, undefined, 'one app known: no list');
+  const b = await m.call({ action: 'status', vmServiceUri: tablet.wsUri }); // the same as app
+  assert.equal(b.sc.connection.state, 'connected', b.text);
+  assert.equal(b.sc.app, 'app 2');
+  assert.deepEqual(b.sc.apps.map((x) => [x.app, x.state]), [['app 1', 'connected'], ['app 2', 'connected']]);
+  for (const x of b.sc.apps) assert.match(x.vmServiceUri, /…redacted…/);
+  // No app named: the list, and which to name.
+  const none = await m.call({ action: 'start' });
+  assert.equal(none.isError, true);
+  assert.equal(none.sc.diagnosis.code, 'app_choice', none.text);
+  assert.equal(none.sc.apps.length, 2);
+  assert.match(none.text, /app_choice/);
+  assert.match(none.text, /^apps: app 1 \(connected\), app 2 \(connected, latest\)$/m, none.text);
+  // Sessions on both at once, named by label.
+  const [b1, b2] = await Promise.all([phone.stats(), tablet.stats()]);
+  const [s1, s2] = await Promise.all([m.call({ action: 'start', app: 'app 1' }), m.call({ action: 'start', app: 'app 2' })]);
+  assert.equal(s1.isError, false, s1.text);
+  assert.equal(s2.isError, false, s2.text);
+  assert.notEqual(s1.sc.session.id, s2.sc.session.id, 'session ids are never shared between apps');
+  await sleep(2000);
+  const [e1, e2] = await Promise.all([
+    m.call({ action: 'stop', app: 'app 1', detail: 'frames', limit: 1000 }),
+    m.call({ action: 'stop', app: 'app 2', detail: 'frames', limit: 1000 })]);
+  const [q1, q2] = await Promise.all([phone.stats(), tablet.stats()]);
+  for (const [e, name, before, after, fps] of [[e1, 'app 1', b1, q1, 60], [e2, 'app 2', b2, q2, 120]]) {
+    assert.equal(e.isError, false, e.text);
+    assert.equal(e.sc.app, name);
+    // Its own app's frames only: contiguous seqs within what that app drew
+    // while the session was open, about fps x 2 s of them.
+    const seqs = e.sc.frames.map((f) => f.seq);
+    assert.ok(seqs.every((q, i) => i === 0 || q === seqs[i - 1] + 1), `${name}: seqs not contiguous`);
+    assert.ok(seqs[0] > before.lastSeq && seqs.at(-1) <= after.lastSeq,
+      `${name}: seqs ${seqs[0]}..${seqs.at(-1)}, the app drew ${before.lastSeq}..${after.lastSeq}`);
+    assert.ok(seqs.length > fps * 1.2 && seqs.length < fps * 3, `${name}: ${seqs.length} frames at ${fps} fps in 2 s`);
+  }
+  assert.ok(e1.sc.summary.jank.frames > 0, e1.text);
+  assert.match(e1.text, /^app: app 1$/m, 'the text says which app');
+  assert.equal(e2.sc.summary.jank.frames, 0, e2.text);
+  // compare across apps: the janky phone against the steady tablet.
+  const cmp = await m.call({ action: 'compare', baseline: e1.sc.session.id, candidate: e2.sc.session.id });
+  assert.equal(cmp.isError, false, cmp.text);
+  assert.equal(cmp.sc.comparison.verdict, 'improved', cmp.text);
+  assert.match(cmp.text, /improved/);
+});
+
+test('an app that dies leaves the other\'s session alone; its sessions stay readable', async () => {
+  const phone = await sim(['--scenario', 'janky']);
+  const tablet = await sim(['--scenario', 'steady']);
+  const m = await mcp();
+  for (const s of [phone, tablet]) assert.equal((await m.call({ action: 'status', app: s.wsUri })).isError, false);
+  const live = await m.call({ action: 'start', app: 'app 2' });
+  assert.equal(live.isError, false, live.text);
+  const cap = await m.call({ action: 'capture', app: 'app 1', durationMs: 800 });
+  assert.equal(cap.isError, false, cap.text);
+  await phone.kill();
+  await sleep(500);
+  // One app is connected (and measuring): calls without app go to it.
+  const st = await m.call({ action: 'status' });
+  assert.equal(st.sc.app, 'app 2', st.text);
+  assert.deepEqual(st.sc.apps.map((x) => x.state), ['not_connected', 'connected']);
+  const stop = await m.call({ action: 'stop' });
+  assert.equal(stop.isError, false, stop.text);
+  assert.equal(stop.sc.session.id, live.sc.session.id);
+  assert.equal(stop.sc.diagnosis, undefined, stop.text);
+  assert.ok(stop.sc.summary.frames > 20, stop.text);
+  // The dead app's capture is still there to compare.
+  const cmp = await m.call({ action: 'compare', baseline: cap.sc.session.id, candidate: stop.sc.session.id });
+  assert.equal(cmp.isError, false, cmp.text);
+  assert.ok(cmp.sc.comparison, cmp.text);
+});
+
+// Apps found through the Dart Tooling Daemon are known by the names they
+// registered with: `app: "tablet"`.
+test('DTD: apps by their registered names', async () => {
+  const child = spawn(join(BUILD, 'telescope-dtd'), ['--machine'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const exited = new Promise((r) => child.once('exit', r));
+  cleanup.push(async () => { child.kill('SIGTERM'); await exited; });
+  const line = await new Promise((resolve) => {
+    let buf = '';
+    child.stdout.on('data', (d) => { buf += d; transcript.push(String(d)); const i = buf.indexOf('\n'); if (i >= 0) resolve(buf.slice(0, i)); });
+  });
+  const { uri, trusted_client_secret: secret } = JSON.parse(line).tooling_daemon_details;
+  tokensSeen.add(new URL(uri).pathname.slice(1));
+  if (secret) tokensSeen.add(secret);
+  const phone = await sim(['--scenario', 'janky']);
+  const tablet = await sim(['--scenario', 'steady']);
+  for (const [s, name] of [[phone, 'phone'], [tablet, 'tablet']])
+    await run(join(BUILD, 'telescope-dtd'), ['register', '--dtd-uri', uri, '--secret', secret, '--vm-service-uri', s.wsUri, '--name', name]);
+  const m = await mcp(['--dtd-uri', uri]);
+  const t = await m.call({ action: 'capture', app: 'tablet', durationMs: 600 });
+  assert.equal(t.isError, false, t.text);
+  assert.equal(t.sc.summary.jank.frames, 0, t.text);
+  const p = await m.call({ action: 'capture', app: 'phone', durationMs: 1500 });
+  assert.equal(p.isError, false, p.text);
+  assert.ok(p.sc.summary.jank.frames > 0, p.text);
+  assert.equal(p.sc.app, 'phone');
+  const st = await m.call({ action: 'status', app: 'phone' });
+  assert.deepEqual(st.sc.apps.map((x) => x.app), ['tablet', 'phone']);
+  const bad = await m.call({ action: 'status', app: 'watch' });
+  assert.equal(bad.sc.diagnosis.code, 'app_choice', bad.text);
+  assert.match(bad.sc.diagnosis.evidence?.detail ?? '', /no app is called "watch"/);
+});
