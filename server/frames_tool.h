@@ -1,7 +1,6 @@
 /* The tool telescope_frames: its definition (built from the embedded schemas,
- * one source of truth) and its actions. For now no app is ever connected, so
- * every action reports the not_connected diagnosis; the VM-service layer
- * plugs in behind frames_tool_invoke without changing mcp.c. */
+ * one source of truth) and its actions, on the apps the server knows
+ * (apps.h): frames_tool_invoke binds each call to its app and runs it. */
 #ifndef TELESCOPE_FRAMES_TOOL_H
 #define TELESCOPE_FRAMES_TOOL_H
 
