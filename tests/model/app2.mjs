@@ -84,7 +84,9 @@ export class SecondApp {
     await sleep(this.r.int(50, 200));
     const sp = this.answered(await call(p.mcp, { action: 'stop', app, detail: 'frames', limit: 1000 }), 'stop');
     const after = await s.stats();
-    if (rd.isError || sp.isError || rd.sc.diagnosis || sp.sc.diagnosis || sp.sc.truncated) return undefined;
+    // A session a failed stop left open was joined: it began before `before`.
+    if (st.sc.session.alreadyActive || rd.isError || sp.isError || rd.sc.diagnosis ||
+        sp.sc.diagnosis || sp.sc.truncated || rd.sc.truncated) return undefined;
     if (sp.sc.session.id !== st.sc.session.id)
       fail(11, `stop closed ${sp.sc.session.id}, start opened ${st.sc.session.id}`);
     const seqs = [...(rd.sc.frames ?? []), ...(sp.sc.frames ?? [])].map((f) => f.seq);
