@@ -64,6 +64,11 @@ test('two apps: named by URI, sessions at once on each, never mixed; no name, no
   assert.ok(e1.sc.summary.jank.frames > 0, e1.text);
   assert.match(e1.text, /^app: app 1$/m, 'the text says which app');
   assert.equal(e2.sc.summary.jank.frames, 0, e2.text);
+  // A read naming a session needs no app: the one that holds it answers.
+  const again = await m.call({ action: 'read', session: e2.sc.session.id });
+  assert.equal(again.isError, false, again.text);
+  assert.equal(again.sc.app, 'app 2', again.text);
+  assert.equal(again.sc.session.id, e2.sc.session.id);
   // compare across apps: the janky phone against the steady tablet.
   const cmp = await m.call({ action: 'compare', baseline: e1.sc.session.id, candidate: e2.sc.session.id });
   assert.equal(cmp.isError, false, cmp.text);
