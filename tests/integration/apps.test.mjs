@@ -132,4 +132,22 @@ test('DTD: apps by their registered names', async () => {
   const bad = await m.call({ action: 'status', app: 'watch' });
   assert.equal(bad.sc.diagnosis.code, 'app_choice', bad.text);
   assert.match(bad.sc.diagnosis.evidence?.detail ?? '', /no app is called "watch"/);
+  // Registrations come and go while a session runs on the phone: a watch
+  // registers and is measured, the tablet unregisters and dies; the phone's
+  // session ends with everything it saw.
+  const live = await m.call({ action: 'start', app: 'phone' });
+  assert.equal(live.isError, false, live.text);
+  const watch = await sim(['--scenario', 'steady']);
+  await run(join(BUILD, 'telescope-dtd'), ['register', '--dtd-uri', uri, '--secret', secret, '--vm-service-uri', watch.wsUri, '--name', 'watch']);
+  await run(join(BUILD, 'telescope-dtd'), ['unregister', '--dtd-uri', uri, '--secret', secret, '--vm-service-uri', tablet.wsUri]);
+  await tablet.kill();
+  const w = await m.call({ action: 'capture', app: 'watch', durationMs: 500 });
+  assert.equal(w.isError, false, w.text);
+  assert.equal(w.sc.app, 'watch');
+  assert.ok(w.sc.summary.frames > 5, w.text);
+  const stop = await m.call({ action: 'stop', app: 'phone' });
+  assert.equal(stop.isError, false, stop.text);
+  assert.equal(stop.sc.session.id, live.sc.session.id);
+  assert.equal(stop.sc.diagnosis, undefined, stop.text);
+  assert.ok(stop.sc.summary.frames > 20 && stop.sc.summary.jank.frames > 0, stop.text);
 });
