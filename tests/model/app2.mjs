@@ -1,7 +1,8 @@
 // The model's second app (MODEL_APPS=2, issue 22): a steady telescope-sim
 // beside the judged one, on the same server, driven at the same time as the
 // judged app's steps by its own seeded steps — captures, and start → read →
-// stop with frames listed — and now and then killed and started again on a
+// stop with frames listed (the read and the stop overlapping, or not) — and
+// now and then killed and started again on a
 // new URI. Its invariants:
 //   1  every call about it is answered;
 //   10 an answer about it never names the judged app, and its session ids
@@ -80,16 +81,28 @@ export class SecondApp {
     const st = this.answered(await call(p.mcp, { action: 'start', app }), 'start');
     if (st.isError) return undefined;
     await sleep(this.r.int(100, 400));
-    const rd = this.answered(await call(p.mcp, { action: 'read', app, detail: 'frames', limit: 1000 }), 'read');
-    await sleep(this.r.int(50, 200));
-    const sp = this.answered(await call(p.mcp, { action: 'stop', app, detail: 'frames', limit: 1000 }), 'stop');
+    // The read and the stop one after the other, or overlapping (read‖stop):
+    // either way together they list the session's frames once each.
+    const read = () => call(p.mcp, { action: 'read', app, detail: 'frames', limit: 1000 });
+    const stop = () => call(p.mcp, { action: 'stop', app, detail: 'frames', limit: 1000 });
+    let rd, sp;
+    if (this.r.chance(0.4)) {
+      [rd, sp] = await Promise.all([read(), stop()]);
+      this.count('app2 read+stop');
+    } else {
+      rd = await read();
+      await sleep(this.r.int(50, 200));
+      sp = await stop();
+    }
+    this.answered(rd, 'read');
+    this.answered(sp, 'stop');
     const after = await s.stats();
     // A session a failed stop left open was joined: it began before `before`.
     if (st.sc.session.alreadyActive || rd.isError || sp.isError || rd.sc.diagnosis ||
         sp.sc.diagnosis || sp.sc.truncated || rd.sc.truncated) return undefined;
     if (sp.sc.session.id !== st.sc.session.id)
       fail(11, `stop closed ${sp.sc.session.id}, start opened ${st.sc.session.id}`);
-    const seqs = [...(rd.sc.frames ?? []), ...(sp.sc.frames ?? [])].map((f) => f.seq);
+    const seqs = [...(rd.sc.frames ?? []), ...(sp.sc.frames ?? [])].map((f) => f.seq).sort((x, y) => x - y);
     for (let i = 1; i < seqs.length; i++)
       if (seqs[i] !== seqs[i - 1] + 1) fail(11, `session ${st.sc.session.id} listed seq ${seqs[i]} after ${seqs[i - 1]}`);
     if (seqs.length && (seqs[0] <= before.lastSeq || seqs.at(-1) > after.lastSeq))
