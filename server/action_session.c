@@ -130,8 +130,8 @@ void action_stop(op_t *op) {
     /* A stop whose close is over but whose answer is still being written
      * (the empty-read decision takes a moment) overlaps this one: the
      * session it closed is the answer to both. */
-    for (op_t *o = op->ctx->ops; o; o = o->next)
-      if (o != op && o->action == A_STOP && o->s && o->call) {
+    for (op_t *o = op->ctx->ops; o; o = o->next) /* of this app: another's is not ours */
+      if (o != op && o->app == op->app && o->action == A_STOP && o->s && o->call) {
         session_ref(o->s);
         op->s = o->s;
         action_answer_closed(op, session_end_status(o->s));

@@ -54,13 +54,17 @@ static int repoint(appref_t *ar, const char *uri, const char *name, char *err, s
 appref_t *apps_add(tool_ctx_t *ctx, const char *uri, const char *name, diag_code_t *code,
                    char *err, size_t errlen) {
   if (ctx->napps >= TOOL_MAX_APPS) {
-    /* Full: the oldest app that is gone, idle and unborrowed takes the URI. */
+    /* Full: the app known longest that is gone, idle and unborrowed takes
+     * the URI — never the launch's (its URI file brings it back). */
+    appref_t *old = NULL;
     for (appref_t *a = ctx->apps; a; a = a->next)
-      if (!a->live && !a->ops && !sessions_busy(a->sessions)) {
-        int rc = repoint(a, uri, name, err, errlen);
-        if (rc) *code = (diag_code_t)rc;
-        return rc ? NULL : a;
-      }
+      if (!a->launch && !a->live && !a->ops && !sessions_busy(a->sessions) && (!old || a->n < old->n))
+        old = a;
+    if (old) {
+      int rc = repoint(old, uri, name, err, errlen);
+      if (rc) *code = (diag_code_t)rc;
+      return rc ? NULL : old;
+    }
     *code = DIAG_APP_CHOICE;
     snprintf(err, errlen, "%d apps are known and each is connected or measured: stop one first",
              TOOL_MAX_APPS);
@@ -84,7 +88,6 @@ appref_t *apps_add(tool_ctx_t *ctx, const char *uri, const char *name, diag_code
   int rc = repoint(ar, uri, name, err, errlen);
   if (rc) {
     *code = (diag_code_t)rc;
-    ctx->apps_seen--;
     apps_close_one(ar, free, ar);
     return NULL;
   }
@@ -221,6 +224,7 @@ int apps_bind(op_t *op) {
       op_fail_diag(op, code, err);
       return -1;
     }
+    ar->launch = 1;
   }
 bound:
   op_bind(op, ar);

@@ -68,6 +68,7 @@ static void connect_to(tool_ctx_t *ctx, const char *uri, const char *name) {
     log_debug("connect at launch: %s", err);
     return;
   }
+  ar->launch = 1;
   ctx->app = ar;
   vm_app_refresh(ar->app, NULL, NULL);
 }

@@ -46,6 +46,7 @@ typedef struct appref {
   char name[128]; /* the name the Dart Tooling Daemon lists it by ("": none) */
   unsigned n;     /* "app N" when it has no name: the order it became known in */
   int live;       /* connected now (its connection's events) */
+  int launch;     /* named at launch (command line, URI file): never pointed elsewhere */
   int ops;        /* calls bound to it */
   sessions_t *sessions;
   appfacts_t facts;

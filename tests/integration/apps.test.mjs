@@ -151,3 +151,22 @@ test('DTD: apps by their registered names', async () => {
   assert.equal(stop.sc.diagnosis, undefined, stop.text);
   assert.ok(stop.sc.summary.frames > 20 && stop.sc.summary.jank.frames > 0, stop.text);
 });
+
+// Found by the model's second app: a stop with no session open joined a stop
+// of another app that was still writing its answer (an idle app's stop waits
+// on the empty-read decision), and handed out that app's session.
+test('a stop with no session open never answers with another app\'s session', async () => {
+  const quiet = await sim(['--scenario', 'idle']);
+  const other = await sim(['--scenario', 'steady']);
+  const m = await mcp();
+  for (const s of [quiet, other]) assert.equal((await m.call({ action: 'status', app: s.wsUri })).isError, false);
+  const st = await m.call({ action: 'start', app: 'app 1' });
+  assert.equal(st.isError, false, st.text);
+  const slow = m.call({ action: 'stop', app: 'app 1' }); // no frames: the decision takes a while
+  await sleep(50);
+  const none = await m.call({ action: 'stop', app: 'app 2' });
+  assert.equal(none.isError, true, `app 2 has no session, yet: ${none.text}`);
+  assert.match(none.text, /no session is active/);
+  const done = await slow;
+  assert.equal(done.sc.session.id, st.sc.session.id);
+});

@@ -205,6 +205,8 @@ export function brief(a) {
   if (!a.ok) return `${a.lost ? 'LOST' : 'FAILED'}: ${a.error.slice(0, 300)}`;
   const sc = a.sc ?? {};
   const o = {
+    app: a.args?.app && a.args.app !== 'app 1' ? 'app 2' : undefined, // which app it was sent to
+    answeredFor: sc.app,
     isError: a.isError || undefined,
     session: sc.session ? `${sc.session.id}/${sc.session.state}${sc.session.alreadyActive ? '/already' : ''}` +
       (sc.session.framesSeen !== undefined ? ` seen=${sc.session.framesSeen}` : '') : undefined,
