@@ -56,7 +56,7 @@ const COVER = {
   'server/check_cmd.c': { re: '^integration\\.check$', targets: APP },
   'server/answer_text.c': plus(unit('answer_text'), '^integration\\.recordings$'),
   'server/rebuilds.c': plus(unit('rebuilds'), '^integration\\.(rebuilds|recordings)$'),
-  'server/action_session.c': { re: '^integration\\.(where|session)$', targets: APP },
+  'server/action_session.c': { re: '^integration\\.(where|session|apps)$', targets: APP },
   'server/action_read.c': { re: '^integration\\.(where|session)$', targets: APP },
   'server/answer_where.c': { re: '^integration\\.(where|session)$', targets: APP },
   'server/apps.c': { re: '^integration\\.(apps|dtd|connect)$', targets: APP },
