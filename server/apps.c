@@ -118,10 +118,13 @@ void apps_close_one(appref_t *ar, void (*done)(void *arg), void *arg) {
 
 appref_t *apps_find(const tool_ctx_t *ctx, const char *label_or_ws) {
   char label[32];
-  for (appref_t *a = ctx->apps; a; a = a->next)
+  for (appref_t *a = ctx->apps; a; a = a->next) {
+    /* An app on the URI file is at the URI the file gave it last. */
+    const char *ws = a->uri[0] ? a->uri : vm_app_uri_ws(a->app);
     if (!strcmp(op_app_label(a, label, sizeof label), label_or_ws) ||
-        (a->uri[0] && !strcmp(a->uri, label_or_ws)))
+        (ws[0] && !strcmp(ws, label_or_ws)))
       return a;
+  }
   return NULL;
 }
 

@@ -408,6 +408,7 @@ vm_call_t *vm_app_call_vm(vm_app_t *app, const char *method, json_t *params, vm_
 }
 
 const char *vm_app_isolate_id(const vm_app_t *app) { return app->isolate_id; }
+const char *vm_app_uri_ws(const vm_app_t *app) { return app->uri_ws; }
 
 int vm_app_watcher_missing(const vm_app_t *app) {
   return app->connected && app->sync == SYNC_READY && app->isolate_id[0] &&

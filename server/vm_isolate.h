@@ -102,6 +102,8 @@ vm_call_t *vm_app_call_vm(vm_app_t *app, const char *method, json_t *params, vm_
 
 /* The isolate calls go to ("" while none is known). Borrowed. */
 const char *vm_app_isolate_id(const vm_app_t *app);
+/* The normalised ws URI last dialled or set ("" before any). Borrowed. */
+const char *vm_app_uri_ws(const vm_app_t *app);
 /* 1 when connected, the isolate known and known not to serve the watcher
  * (a fresh look, or an answer that said so): frame events must stand in. */
 int vm_app_watcher_missing(const vm_app_t *app);

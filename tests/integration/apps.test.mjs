@@ -170,3 +170,16 @@ test('a stop with no session open never answers with another app\'s session', as
   const done = await slow;
   assert.equal(done.sc.session.id, st.sc.session.id);
 });
+
+// The app the server was launched on (its URI file) named again by its URI
+// is the same app, not a second one: calls that name none still go to it.
+test('the launch app named by its own URI stays one app', async () => {
+  const s = await sim(['--scenario', 'steady']);
+  const m = await mcp(['--vm-service-uri-file', s.uriFile]);
+  assert.equal((await m.call({ action: 'status' })).isError, false);
+  const again = await m.call({ action: 'status', vmServiceUri: s.wsUri });
+  assert.equal(again.isError, false, again.text);
+  assert.equal(again.sc.apps, undefined, `one app, not two: ${again.text}`);
+  const r = await m.call({ action: 'capture', durationMs: 300 });
+  assert.equal(r.isError, false, r.text);
+});
