@@ -22,6 +22,8 @@ static const char usage_text[] =
     "  --dtd-uri URI              find the app through the Dart Tooling Daemon at URI\n"
     "                             (flutter run --print-dtd, the IDE, dart tooling-daemon):\n"
     "                             one app listed is used; status lists none or several\n"
+    "                             (a call names one with app; several apps at once: each\n"
+    "                             call names its app, docs/tool.md \"Several apps\")\n"
     "  --call-timeout-ms N        give up on a VM-service call after N ms (default 3000)\n"
     "  --allow-remote             accept a VM service (or DTD) on a non-loopback host\n"
     "  --max-line-bytes N         longest accepted JSON-RPC line (default 4194304)\n"
