@@ -13,15 +13,24 @@ static void on_session_reply(void *arg, const record_reply_t *r) { op_note_reply
 
 static void on_app_event(void *arg, vm_app_event_t ev) {
   appref_t *ar = arg;
-  if (ev == VM_APP_EV_CONNECTED || ev == VM_APP_EV_RESTARTED) ar->live = 1;
-  if (ev == VM_APP_EV_DISCONNECTED) ar->live = 0;
-  /* A hot restart: the sessions drain at once, which re-enables attribution. */
-  if (ev == VM_APP_EV_RESTARTED) rebuilds_clear(ar->rb); /* location ids start again */
-  if (ev == VM_APP_EV_RESTARTED) sessions_kick(ar->sessions);
-  if (ev == VM_APP_EV_DISCONNECTED) sessions_app_gone(ar->sessions);
-  /* Frames held while the isolate was unknown (a reconnect) are judged now. */
-  if (ev == VM_APP_EV_CONNECTED || ev == VM_APP_EV_RESTARTED)
+  switch (ev) {
+  case VM_APP_EV_DISCONNECTED:
+    ar->live = 0;
+    sessions_app_gone(ar->sessions);
+    return;
+  case VM_APP_EV_RESTARTED:
+    /* A hot restart: the sessions drain at once, which re-enables attribution. */
+    rebuilds_clear(ar->rb); /* location ids start again */
+    sessions_kick(ar->sessions);
+    /* fall through */
+  case VM_APP_EV_CONNECTED:
+    ar->live = 1;
+    /* Frames held while the isolate was unknown (a reconnect) are judged now. */
     fe_isolate_known(ar->fe, vm_app_isolate_id(ar->app));
+    return;
+  default: /* reloads, pauses, the watcher appearing: nothing kept per app */
+    return;
+  }
 }
 
 static void on_app_extension(void *arg, const char *isolate_id, const char *kind, json_t *data) {
@@ -128,14 +137,17 @@ appref_t *apps_find(const tool_ctx_t *ctx, const char *label_or_ws) {
   return NULL;
 }
 
+/* How many apps are connected or measuring; *last: the last of them. */
+static unsigned active(const tool_ctx_t *ctx, appref_t **last) {
+  unsigned n = 0;
+  for (appref_t *a = ctx->apps; a; a = a->next)
+    if (a->live || sessions_busy(a->sessions)) n++, *last = a;
+  return n;
+}
+
 appref_t *apps_only_active(const tool_ctx_t *ctx) {
   appref_t *one = NULL;
-  for (appref_t *a = ctx->apps; a; a = a->next)
-    if (a->live || sessions_busy(a->sessions)) {
-      if (one) return NULL;
-      one = a;
-    }
-  return one;
+  return active(ctx, &one) == 1 ? one : NULL;
 }
 
 /* The name the Dart Tooling Daemon lists the app at ws by ("" : none). */
@@ -210,9 +222,7 @@ int apps_bind(op_t *op) {
   }
   if ((ar = named_session_app(op))) goto bound;
   /* None named: the one app connected or measuring, else the latest. */
-  unsigned n = 0;
-  for (appref_t *a = ctx->apps; a; a = a->next)
-    if (a->live || sessions_busy(a->sessions)) n++, ar = a;
+  unsigned n = active(ctx, &ar);
   if (n > 1) {
     ambiguous(op, n);
     return -1;
