@@ -352,6 +352,15 @@ static double ms(const json_t *stats, const char *k) {
   return (double)json_integer_value(json_object_get(stats, k)) / 1000.0;
 }
 
+/* The apps the daemon lists, one line each (tokens redacted). */
+static void print_apps(const json_t *dtd) {
+  size_t i;
+  const json_t *app;
+  json_array_foreach(json_object_get(dtd, "apps"), i, app)
+      printf("  app: %s %s\n", json_string_value(json_object_get(app, "name")) ?: "(unnamed)",
+             json_string_value(json_object_get(app, "vmServiceUri")) ?: "");
+}
+
 static void print_diagnosis(const json_t *diag, const json_t *dtd, const char *text) {
   if (diag) {
     const char *code = json_string_value(json_object_get(diag, "code"));
@@ -361,11 +370,7 @@ static void print_diagnosis(const json_t *diag, const json_t *dtd, const char *t
     const char *detail =
         json_string_value(json_object_get(json_object_get(diag, "evidence"), "detail"));
     if (detail && *detail) printf("  detail: %s\n", detail);
-    size_t i;
-    const json_t *app;
-    json_array_foreach(json_object_get(dtd, "apps"), i, app) /* tokens redacted */
-        printf("  app: %s %s\n", json_string_value(json_object_get(app, "name")) ?: "(unnamed)",
-               json_string_value(json_object_get(app, "vmServiceUri")) ?: "");
+    print_apps(dtd);
     const char *hint = json_string_value(json_object_get(diag, "hint"));
     if (code && !strcmp(code, "app_choice"))
       printf("  hint: name the one to measure with --app NAME, or give its full URI (as the IDE "
@@ -374,11 +379,7 @@ static void print_diagnosis(const json_t *diag, const json_t *dtd, const char *t
       printf("  hint: %s\n", hint);
   } else {
     printf("telescope check: nothing measured: %s\n", text ? text : "no frames");
-    size_t i;
-    const json_t *app;
-    json_array_foreach(json_object_get(dtd, "apps"), i, app) /* --app found none: the list */
-        printf("  app: %s %s\n", json_string_value(json_object_get(app, "name")) ?: "(unnamed)",
-               json_string_value(json_object_get(app, "vmServiceUri")) ?: "");
+    print_apps(dtd); /* --app found none: the list */
   }
 }
 
