@@ -144,9 +144,12 @@ int dtd_pick(op_t *op, void (*then)(op_t *op)) {
   char err[256];
   if (!uri && !(ctx->dtd && dtd_has_uri(ctx->dtd))) return 0;
   if (op->a.uri && op->action != A_STATUS && !op->a.dtd_uri && !strstr(op->a.uri, SHOWN)) return 0;
-  /* An app the server knows by that name, or a URI, needs no look. */
+  /* An app the server knows by that name, or a full URI, needs no look (as
+   * vmServiceUri above); a redacted one, or a name, is resolved from the list. */
+  vm_uri_t u;
   if (op->a.app && op->action != A_STATUS && !op->a.dtd_uri &&
-      (apps_find(ctx, op->a.app) || !strncmp(op->a.app, "ws", 2) || !strncmp(op->a.app, "http", 4)))
+      (apps_find(ctx, op->a.app) || (!strstr(op->a.app, SHOWN) &&
+                                     vm_uri_parse(op->a.app, 1, &u, NULL, 0) == VM_URI_OK)))
     return 0;
   if (!ctx->dtd &&
       !(ctx->dtd = dtd_new(ctx->loop, (int)ctx->cfg->call_timeout_ms, ctx->cfg->allow_remote))) {

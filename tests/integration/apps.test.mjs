@@ -129,6 +129,13 @@ test('DTD: apps by their registered names', async () => {
   assert.equal(p.sc.app, 'phone');
   const st = await m.call({ action: 'status', app: 'phone' });
   assert.deepEqual(st.sc.apps.map((x) => x.app), ['tablet', 'phone']);
+  // Its vmServiceUri as the daemon lists it, token redacted, names it too.
+  const shown = st.sc.dtd.apps.find((x) => x.name === 'tablet').vmServiceUri;
+  assert.match(shown, /…redacted…/);
+  const byUri = await m.call({ action: 'capture', app: shown, durationMs: 300 });
+  assert.equal(byUri.isError, false, byUri.text);
+  assert.equal(byUri.sc.app, 'tablet', byUri.text);
+  assert.equal(byUri.sc.apps, undefined);
   const bad = await m.call({ action: 'status', app: 'watch' });
   assert.equal(bad.sc.diagnosis.code, 'app_choice', bad.text);
   assert.match(bad.sc.diagnosis.evidence?.detail ?? '', /no app is called "watch"/);
