@@ -7,10 +7,10 @@
 // readable and comparable; compare takes a session of each.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, execFile } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { startSim, startMcp, sleep, assertNoTokenLeak, transcript, tokensSeen, BUILD } from './harness.mjs';
+import { startSim, startMcp, startDtd, sleep, assertNoTokenLeak, BUILD } from './harness.mjs';
 
 const run = promisify(execFile);
 const cleanup = [];
@@ -105,16 +105,9 @@ test('an app that dies leaves the other\'s session alone; its sessions stay read
 // Apps found through the Dart Tooling Daemon are known by the names they
 // registered with: `app: "tablet"`.
 test('DTD: apps by their registered names', async () => {
-  const child = spawn(join(BUILD, 'telescope-dtd'), ['--machine'], { stdio: ['ignore', 'pipe', 'pipe'] });
-  const exited = new Promise((r) => child.once('exit', r));
-  cleanup.push(async () => { child.kill('SIGTERM'); await exited; });
-  const line = await new Promise((resolve) => {
-    let buf = '';
-    child.stdout.on('data', (d) => { buf += d; transcript.push(String(d)); const i = buf.indexOf('\n'); if (i >= 0) resolve(buf.slice(0, i)); });
-  });
-  const { uri, trusted_client_secret: secret } = JSON.parse(line).tooling_daemon_details;
-  tokensSeen.add(new URL(uri).pathname.slice(1));
-  if (secret) tokensSeen.add(secret);
+  const dtd = await startDtd();
+  cleanup.push(dtd.kill);
+  const { uri, secret } = dtd;
   const phone = await sim(['--scenario', 'janky']);
   const tablet = await sim(['--scenario', 'steady']);
   for (const [s, name] of [[phone, 'phone'], [tablet, 'tablet']])

@@ -5,10 +5,10 @@
 // trusted client secret).
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync, execFile } from 'node:child_process';
+import { spawnSync, execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { startSim, startMcp, until, assertNoTokenLeak, transcript, tokensSeen, BUILD } from './harness.mjs';
+import { startSim, startMcp, startDtd, until, assertNoTokenLeak, transcript, BUILD } from './harness.mjs';
 
 const run = promisify(execFile);
 const cleanup = [];
@@ -17,25 +17,7 @@ async function sim(args = []) { const s = await startSim(args); cleanup.push(() 
 async function mcp(args, opts) { const m = await startMcp(args, opts); cleanup.push(() => m.close()); return m; }
 
 // Starts telescope-dtd --machine; resolves with {uri, secret, child}.
-async function dtd(args = []) {
-  const child = spawn(join(BUILD, 'telescope-dtd'), ['--machine', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-  const exited = new Promise((r) => child.once('exit', r));
-  cleanup.push(async () => { child.kill('SIGTERM'); await exited; });
-  const line = await new Promise((resolve, reject) => {
-    let buf = '';
-    child.stdout.on('data', (d) => {
-      buf += d;
-      transcript.push(String(d));
-      const i = buf.indexOf('\n');
-      if (i >= 0) resolve(buf.slice(0, i));
-    });
-    child.once('exit', (code) => reject(new Error(`telescope-dtd exited ${code}`)));
-  });
-  const { uri, trusted_client_secret: secret } = JSON.parse(line).tooling_daemon_details;
-  tokensSeen.add(new URL(uri).pathname.slice(1)); // the URI's auth code
-  if (secret) tokensSeen.add(secret);
-  return { uri, secret, child };
-}
+async function dtd(args = []) { const d = await startDtd(args); cleanup.push(d.kill); return d; }
 
 // What an IDE does for an app it launched (ConnectedApp.registerVmService).
 async function register(d, s, name) {

@@ -57,6 +57,28 @@ export async function until(fn, { timeoutMs = 5000, everyMs = 25, what = 'condit
 export function tempDir() { return mkdtempSync(join(tmpdir(), 'telescope-it-')); }
 
 // Starts telescope-sim; resolves once it printed its URI.
+// telescope-dtd --machine (the stand-in for pkg/dtd_impl): resolves with
+// {uri, secret, child, kill}. Its URI's auth code and its client secret are
+// tokens that must never be printed.
+export async function startDtd(args = []) {
+  const child = spawn(join(BUILD, 'telescope-dtd'), ['--machine', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const exited = new Promise((r) => child.once('exit', r));
+  const line = await new Promise((resolve, reject) => {
+    let buf = '';
+    child.stdout.on('data', (d) => {
+      buf += d;
+      transcript.push(String(d));
+      const i = buf.indexOf('\n');
+      if (i >= 0) resolve(buf.slice(0, i));
+    });
+    child.once('exit', (code) => reject(new Error(`telescope-dtd exited ${code}`)));
+  });
+  const { uri, trusted_client_secret: secret } = JSON.parse(line).tooling_daemon_details;
+  tokensSeen.add(new URL(uri).pathname.slice(1)); // the URI's auth code
+  if (secret) tokensSeen.add(secret);
+  return { uri, secret, child, kill: async () => { child.kill('SIGTERM'); await exited; } };
+}
+
 export async function startSim(args = [], { uriFile } = {}) {
   const dir = tempDir();
   uriFile ??= join(dir, 'vmservice.uri');
