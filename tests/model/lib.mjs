@@ -83,6 +83,13 @@ export const ANSWER_LIMIT_MS = 20000 * (/asan/.test(process.env.TELESCOPE_BINARY
 
 export const APPS = Math.min(2, Math.max(1, envInt('MODEL_APPS', 2)));
 
+// A sim that says whether it still runs (sim.cmd on a dead one waits forever).
+function tracked(s) {
+  s.alive = true;
+  s.exited.then(() => { s.alive = false; });
+  return s;
+}
+
 // A sim and a server on one URI file. The sim can be killed and a new one
 // started on the same file; the server re-reads the file when it reconnects
 // (telescope-mcp --help: "re-read when the app restarts").
@@ -99,9 +106,7 @@ export class Pair {
   // The second app: its own sim on its own URI; the server learns it from a
   // status that names it (app: its URI).
   async startSimB(seed) {
-    const s = await startSim(['--seed', String(seed), '--scenario', 'steady', '--fps', '60']);
-    s.alive = true;
-    s.exited.then(() => { s.alive = false; });
+    const s = tracked(await startSim(['--seed', String(seed), '--scenario', 'steady', '--fps', '60']));
     this.simB = s;
     if (this.mcp) await this.mcp.call({ action: 'status', app: s.wsUri }, { timeout: ANSWER_LIMIT_MS });
     return s;
@@ -115,9 +120,7 @@ export class Pair {
   }
 
   async startSim(extra = []) {
-    const s = await startSim([...this.simArgs, ...extra], { uriFile: this.uriFile });
-    s.alive = true;
-    s.exited.then(() => { s.alive = false; });
+    const s = tracked(await startSim([...this.simArgs, ...extra], { uriFile: this.uriFile }));
     this.sim = s;
     return s;
   }
