@@ -170,8 +170,8 @@ appref_t *apps_of_session(const tool_ctx_t *ctx, const char *id) {
   return NULL;
 }
 
-/* The session a read names (its cursor's, or `session`), or compare's
- * baseline: the app that holds it answers the call. */
+/* The session a read names (its cursor's, or `session`): the app that holds
+ * it answers the call. (compare by ids finds its sessions itself.) */
 static appref_t *named_session_app(const op_t *op) {
   char name[CURSOR_RUN_ID_MAX + 1];
   int64_t n = 0;
