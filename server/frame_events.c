@@ -20,7 +20,11 @@
  * after the call holds every frame drawn before it, so while the app drew
  * lately (an event within FE_DRAWING_MS: a batch may follow its last frame
  * by up to 1 s in release) a read or stop waits for the next batch, at most
- * FE_SETTLE_MS after the call (a batch timer of 100 ms and a loaded app).
+ * FE_SETTLE_MS after the VM answers a call made with it (a batch timer of
+ * 100 ms and a loaded app). The batch's events are separate messages (one
+ * per timing) that a loaded VM service or DDS may pass on apart: once the
+ * first is in, one more round trip brings the rest (every one was written
+ * before its reply).
  *
  * On the web a close does more: the last frames before the app went quiet
  * are handed over only when a later frame comes, and DWDS sends the page's
@@ -240,7 +244,14 @@ static void settle_check(fe_t *fe) {
       if (!c->fwd) deliver(c, &(vm_result_t){DIAG_NONE, RPC_INTERNAL_ERROR, "out of memory", NULL});
       return settle_check(fe); /* the list changed under us */
     }
-    if (c->web == WEB_NONE ? fe->adds > c->adds_at || now >= c->settle_until
+    if (c->web == WEB_NONE && fe->adds > c->adds_at) {
+      /* The batch began to come; one round trip brings the rest. */
+      c->kind = FC_SYNC;
+      if (!(c->fwd = vm_app_call_vm(fe->app, "getVersion", NULL, on_forward_reply, c)))
+        make_local(c);
+      return settle_check(fe); /* the list changed under us */
+    }
+    if (c->web == WEB_NONE ? now >= c->settle_until
                            : c->web == WEB_FORWARD && now >= c->settle_until)
       make_local(c);
     else if (!next || c->settle_until < next)
@@ -274,6 +285,10 @@ static void on_forward_reply(void *arg, const vm_result_t *res) {
       c->web = WEB_FORWARD;
       c->settle_until =
           uv_now(c->fe->loop) + (c->kind == FC_NUDGE ? FE_WEB_HANDOVER_MS : FE_WEB_FORWARD_MS);
+    } else if (c->web == WEB_NONE) {
+      /* A loaded VM answers late, and hands the batch over late too: the
+       * wait counts from its answer. */
+      c->settle_until = uv_now(c->fe->loop) + FE_SETTLE_MS;
     }
     settle_check(c->fe);
     return;
@@ -351,7 +366,6 @@ static void *t_call(void *arg, const char *method, json_t *params, vm_reply_cb c
                  fe->last_add_ms && now - fe->last_add_ms < FE_DRAWING_MS) {
         c->kind = FC_SETTLE; /* the app draws: its newest frames are in the next batch */
         c->adds_at = fe->adds;
-        c->settle_until = now + FE_SETTLE_MS;
       }
       c->fwd = vm_app_call_vm(fe->app, "getVersion", NULL, on_forward_reply, c);
       if (!c->fwd) goto oom;

@@ -724,6 +724,10 @@ static int run_command(sim_t *s, char *line) {
       return answer("error ext-delay wants milliseconds 0..3600000");
     s->vm.ext_delay_ms = (int)v;
     answer("ok ext-delay %ld", v);
+  } else if (!strcmp(cmd, "write-gap")) {
+    if (!arg || parse_long(arg, 0, 60000, &v)) return answer("error write-gap wants milliseconds 0..60000");
+    sim_server_set_gap(s, (int)v);
+    answer("ok write-gap %ld", v);
   } else if (!strcmp(cmd, "ext-hang")) {
     if (on_off(arg, &on)) return answer("error ext-hang wants on|off");
     sim_vm_set_hang(s, on);

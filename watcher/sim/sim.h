@@ -102,6 +102,7 @@ typedef struct sim_call sim_call_t;
  * subscriptions here. Freed when lws reports LWS_CALLBACK_CLOSED. */
 struct sim_conn {
   sim_conn_t *next;
+  struct sim *s;
   struct lws *wsi;
   uint64_t serial;
   json_t *streams; /* object: streamId -> true */
@@ -138,6 +139,8 @@ typedef struct sim {
     sim_conn_t *conns;
     size_t n_conns;
     uint64_t next_serial;
+    int gap_ms;           /* write-gap: at least this long between two messages */
+    uv_timer_t gap_timer; /* the end of the gap: every connection may write again */
   } srv;
 
   struct {

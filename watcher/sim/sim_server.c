@@ -170,6 +170,7 @@ static unsigned check_request(sim_t *s, struct lws *wsi, int upgrade, const char
 static sim_conn_t *conn_new(sim_t *s, struct lws *wsi) {
   sim_conn_t *c = calloc(1, sizeof *c);
   if (!c) return NULL;
+  c->s = s;
   c->wsi = wsi;
   c->serial = ++s->srv.next_serial;
   c->streams = json_object();
@@ -215,6 +216,30 @@ static int rx_append(sim_conn_t *c, const void *in, size_t len) {
   return 0;
 }
 
+/* write-gap: a relay that passes one message on at a time, gap_ms apart
+ * (a loaded VM service or DDS). The messages keep their order; only the
+ * time between them grows. */
+static void on_gap_end(uv_timer_t *t) {
+  sim_t *s = (sim_t *)((char *)t - offsetof(sim_t, srv.gap_timer));
+  sim_conn_t *c;
+
+  for (c = s->srv.conns; c; c = c->next)
+    if (c->out_head || c->close_code) lws_callback_on_writable(c->wsi);
+}
+
+static void gap_begin(sim_t *s) {
+  if (!uv_is_active((uv_handle_t *)&s->srv.gap_timer))
+    uv_timer_start(&s->srv.gap_timer, on_gap_end, (uint64_t)s->srv.gap_ms, 0);
+}
+
+void sim_server_set_gap(sim_t *s, int ms) {
+  s->srv.gap_ms = ms;
+  if (ms <= 0 && uv_is_active((uv_handle_t *)&s->srv.gap_timer)) {
+    uv_timer_stop(&s->srv.gap_timer);
+    on_gap_end(&s->srv.gap_timer);
+  }
+}
+
 static int on_writeable(sim_conn_t *c) {
   struct sim_msg *m = c->out_head;
 
@@ -227,7 +252,11 @@ static int on_writeable(sim_conn_t *c) {
     n = lws_write(c->wsi, m->buf + LWS_PRE, m->len, LWS_WRITE_TEXT);
     free(m);
     if (n < 0) return -1;
-    if (c->out_head || c->close_code) lws_callback_on_writable(c->wsi);
+    if (!c->out_head && !c->close_code) return 0;
+    if (c->s->srv.gap_ms > 0)
+      gap_begin(c->s);
+    else
+      lws_callback_on_writable(c->wsi);
     return 0;
   }
   if (c->close_code) {
@@ -345,6 +374,7 @@ int sim_server_init(sim_t *s) {
   /* lws drains a partly sent message from its buffer at most this much per
    * writable event; at the 4 KiB default a 64 MiB reply took seconds. */
   info.pt_serv_buf_size = 1 << 20;
+  if (uv_timer_init(s->loop, &s->srv.gap_timer)) return -1;
   s->srv.ctx = lws_create_context(&info);
   if (!s->srv.ctx) {
     fprintf(stderr,
@@ -372,6 +402,8 @@ int sim_server_init(sim_t *s) {
 }
 
 void sim_server_close(sim_t *s) {
+  if (s->srv.gap_timer.loop && !uv_is_closing((uv_handle_t *)&s->srv.gap_timer))
+    uv_close((uv_handle_t *)&s->srv.gap_timer, NULL);
   if (s->srv.ctx) {
     lws_context_destroy(s->srv.ctx);
     s->srv.ctx = NULL;
@@ -393,7 +425,7 @@ void sim_server_send(sim_conn_t *c, const char *text, size_t len) {
     c->out_head = m;
   c->out_tail = m;
   c->out_bytes += len;
-  lws_callback_on_writable(c->wsi);
+  if (!uv_is_active((uv_handle_t *)&c->s->srv.gap_timer)) lws_callback_on_writable(c->wsi);
 }
 
 void sim_server_send_json(sim_conn_t *c, json_t *msg) {

@@ -21,6 +21,8 @@ void sim_server_send(sim_conn_t *c, const char *text, size_t len);
 void sim_server_send_json(sim_conn_t *c, json_t *msg);
 /* Sends a close frame with code once the queue is drained. */
 void sim_server_close_conn(sim_conn_t *c, int code);
+/* write-gap MS: at least MS between two messages on a connection (0: none). */
+void sim_server_set_gap(sim_t *s, int ms);
 /* Closes every connection abruptly: no close frame. */
 void sim_server_drop_all(sim_t *s);
 
