@@ -112,6 +112,13 @@ export function coverageSteps() {
     one({ action: 'stop', detail: 'frames', limit: 1000 }),
     { op: 'sim', cmd: 'ext-delay 0' },
     { op: 'sim', cmd: 'fps 60' },
+    // Another client changes the recorded streams while a session is open:
+    // its stop must set back only what it added (invariant 8 at the end).
+    // A random `streams` fault lands in a session once in ~300 sequences.
+    one({ action: 'start' }),
+    { op: 'sim', cmd: 'streams Dart,API' },
+    one({ action: 'stop' }),
+    { op: 'final' },
   ];
 }
 
@@ -276,6 +283,7 @@ export class Runner {
           return t.ours.every((x) => st.recordedStreams.includes(x));
         }, { timeoutMs: 2000 * SLACK, everyMs: 50, what: 'the session\'s timeline streams' });
         t.base = X.filter((x) => !t.ours.includes(x));
+        t.inSession = true;
       } catch {
         t.base = null;
         this.count('streamsUnsettled');
@@ -712,15 +720,16 @@ export class Runner {
     this.deliver(S, listed, listed.length, sc.undelivered ?? 0, what, sc.session);
     // What the stop did not list is read from the closed session: on with its
     // cursor, or by id after a summary stop (contract, "closed").
+    const summary = (a.args.detail ?? 'summary') === 'summary'; // the schema's default
     let cursor = sc.nextCursor;
-    let more = a.args.detail === 'summary' || !!sc.truncated;
+    let more = summary || !!sc.truncated;
     let pages = 0;
     const trail = [];
     while (more) {
       if (++pages > 64) fail(2, `reading ${S.id} on after stop did not end after 64 pages`);
       const args = { action: 'read', detail: 'frames', limit: 1000 };
-      if (cursor && a.args.detail !== 'summary') args.cursor = cursor; else args.session = S.id;
-      if (a.args.detail === 'summary' && pages > 1) { delete args.session; args.cursor = cursor; }
+      if (cursor && !summary) args.cursor = cursor; else args.session = S.id;
+      if (summary && pages > 1) { delete args.session; args.cursor = cursor; }
       const r = await call(this.pair.mcp, args);
       const w = `read of closed ${S.id} ${JSON.stringify(args.cursor ? { cursor: '…' } : { session: S.id })}`;
       trail.push(`${w} → ${brief(r)}`);
@@ -733,7 +742,7 @@ export class Runner {
       this.deliver(S, fr, r.sc.summary.frames, r.sc.undelivered ?? 0, w, r.sc.session);
       cursor = r.sc.nextCursor ?? cursor;
       more = !!r.sc.truncated;
-      if (a.args.detail === 'summary' && !cursor && more) fail(3, `${w} was cut but gives no nextCursor`);
+      if (summary && !cursor && more) fail(3, `${w} was cut but gives no nextCursor`);
       this.count('closedReads');
     }
     if (S.taken !== sc.session.framesSeen)
@@ -810,6 +819,8 @@ export class Runner {
     if (unanswered) this.count('streamsUnanswered');
     else if (!streams) this.count('streamsUnknown');
     else if (streams !== sorted(STREAMS_AT_START)) this.count('streamsChangedByAnother');
+    const inSession = streams && this.streams.inSession;
+    this.streams.inSession = false;
     let st;
     try {
       await until(async () => {
@@ -821,6 +832,7 @@ export class Runner {
       fail(8, `no session is open, but the app still has collecting=${st?.collecting} tracking=${JSON.stringify(st?.tracking)} recordedStreams=${JSON.stringify(st?.recordedStreams)}${streams ? ` (want ${streams})` : ''}` +
         `\nthe server's log (tail):\n${(this.pair.mcp?.stderr ?? '').slice(-1500)}`);
     }
+    if (inSession) this.count('streamsSetBackAroundAnother');
     // The next sequence begins where a fresh sim does.
     if (streams !== sorted(STREAMS_AT_START)) await this.simStep(`streams ${STREAMS_AT_START.join(',')}`);
     return out;

@@ -83,6 +83,13 @@ test(`model: ${SEQUENCES} random sequences of ${STEPS} steps (seed=${SEED})`, { 
     assert.ok((counters.sessionsBalanced ?? 0) > 0, 'sessions were balanced');
     assert.ok((counters.drawingChecks ?? 0) > 0, 'the drawing-app check ran');
     assert.ok((counters['group stop+stop'] ?? 0) > 0, 'overlapping stops ran');
+    // Sequence 0 changes the streams from outside during a session; a stop
+    // whose set-back got no answer in time (a loaded sanitized pair) is not
+    // held to it, and says so (streamsUnanswered).
+    if (SLACK > 1 && !counters.streamsSetBackAroundAnother && counters.streamsUnanswered)
+      console.log('model: no set-back checked around another client\'s streams (unanswered): not required here');
+    else
+      assert.ok((counters.streamsSetBackAroundAnother ?? 0) > 0, "a stop set back only its own streams around another client's change");
   }
 });
 
