@@ -300,8 +300,15 @@ for (const watcher of [false, true]) test(`web${watcher ? ', watcher' : ''}: a s
   assert.equal((await s.stats()).webTimingsHeld, 0, 'nothing left held in the app');
 });
 
-test('a stop right after the app stops drawing holds its last frames', async () => {
-  const { s, m } = await setup(['--no-watcher', '--fps', '60']);
+// With the watcher the stop does not wait for that batch yet, and ends up to
+// ~100 ms of frames short (the sim's watcher gets its records in the same
+// hand-over as the events). Holding the close's first watcher read in
+// frame_events.c fixed this case but let a read answer after its session's
+// stop (model seed 540999595, sequences 31, 56, 86): the wait belongs to
+// the close in sessions.c, which owns the drain. Until then: todo, reported.
+const WATCHER_TAIL_TODO = 'the watcher stop does not wait for the engine\'s last batch yet (CHANGELOG, Known gaps)';
+for (const watcher of [false, true]) test(`${watcher ? 'watcher' : 'no watcher'}: a stop right after the app stops drawing holds its last frames`, { todo: watcher && WATCHER_TAIL_TODO }, async () => {
+  const { s, m } = await setup([...(watcher ? [] : ['--no-watcher']), '--fps', '60']);
   assert.equal((await m.call({ action: 'start' })).isError, false);
   // Stop drawing while some timings are still in the app (not yet handed
   // over): that is the case the stop must wait for.
