@@ -155,6 +155,7 @@ export class Pair {
     const m = this.mcp;
     if (!m) return null;
     this.mcp = null;
+    this.closedStderr = m.stderr; // for a report about how it exited
     let exit = m.dead;
     if (!exit) {
       m.child.stdin.end();

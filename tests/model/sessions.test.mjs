@@ -127,7 +127,7 @@ async function runWindow(runner, counters, failures, t0, attempt) {
       // next sequence on a fresh pair (which also checks the exit status).
       if (runner.killed) {
         const exit = await runner.pair.close();
-        if (exit?.code !== 0) throw new Violation(6, `the server exited ${JSON.stringify(exit)} on stdin EOF\n${runner.pair.mcp?.stderr ?? ''}`);
+        if (exit?.code !== 0) throw new Violation(6, `the server exited ${JSON.stringify(exit)} on stdin EOF\n${runner.pair.closedStderr ?? ''}`);
         await runner.startPair();
         pairFirst = i + 1;
       }
