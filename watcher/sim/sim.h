@@ -102,7 +102,6 @@ typedef struct sim_call sim_call_t;
  * subscriptions here. Freed when lws reports LWS_CALLBACK_CLOSED. */
 struct sim_conn {
   sim_conn_t *next;
-  struct sim *s;
   struct lws *wsi;
   uint64_t serial;
   json_t *streams; /* object: streamId -> true */

@@ -170,7 +170,6 @@ static unsigned check_request(sim_t *s, struct lws *wsi, int upgrade, const char
 static sim_conn_t *conn_new(sim_t *s, struct lws *wsi) {
   sim_conn_t *c = calloc(1, sizeof *c);
   if (!c) return NULL;
-  c->s = s;
   c->wsi = wsi;
   c->serial = ++s->srv.next_serial;
   c->streams = json_object();
@@ -240,7 +239,7 @@ void sim_server_set_gap(sim_t *s, int ms) {
   }
 }
 
-static int on_writeable(sim_conn_t *c) {
+static int on_writeable(sim_t *s, sim_conn_t *c) {
   struct sim_msg *m = c->out_head;
 
   if (c->dropping) return -1;
@@ -253,8 +252,8 @@ static int on_writeable(sim_conn_t *c) {
     free(m);
     if (n < 0) return -1;
     if (!c->out_head && !c->close_code) return 0;
-    if (c->s->srv.gap_ms > 0)
-      gap_begin(c->s);
+    if (s->srv.gap_ms > 0)
+      gap_begin(s);
     else
       lws_callback_on_writable(c->wsi);
     return 0;
@@ -325,7 +324,7 @@ static int callback_vmservice(struct lws *wsi, enum lws_callback_reasons reason,
 
     case LWS_CALLBACK_SERVER_WRITEABLE:
       if (!pss->conn) return 0;
-      return on_writeable(pss->conn);
+      return on_writeable(s, pss->conn);
 
     case LWS_CALLBACK_CLOSED:
       if (pss->conn) {
@@ -425,7 +424,8 @@ void sim_server_send(sim_conn_t *c, const char *text, size_t len) {
     c->out_head = m;
   c->out_tail = m;
   c->out_bytes += len;
-  if (!uv_is_active((uv_handle_t *)&c->s->srv.gap_timer)) lws_callback_on_writable(c->wsi);
+  sim_t *s = lws_context_user(lws_get_context(c->wsi));
+  if (!uv_is_active((uv_handle_t *)&s->srv.gap_timer)) lws_callback_on_writable(c->wsi);
 }
 
 void sim_server_send_json(sim_conn_t *c, json_t *msg) {
