@@ -207,6 +207,13 @@ static void answer_local(fe_call_t *c) {
   json_decref(o);
 }
 
+/* Events travel on the socket ahead of any reply the VM writes after them:
+ * once this round trip is answered, every event written before it is in.
+ * NULL when out of memory. */
+static vm_call_t *round_trip(fe_call_t *c) {
+  return c->fwd = vm_app_call_vm(c->fe->app, "getVersion", NULL, on_forward_reply, c);
+}
+
 static void on_idle(uv_idle_t *h) {
   fe_t *fe = container_of(h, fe_t, idle);
   /* Answer the calls that were ready when this turn began; a callback may
@@ -247,8 +254,7 @@ static void settle_check(fe_t *fe) {
     if (c->web == WEB_NONE && fe->adds > c->adds_at) {
       /* The batch began to come; one round trip brings the rest. */
       c->kind = FC_SYNC;
-      if (!(c->fwd = vm_app_call_vm(fe->app, "getVersion", NULL, on_forward_reply, c)))
-        make_local(c);
+      if (!round_trip(c)) make_local(c);
       return settle_check(fe); /* the list changed under us */
     }
     if (c->web == WEB_NONE ? now >= c->settle_until
@@ -356,9 +362,8 @@ static void *t_call(void *arg, const char *method, json_t *params, vm_reply_cb c
       c->fwd = vm_app_call_extension(fe->app, SCHEDULE_FRAME, NULL, on_forward_reply, c);
       if (!c->fwd) goto oom;
     } else {
-      /* The events travel on the socket ahead of any reply the VM writes
-       * after them: one round trip first, so the answer holds every frame
-       * the app posted before this call (a stop misses none in flight). */
+      /* One round trip first, so the answer holds every frame the app
+       * posted before this call (a stop misses none in flight). */
       c->kind = FC_SYNC;
       if (c->web == WEB_WAIT) {
         c->kind = FC_SETTLE;
@@ -367,8 +372,7 @@ static void *t_call(void *arg, const char *method, json_t *params, vm_reply_cb c
         c->kind = FC_SETTLE; /* the app draws: its newest frames are in the next batch */
         c->adds_at = fe->adds;
       }
-      c->fwd = vm_app_call_vm(fe->app, "getVersion", NULL, on_forward_reply, c);
-      if (!c->fwd) goto oom;
+      if (!round_trip(c)) goto oom;
     }
     return c;
   }
