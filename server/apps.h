@@ -3,7 +3,8 @@
  * connection, sessions, cursors and facts; frames_tool.c owns the list (in
  * tool_ctx_t) and closes it; a call borrows its app while it runs (op_bind),
  * and an app is only ever pointed at another URI once it is gone, idle and
- * unborrowed, when the list is full — never the app given at launch. Every callback comes from the loop. */
+ * unborrowed, when the list is full — never the app given at launch. Every
+ * callback comes from the loop. */
 #ifndef TELESCOPE_APPS_H
 #define TELESCOPE_APPS_H
 

@@ -56,7 +56,6 @@ export async function until(fn, { timeoutMs = 5000, everyMs = 25, what = 'condit
 
 export function tempDir() { return mkdtempSync(join(tmpdir(), 'telescope-it-')); }
 
-// Starts telescope-sim; resolves once it printed its URI.
 // telescope-dtd --machine (the stand-in for pkg/dtd_impl): resolves with
 // {uri, secret, child, kill}. Its URI's auth code and its client secret are
 // tokens that must never be printed.
@@ -79,6 +78,7 @@ export async function startDtd(args = []) {
   return { uri, secret, child, kill: async () => { child.kill('SIGTERM'); await exited; } };
 }
 
+// Starts telescope-sim; resolves once it printed its URI.
 export async function startSim(args = [], { uriFile } = {}) {
   const dir = tempDir();
   uriFile ??= join(dir, 'vmservice.uri');
