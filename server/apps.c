@@ -9,7 +9,7 @@
 #include "log.h"
 #include "vm_uri.h"
 
-static void on_session_reply(void *arg, const record_reply_t *r) { op_note_reply(arg, r); }
+static void on_session_reply(void *arg, const record_reply_t *r) { op_note_facts(arg, r); }
 
 static void on_app_event(void *arg, vm_app_event_t ev) {
   appref_t *ar = arg;

@@ -153,6 +153,14 @@ static void on_signal(uv_signal_t *h, int signum) {
   app_stop(app, signum == SIGTERM ? "SIGTERM" : "SIGINT");
 }
 
+/* Names a handle left open at exit, for the report of that bug. */
+static void log_handle(uv_handle_t *h, void *arg) {
+  (void)arg;
+  log_error("  %s handle %p: %s, %s%s", uv_handle_type_name(h->type), (void *)h,
+            uv_is_active(h) ? "active" : "inactive", uv_has_ref(h) ? "referenced" : "unreferenced",
+            uv_is_closing(h) ? ", closing" : "");
+}
+
 int main(int argc, char **argv) {
   app_t app;
   memset(&app, 0, sizeof app);
@@ -221,7 +229,8 @@ fail_run:
   mcp_session_free(app.mcp);
   app.mcp = NULL;
   if (uv_loop_close(&app.loop) != 0) {
-    log_error("handles were left open at exit");
+    log_error("handles were left open at exit:");
+    uv_walk(&app.loop, log_handle, NULL);
     rc = 1;
   }
   config_close(&app.cfg);

@@ -341,11 +341,15 @@ void op_fail_status(op_t *op, const wp_status_t *st) {
 
 /* ---- watcher calls ----------------------------------------------------- */
 
-void op_note_reply(appref_t *app, const record_reply_t *r) {
+void op_note_facts(appref_t *app, const record_reply_t *r) {
   tool_ctx_t *ctx = app->ctx;
   appfacts_note(&app->facts, uv_now(ctx->loop), r);
   /* The stand-in's version is not a watcher's: connection.frameSource says it. */
   vm_app_set_watcher_version(app->app, r->frame_events ? NULL : r->watcher_version);
+}
+
+void op_note_reply(appref_t *app, const record_reply_t *r) {
+  op_note_facts(app, r);
   sessions_note_reply(app->sessions, r);
 }
 

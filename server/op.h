@@ -174,8 +174,11 @@ int op_wp(op_t *op, const wp_request_t *req, wp_reply_cb cb);
 void op_timer(op_t *op, uint64_t ms, uv_timer_cb cb);
 op_t *op_from_timer(uv_timer_t *t);
 
-/* Every good watcher reply of an app: its facts, its sessions' check. */
+/* Every good watcher reply of an app: its facts, its sessions' check.
+ * op_note_facts: the facts only (a reply of the sessions' own calls, which
+ * they check themselves once they have taken it in). */
 void op_note_reply(appref_t *app, const record_reply_t *r);
+void op_note_facts(appref_t *app, const record_reply_t *r);
 
 /* Binds the op to app (counted in app->ops until the op ends). */
 void op_bind(op_t *op, appref_t *app);

@@ -178,7 +178,7 @@ static void ctl_reply(void *arg, const wp_status_t *st, const record_reply_t *r)
     break;
   }
   if (dirty(m)) timer_ensure(m);
-  if (r && action == WP_STATUS) sessions_note_reply(m, r);
+  if (r) sessions_note_reply(m, r); /* after the switch: a pump before would send it again */
   promote(m);
   pump(m);
   check_waiters(m);

@@ -32,7 +32,8 @@
 
 typedef struct sessions sessions_t;
 
-/* Every valid watcher reply the manager receives (liveness, clock evidence). */
+/* Every valid watcher reply the manager receives (liveness, clock evidence).
+ * It must not call back into the manager: the manager checks its own replies. */
 typedef void (*sessions_reply_cb)(void *arg, const record_reply_t *r);
 
 /* ids: the counter session ids are drawn from, shared by the managers of

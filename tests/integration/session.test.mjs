@@ -231,6 +231,23 @@ test('cancelling a capture while it opens leaves attribution off', async () => {
   assert.equal(r.sc.session, undefined, 'no session left behind');
 });
 
+// Each start and stop reached the app twice: the reply of the first was
+// taken in (appfacts, sessions_note_reply) before the sessions knew it had
+// come, and that pump sent the call again. The second start could then be
+// held by a pause and run after the stop (model.sessions, seed 274497902).
+test('a session switches attribution on and off with one call each', async () => {
+  const { s, m } = await setup();
+  for (let i = 1; i <= 2; i++) {
+    assert.ok(!(await m.call({ action: 'start' })).isError);
+    assert.ok(!(await m.call({ action: 'stop' })).isError);
+    const st = await s.stats();
+    assert.deepEqual([st.starts, st.stops, st.collecting], [i, i, false], `after session ${i}`);
+  }
+  assert.ok(!(await m.call({ action: 'capture', durationMs: 300 })).isError);
+  const st = await s.stats();
+  assert.deepEqual([st.starts, st.stops, st.collecting], [3, 3, false], 'after a capture');
+});
+
 test('capture sends progress at least every second', async () => {
   const { m } = await setup();
   const progress = [];

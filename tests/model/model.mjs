@@ -830,7 +830,7 @@ export class Runner {
       }, { timeoutMs: 3000 * SLACK, everyMs: 100, what: 'attribution off' });
     } catch {
       fail(8, `no session is open, but the app still has collecting=${st?.collecting} tracking=${JSON.stringify(st?.tracking)} recordedStreams=${JSON.stringify(st?.recordedStreams)}${streams ? ` (want ${streams})` : ''}` +
-        `\nthe server's log (tail):\n${(this.pair.mcp?.stderr ?? '').slice(-1500)}`);
+        `\nthe server's log (tail):\n${(this.pair.mcp?.stderr ?? '').slice(-Number(process.env.MODEL_LOG_TAIL ?? 1500))}`);
     }
     if (inSession) this.count('streamsSetBackAroundAnother');
     // The next sequence begins where a fresh sim does.

@@ -59,7 +59,7 @@ const COVER = {
   'server/action_session.c': { re: '^integration\\.(where|session|apps)$', targets: APP },
   'server/action_read.c': { re: '^integration\\.(where|session)$', targets: APP },
   'server/answer_where.c': { re: '^integration\\.(where|session)$', targets: APP },
-  'server/apps.c': { re: '^integration\\.(apps|dtd|connect)$', targets: APP },
+  'server/apps.c': { re: '^integration\\.(apps|dtd|connect|session)$', targets: APP },
   'server/dtd_pick.c': { re: '^integration\\.(apps|dtd)$', targets: APP },
   'server/vm_client.c': plus(unit('vm_client_pure', 'vm_loop'), '^vm\\.sim$|^integration\\.(connect|dds_dwds)$',
     [...APP, 'test_vm_sim']),

@@ -590,6 +590,8 @@ static json_t *stats_json(sim_t *s) {
     json_object_set_new(j, "droppedAttributions",
                         json_integer((json_int_t)wm_dropped_attributions(s->model)));
     json_object_set_new(j, "moreFollowed", json_integer((json_int_t)wm_more_followed(s->model)));
+    json_object_set_new(j, "starts", json_integer((json_int_t)wm_starts(s->model)));
+    json_object_set_new(j, "stops", json_integer((json_int_t)wm_stops(s->model)));
   }
   if (j) json_object_set_new(j, "floodSent", json_integer((json_int_t)s->vm.flood_sent));
   if (j)

@@ -65,6 +65,7 @@ struct wm {
   char *interaction_id; /* current interaction, both or neither */
   char *linked_by;
   int probe;
+  uint64_t starts, stops; /* start and stop calls taken */
   char *drain_error;      /* NULL while draining works */
   int auto_off;           /* collection went off because no call came */
   int64_t last_call_us;   /* now_us of the newest successful call */
@@ -782,6 +783,7 @@ json_t *wm_handle(wm_t *wm, json_t *params, int64_t now_us, char **err_detail) {
       }
       wm->collecting = 1;
       wm->auto_off = 0;
+      wm->starts++;
     }
     if (id)
       interaction_set(wm, id, linked_by ? linked_by : "agent");
@@ -790,6 +792,7 @@ json_t *wm_handle(wm_t *wm, json_t *params, int64_t now_us, char **err_detail) {
   } else if (!strcmp(action, "stop")) {
     /* The session is over: its interaction ends with it. */
     wm->collecting = 0;
+    wm->stops++;
     interaction_set(wm, NULL, NULL);
   } else if (!strcmp(action, "probe")) {
     wm->probe = 1;
@@ -842,6 +845,8 @@ uint64_t wm_dropped_attributions(const wm_t *wm) {
   return wm->dropped;
 }
 uint64_t wm_more_followed(const wm_t *wm) { return wm->more_followed; }
+uint64_t wm_starts(const wm_t *wm) { return wm->starts; }
+uint64_t wm_stops(const wm_t *wm) { return wm->stops; }
 size_t wm_pending(const wm_t *wm) {
   return wm->n_pending;
 }

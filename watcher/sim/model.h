@@ -131,6 +131,8 @@ uint64_t wm_last_seq(const wm_t *wm);
 uint64_t wm_first_seq(const wm_t *wm);  /* 0 when the ring is empty */
 uint64_t wm_dropped_attributions(const wm_t *wm); /* pending-map evictions */
 uint64_t wm_more_followed(const wm_t *wm); /* reads that went on after a reply with more */
+uint64_t wm_starts(const wm_t *wm); /* start calls taken (a start while collecting too) */
+uint64_t wm_stops(const wm_t *wm);  /* stop calls taken */
 size_t wm_pending(const wm_t *wm);
 size_t wm_ring_bytes(const wm_t *wm); /* sum of wm_record_cost over the ring */
 int wm_timings_missing(const wm_t *wm);

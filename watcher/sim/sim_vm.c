@@ -527,22 +527,30 @@ static void send_web_timeout(const sim_t *s, sim_call_t *k) {
 }
 
 /* Answers every held call that may go now, in arrival order; replies may
- * therefore leave out of order. Re-arms the timer for the next delayed one. */
+ * therefore leave out of order. Re-arms the timer for the next delayed one.
+ *
+ * A watcher call never overtakes an earlier one: the isolate invokes its
+ * pending extension calls in arrival order (Isolate::AppendServiceExtensionCall
+ * and InvokePendingServiceExtensionCalls, dart-lang/sdk runtime/vm/isolate.cc),
+ * and the watcher acts after one zero-length timer (handleExtension), so a
+ * start held behind a slow read cannot run after a stop sent later. */
 static void pump(sim_t *s) {
   uint64_t now = uv_now(s->loop), next = 0;
   sim_call_t **pp = &s->vm.calls_head, *k;
+  int watcher_held = 0;
 
   s->vm.calls_tail = NULL;
   while ((k = *pp)) {
     int dead = strcmp(k->isolate_id, s->vm.isolate_id) != 0;
     if (!dead) {
-      int wait = 0;
-      if (s->vm.paused || (k->hang && s->vm.ext_hang))
+      int wait = 0, watcher = !strcmp(k->method, TELESCOPE_EXT);
+      if (s->vm.paused || (k->hang && s->vm.ext_hang) || (watcher && watcher_held))
         wait = 1;
       else if (k->due_ms > now) {
         wait = 1;
         if (!next || k->due_ms < next) next = k->due_ms;
       }
+      watcher_held |= wait && watcher;
       if (wait && k->deadline_ms && k->deadline_ms <= now) {
         *pp = k->next;
         k->next = NULL;
