@@ -232,7 +232,11 @@ test('web app whose Flutter.Frame events all carry one number: every frame count
   const drawn = after.framesDrawn - before.framesDrawn;
   const { session, frames } = r.sc;
   assert.ok(session.framesSeen >= 90, `a 3 s capture at 60 fps saw ${session.framesSeen} frames (${drawn} drawn)`);
-  assert.ok(session.framesSeen <= drawn + 12, `no frame twice: ${session.framesSeen} seen, ${drawn} drawn`);
+  // Frames drawn before `before` that the web engine or DWDS still held then
+  // reach the capture too (a loaded machine: 15 and 22 more than drawn).
+  const held = (before.webTimingsHeld ?? 0) + (before.dwds?.held ?? 0);
+  assert.ok(session.framesSeen <= drawn + held + 12,
+    `no frame twice: ${session.framesSeen} seen, ${drawn} drawn, ${held} held before`);
   for (let i = 1; i < frames.length; i++) {
     assert.ok(frames[i].vsyncStartUs > frames[i - 1].vsyncStartUs, 'each frame once, in order');
     assert.equal(frames[i].frameNumber, frames[i - 1].frameNumber + 1, 'numbered in arrival order');
