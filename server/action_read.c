@@ -70,8 +70,14 @@ static void session_answer(op_t *op, diag_code_t code, const wp_status_t *st) {
     goto done;
   }
   /* Any read moves the session's read position to where it ended; a read
-   * filtered by interaction is a query and moves nothing. */
-  if (!filtered(op) && t.next > session_read_pos(s)) session_set_read_pos(s, t.next);
+   * filtered by interaction is a query and moves nothing, nor does a read
+   * that was in flight when the stop answered: the stop's frames are the
+   * stop's (listed, or left to the reads that come after it). */
+  int in_flight = session_stop_took(s) && !op->after_stop;
+  if (!filtered(op) && !in_flight && t.next > session_read_pos(s)) session_set_read_pos(s, t.next);
+  if (in_flight && t.taken)
+    op_warn(op, "session %s was stopped while this read waited: it lists these frames but takes "
+                "none; they are the stop's (read the stopped session for them)", session_id(s));
   answer_put_cursor(r, 1, session_id(s), (int64_t)t.next);
   if (filtered(op) && !t.taken && session_store(s) &&
       !store_summary(session_store(s), op->a.interaction_id))
@@ -326,6 +332,7 @@ void action_read(op_t *op) {
                   "(%.1f ms)", session_id(s), (double)session_budget_us(s) / 1000.0);
     session_ref(s);
     op->s = s;
+    op->after_stop = session_stop_took(s);
     session_drain(op);
     return;
   }

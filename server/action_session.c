@@ -265,6 +265,7 @@ static void closed_diag(op_t *op, diag_code_t code) {
    * to reads of the closed session, except those that fell out of the
    * window: it counted them in its `undelivered`, and a read must not again. */
   if (!filter && op->action == A_STOP) {
+    session_set_stop_took(s);
     if (op->a.detail != D_SUMMARY)
       session_set_read_pos(s, st ? store_frames_seen(st) : t.next);
     else if (st && store_first_kept(st) > session_read_pos(s))

@@ -24,7 +24,10 @@
  * 100 ms and a loaded app). The batch's events are separate messages (one
  * per timing) that a loaded VM service or DDS may pass on apart: once the
  * first is in, one more round trip brings the rest (every one was written
- * before its reply).
+ * before its reply). With the watcher, a close waits for the same batch
+ * (t_batch) before its last read: the watcher's timings callback runs in the
+ * same hand-over as the binding's Flutter.Frame events, before the app
+ * handles the read.
  *
  * On the web a close does more: the last frames before the app went quiet
  * are handed over only when a later frame comes, and DWDS sends the page's
@@ -236,6 +239,14 @@ static void on_idle(uv_idle_t *h) {
 static void settle_check(fe_t *fe) {
   uint64_t now = uv_now(fe->loop), next = 0;
   for (fe_call_t *c = fe->calls; c; c = c->next) {
+    if (c->kind == FC_BATCH && (fe->adds > c->adds_at || now >= c->settle_until)) {
+      deliver(c, &(vm_result_t){DIAG_NONE, 0, "ok", NULL});
+      return settle_check(fe); /* the list changed under us */
+    }
+    if (c->kind == FC_BATCH) {
+      if (!next || c->settle_until < next) next = c->settle_until;
+      continue;
+    }
     if ((c->kind != FC_SETTLE && c->kind != FC_NUDGE) || c->fwd) continue;
     if (c->web == WEB_WAIT && now >= c->settle_until) {
       c->web = WEB_NUDGING;
@@ -416,12 +427,28 @@ static void t_cancel(void *handle) {
   call_free(c);
 }
 
+/* The transport's batch: while a native app with the watcher drew lately,
+ * until the first event of its next batch (at most FE_SETTLE_MS); else at
+ * once, from the loop. Answered from the events, the reads wait already. */
+static void *t_batch(void *arg, vm_reply_cb cb, void *cb_arg) {
+  fe_t *fe = arg;
+  fe_call_t *c = fe->loop ? call_new(fe, FC_BATCH, cb, cb_arg) : NULL;
+  if (!c) return NULL;
+  uint64_t now = uv_now(fe->loop);
+  int due = !local_ok(fe) && !vm_app_is_web(fe->app) && fe->last_add_ms &&
+            now - fe->last_add_ms < FE_DRAWING_MS;
+  c->adds_at = fe->adds;
+  c->settle_until = now + (due ? FE_SETTLE_MS : 0);
+  uv_timer_start(&fe->settle, on_settle_timer, 0, 0); /* settle_check from the loop */
+  return c;
+}
+
 void fe_closing(fe_t *fe) {
   if (fe) fe->closing = 1;
 }
 
 wp_transport_t fe_transport(fe_t *fe) {
-  wp_transport_t t = {t_call, t_cancel, t_call_vm, fe};
+  wp_transport_t t = {t_call, t_cancel, t_call_vm, fe, t_batch};
   return t;
 }
 

@@ -13,8 +13,9 @@ typedef struct {
   char *iid, *lb; /* the interaction when it arrived; both NULL or both set */
 } fe_frame_t;
 
-/* FC_NUDGE: a web close's read for the watcher, sent after a frame is drawn. */
-typedef enum { FC_FORWARD = 0, FC_LOCAL, FC_PROBE, FC_VM, FC_SYNC, FC_SETTLE, FC_NUDGE } fc_kind_t;
+/* FC_NUDGE: a web close's read for the watcher, sent after a frame is drawn.
+ * FC_BATCH: the transport's batch wait (a native close with the watcher). */
+typedef enum { FC_FORWARD = 0, FC_LOCAL, FC_PROBE, FC_VM, FC_SYNC, FC_SETTLE, FC_NUDGE, FC_BATCH } fc_kind_t;
 
 typedef struct fe_call {
   fe_t *fe;
@@ -24,7 +25,7 @@ typedef struct fe_call {
   vm_reply_cb cb;
   void *arg;
   int ready;
-  uint64_t adds_at, settle_until; /* FC_SETTLE: fe->adds when it began, its deadline */
+  uint64_t adds_at, settle_until; /* FC_SETTLE, FC_BATCH: fe->adds when it began, its deadline */
   enum { WEB_NONE, WEB_WAIT, WEB_NUDGING, WEB_FORWARD } web; /* a web stop's stage */
   struct fe_call *next, *prev;
 } fe_call_t;

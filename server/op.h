@@ -127,6 +127,7 @@ struct op {
   /* read / stop / capture */
   uint64_t from;          /* read: where it starts in its session's stream */
   int from_cursor;        /* ... given by a cursor (else the session's read position) */
+  int after_stop;         /* read: the session's stop had answered when the read began */
   session_t *s;           /* the session this call acts on (a reference) */
   int joined;             /* start: joined a session another call opened */
   diagnose_facts_t facts; /* the empty-read decision */

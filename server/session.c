@@ -101,6 +101,8 @@ store_t *session_store(session_t *s) { return s->store; }
 int64_t session_budget_us(const session_t *s) { return s->budget_us; }
 uint64_t session_read_pos(const session_t *s) { return s->read_pos; }
 void session_set_read_pos(session_t *s, uint64_t pos) { s->read_pos = pos; }
+int session_stop_took(const session_t *s) { return s->stop_took; }
+void session_set_stop_took(session_t *s) { s->stop_took = 1; }
 const wp_status_t *session_end_status(const session_t *s) { return &s->end; }
 const int *session_track(const session_t *s) { return s->track; }
 const char *const *session_warnings(const session_t *s) { return (const char *const *)s->warnings; }

@@ -48,11 +48,13 @@ struct session {
   int frame_events;       /* it began on Flutter.Frame events (no watcher): no blocks */
   store_t *store;         /* set once the session has begun (its first position is known) */
   uint64_t read_pos;
+  int stop_took; /* a stop answered and took its frames: reads in flight then take none */
   uint64_t started_ms, stopped_ms;
   int asked;           /* the begin call in flight covers this session */
   int close_requested; /* a close came while it was opening */
   uint64_t close_gen;  /* closing: the drain generation that ends it */
   uint64_t close_ms;   /* when the close began: it follows `more` for SESSIONS_CLOSE_MORE_MS */
+  int close_batch;     /* 1: waiting for the app's last batch of timings; 2: waited */
   int open_failed;
   wp_status_t open_status; /* why it failed to open */
   wp_status_t end;         /* closed: why the final drain did not get through */
@@ -83,6 +85,8 @@ int64_t session_budget_us(const session_t *s);
 /* Where plain reads continue (a store position). */
 uint64_t session_read_pos(const session_t *s);
 void session_set_read_pos(session_t *s, uint64_t pos);
+int session_stop_took(const session_t *s);
+void session_set_stop_took(session_t *s);
 /* Why the session ended without its final drain (diag NONE when it had it). */
 const wp_status_t *session_end_status(const session_t *s);
 /* The `session` object of the output schema at loop time now (new reference). */

@@ -9,48 +9,11 @@
 #include "drain.h"
 #include "history.h"
 #include "log.h"
+#include "sessions_impl.h"
 #include "switches.h"
-
-typedef enum { COLL_OFF = 0, COLL_ON } coll_t;
-struct sessions {
-  uv_loop_t *loop;
-  wp_transport_t t;
-  int have_t;
-  sessions_reply_cb on_reply;
-  void *reply_arg;
-  unsigned own_ids, *ids; /* the last session id given (ids: shared over apps) */
-
-  session_t *open;    /* opening, active and closing sessions */
-  session_t *current; /* the `start`ed one, in open */
-  history_t history;  /* closed, with their own reference */
-
-  /* Attribution in the app as our own calls left it. */
-  coll_t coll;
-  int coll_dirty; /* a switch call may still run late: compare on the next reply */
-  int watcher_dirty; /* a watcher we left (source switched) may collect: its next reply says */
-  switches_t sw; /* the profile* switches (switches.h) */
-  int settling; /* the last session closed: switching back before its closers are answered */
-  int reconcile_tries; /* status calls made to settle a doubtful switch with no session open */
-  char *interaction_id, *linked_by;
-  appsrc_timeline_t *tl; /* the VM timeline (appsrc_timeline.h); owned */
-
-  /* One control call at a time: start/stop/status/mark (ctl), switches, timeline. */
-  wp_call_t *ctl;
-  int ctl_value;
-
-  drain_t drain; /* one generation at a time, feeding every begun session */
-
-  uv_timer_t timer;
-  waits_t q; /* its idle handle is closed with the timer */
-  int handles_open;
-  int checking, recheck;
-  int freeing;
-};
 
 static void pump(sessions_t *m);
 static void check_waiters(sessions_t *m);
-
-static uint64_t now_ms(sessions_t *m) { return uv_now(m->loop); }
 
 static void on_timer(uv_timer_t *t);
 
@@ -68,81 +31,7 @@ static void timer_ensure(sessions_t *m) {
     uv_timer_start(&m->timer, on_timer, SESSIONS_DRAIN_MS, SESSIONS_DRAIN_MS);
 }
 
-/* ---- sessions ---------------------------------------------------------- */
-
 static char *dup_or_null(const char *s) { return s ? strdup(s) : NULL; }
-
-static session_t *session_open_new(sessions_t *m, const session_options_t *opt) {
-  session_t *s = session_new(++*m->ids, opt, now_ms(m));
-  if (!s) return NULL;
-  s->next = m->open;
-  m->open = s;
-  appsrc_timeline_attach(m->tl, &s->tl);
-  return s;
-}
-
-static void open_unlink(sessions_t *m, session_t *s) {
-  for (session_t **p = &m->open; *p; p = &(*p)->next)
-    if (*p == s) {
-      *p = s->next;
-      break;
-    }
-  s->next = NULL;
-  appsrc_timeline_detach(m->tl, &s->tl);
-  if (m->current == s) m->current = NULL;
-}
-
-static void session_close_now(sessions_t *m, session_t *s, const wp_status_t *st) {
-  s->state = SESSION_CLOSED;
-  s->stopped_ms = now_ms(m);
-  if (st && wp_failed(st)) s->end = *st;
-  open_unlink(m, s);
-  history_push(&m->history, s); /* takes the open list's reference */
-  if (!m->open) {
-    log_debug("sessions: the last open session closed");
-    m->settling = 1;
-    drain_forget_run(&m->drain); /* the next session starts the drain afresh */
-  }
-  log_debug("session %s closed (%llu frames)", s->id,
-            (unsigned long long)(s->store ? store_frames_seen(s->store) : 0));
-}
-
-static void session_fail_open(sessions_t *m, session_t *s, const wp_status_t *st) {
-  s->open_failed = 1;
-  s->open_status = *st;
-  s->state = SESSION_CLOSED;
-  open_unlink(m, s);
-  if (!m->open) drain_forget_run(&m->drain);
-  session_unref(s); /* the open list's reference; waiters keep theirs */
-}
-
-/* The session begins after the reply's lastSeq (session_begin). */
-static void begin(sessions_t *m, session_t *s, const record_reply_t *r) {
-  if (session_begin(s, r, m->sw.on, now_ms(m)) < 0) {
-    wp_status_t st;
-    wp_status_set(&st, DIAG_NONE, RPC_INTERNAL_ERROR, "out of memory");
-    session_fail_open(m, s, &st);
-    return;
-  }
-  drain_begin_run(&m->drain, r);
-}
-
-/* Opening sessions that have begun become active once their switches are
- * on (or could not be set: then they say so). */
-static void promote(sessions_t *m) {
-  int closing = 0;
-  for (session_t *s = m->open, *next; s; s = next) {
-    next = s->next;
-    if (s->state != SESSION_OPENING || !session_activate(s, m->sw.on, m->sw.failed)) continue;
-    if (s->close_requested) {
-      s->state = SESSION_CLOSING;
-      s->close_ms = now_ms(m);
-      s->close_gen = m->drain.gen_started + 1;
-      closing = 1;
-    }
-  }
-  if (closing) drain_start(&m->drain);
-}
 
 /* ---- control calls ----------------------------------------------------- */
 
@@ -161,9 +50,9 @@ static void ctl_reply(void *arg, const wp_status_t *st, const record_reply_t *r)
       next = s->next;
       if (!s->asked) continue;
       if (wp_failed(st))
-        session_fail_open(m, s, st);
+        sessions_fail_open(m, s, st);
       else
-        begin(m, s, r);
+        sessions_begin(m, s, r);
     }
     if (wp_failed(st))
       log_debug("sessions: %s failed: %s", action == WP_START ? "start" : "begin", st->detail);
@@ -179,7 +68,7 @@ static void ctl_reply(void *arg, const wp_status_t *st, const record_reply_t *r)
   }
   if (dirty(m)) timer_ensure(m);
   if (r) sessions_note_reply(m, r); /* after the switch: a pump before would send it again */
-  promote(m);
+  sessions_promote(m);
   pump(m);
   check_waiters(m);
 }
@@ -188,7 +77,7 @@ static void ctl_reply(void *arg, const wp_status_t *st, const record_reply_t *r)
 static void switches_settled(void *arg) {
   sessions_t *m = arg;
   if (dirty(m)) timer_ensure(m);
-  promote(m);
+  sessions_promote(m);
   pump(m);
   check_waiters(m);
 }
@@ -299,6 +188,29 @@ static void drain_on_feed(void *arg, const record_reply_t *r) {
     if (s->store && store_add_reply(s->store, r, NULL) < 0) session_warn(s, "out of memory: frames were dropped");
 }
 
+/* The app's last batch is in (or none was due): the closes that waited
+ * read once more. */
+static void on_batch(void *arg, const vm_result_t *res) {
+  sessions_t *m = arg;
+  (void)res;
+  m->batch = NULL;
+  for (session_t *s = m->open; s; s = s->next)
+    if (s->close_batch == 1) {
+      s->close_batch = 2;
+      s->close_gen = m->drain.gen_started + 1;
+    }
+  drain_start(&m->drain);
+}
+
+/* A close waits once for the app's last batch of timings before its last
+ * read: the frames drawn just before the stop are in it (issue 21 item 5). */
+static int wait_batch(sessions_t *m, session_t *s) {
+  if (s->close_batch || !m->t.batch) return 0;
+  s->close_batch = 1;
+  if (!m->batch && !(m->batch = m->t.batch(m->t.arg, on_batch, m))) s->close_batch = 2;
+  return s->close_batch == 1;
+}
+
 /* A drain generation ended: closing sessions it covers are closed (or read
  * on while the watcher holds more of their frames). */
 static int drain_on_ended(void *arg) {
@@ -307,7 +219,7 @@ static int drain_on_ended(void *arg) {
   int again = 0;
   for (session_t *s = m->open, *next; s; s = next) {
     next = s->next;
-    if (s->state != SESSION_CLOSING || s->close_gen > d->gen_done) continue;
+    if (s->state != SESSION_CLOSING || s->close_gen > d->gen_done || s->close_batch == 1) continue;
     if (d->more_left && !wp_failed(&d->status) && now_ms(m) < s->close_ms + SESSIONS_CLOSE_MORE_MS) {
       /* The watcher holds more of this session's frames: keep reading, for
        * a while (an app that outruns the drain would keep a stop waiting). */
@@ -315,7 +227,8 @@ static int drain_on_ended(void *arg) {
       again = 1;
       continue;
     }
-    session_close_now(m, s, &d->status);
+    if (!wp_failed(&d->status) && wait_batch(m, s)) continue;
+    sessions_close_now(m, s, &d->status);
   }
   return again;
 }
@@ -356,7 +269,7 @@ static void open_after(sessions_t *m, sessions_wait_t *w) {
   if (m->current) {
     w->s = m->current;
     w->joined = 1;
-  } else if ((w->s = session_open_new(m, &w->opt))) {
+  } else if ((w->s = sessions_session_new(m, &w->opt))) {
     m->current = w->s;
   } else {
     wp_status_t st;
@@ -451,9 +364,9 @@ sessions_wait_t *sessions_open(sessions_t *m, const session_options_t *opt, sess
     if (!(w = waits_new(&m->q, m, W_OPEN, s))) return NULL;
     w->joined = 1;
   } else {
-    if (!(s = session_open_new(m, opt))) return NULL;
+    if (!(s = sessions_session_new(m, opt))) return NULL;
     if (!(w = waits_new(&m->q, m, W_OPEN, s))) {
-      open_unlink(m, s);
+      sessions_unlink(m, s);
       session_unref(s);
       return NULL;
     }
@@ -545,9 +458,12 @@ void sessions_app_gone(sessions_t *m) {
 
 void sessions_set_transport(sessions_t *m, const wp_transport_t *t) {
   log_debug("sessions: transport set (%s open)", m->open ? "sessions" : "nothing");
+  void *batch = m->batch;
+  if (batch) m->t.cancel(batch);
   m->t = *t;
   m->have_t = 1;
   drain_set_transport(&m->drain);
+  if (batch) on_batch(m, NULL); /* the closes that waited read on the new transport */
 }
 
 static void handle_closed(uv_handle_t *h) {
@@ -583,11 +499,13 @@ void sessions_free(sessions_t *m) {
   m->ctl = NULL;
   switches_cancel(&m->sw);
   drain_cancel(&m->drain);
+  if (m->batch) m->t.cancel(m->batch);
+  m->batch = NULL;
   while (m->q.waits) waits_cancel(m->q.waits);
   while (m->q.ready) waits_cancel(m->q.ready);
   while (m->open) {
     session_t *s = m->open;
-    open_unlink(m, s);
+    sessions_unlink(m, s);
     session_unref(s);
   }
   appsrc_timeline_free(m->tl); /* cancels its calls; nothing is set back */

@@ -52,12 +52,15 @@ typedef enum {
 /* The transport: vm_app_call_extension's contract (params stolen, cb once
  * from the loop unless cancelled; the handle is the transport's own).
  * call_vm does the same for a VM method (the timeline); NULL when the
- * transport has none. */
+ * transport has none. batch answers (same contract, no result) once the
+ * app's next batch of frame timings is in the watcher, or at once when none
+ * is due; NULL: never waited for. */
 typedef struct {
   void *(*call)(void *arg, const char *method, json_t *params, vm_reply_cb cb, void *cb_arg);
   void (*cancel)(void *handle);
   void *(*call_vm)(void *arg, const char *method, json_t *params, vm_reply_cb cb, void *cb_arg);
   void *arg;
+  void *(*batch)(void *arg, vm_reply_cb cb, void *cb_arg);
 } wp_transport_t;
 
 typedef struct wp_call wp_call_t;

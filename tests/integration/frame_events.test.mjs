@@ -304,16 +304,10 @@ for (const watcher of [false, true]) test(`web${watcher ? ', watcher' : ''}: a s
   assert.equal((await s.stats()).webTimingsHeld, 0, 'nothing left held in the app');
 });
 
-// With the watcher the stop does not wait for that batch yet, and ends up to
-// ~100 ms of frames short (the sim's watcher gets its records in the same
-// hand-over as the events). A wait for the batch before the close's last
-// drain (tried in frame_events.c, then in sessions.c) passes this test, but
-// the model then finds a read in flight when the stop came, re-reading after
-// the close, taking the frames the summary stop left to reads of the closed
-// session (seed 540999595, sequences 31 and 56). Which of the two owns them
-// has to be settled in docs/tool.md first. Until then: todo, reported.
-const WATCHER_TAIL_TODO = 'the watcher stop does not wait for the engine\'s last batch yet (CHANGELOG, Known gaps)';
-for (const watcher of [false, true]) test(`${watcher ? 'watcher' : 'no watcher'}: a stop right after the app stops drawing holds its last frames`, { todo: watcher && WATCHER_TAIL_TODO }, async () => {
+// With the watcher the stop waits for the same batch before its last read
+// (the sim's watcher gets its records in the same hand-over as the events):
+// without that wait it ended up to ~100 ms of frames short.
+for (const watcher of [false, true]) test(`${watcher ? 'watcher' : 'no watcher'}: a stop right after the app stops drawing holds its last frames`, async () => {
   const { s, m } = await setup([...(watcher ? [] : ['--no-watcher']), '--fps', '60']);
   assert.equal((await m.call({ action: 'start' })).isError, false);
   // Stop drawing while some timings are still in the app (not yet handed

@@ -608,14 +608,18 @@ export class Runner {
       if (g.healthy && !(S?.appLost) && !this.unsure) fail(2, `${what} failed on a healthy app: ${a.text.slice(0, 300)}`);
       return;
     }
-    if (!S && g.kind === 'read+stop' && a.args.cursor && a.sc.session?.state === 'stopped') {
+    // A read the stop overtook lists what followed its start and takes none
+    // of it, and says so: the frames are the stop's (docs/tool.md).
+    const overtaken = (a.sc.warnings ?? []).some((w) => /was stopped while this read waited/.test(w));
+    if (overtaken && g.kind !== 'read+stop') fail(5, `${what}: says a stop overtook it, outside a read+stop`);
+    if (overtaken || (!S && g.kind === 'read+stop' && a.args.cursor && a.sc.session?.state === 'stopped')) {
       // Its cursor is a position in the session the stop closed meanwhile:
       // it lists what follows that position (frames the stop may have listed
       // too), contiguous, none past what the session saw. Positional, not a
       // second delivery.
       const seqs = (a.sc.frames ?? []).map((f) => f.seq);
       if (seqs.some((x, i) => i && x !== seqs[i - 1] + 1)) fail(2, `${what}: a cursor read of closed ${a.sc.session.id} listed ${seqs.join(',')}: not contiguous`);
-      this.count('racedCursorReads');
+      this.count(overtaken ? 'overtakenReads' : 'racedCursorReads');
       return;
     }
     this.checkListing(a, what);

@@ -177,7 +177,7 @@ static void setup(void) {
   F.now_us = 1000000;
   F.delay_ms = 1;
   M = sessions_new(&F.loop, on_reply, NULL, NULL);
-  wp_transport_t t = {fake_call, fake_cancel, NULL, NULL};
+  wp_transport_t t = {fake_call, fake_cancel, NULL, NULL, NULL};
   sessions_set_transport(M, &t);
   replies = 0;
 }
