@@ -239,11 +239,11 @@ static void on_idle(uv_idle_t *h) {
 static void settle_check(fe_t *fe) {
   uint64_t now = uv_now(fe->loop), next = 0;
   for (fe_call_t *c = fe->calls; c; c = c->next) {
-    if (c->kind == FC_BATCH && (fe->adds > c->adds_at || now >= c->settle_until)) {
-      deliver(c, &(vm_result_t){DIAG_NONE, 0, "ok", NULL});
-      return settle_check(fe); /* the list changed under us */
-    }
     if (c->kind == FC_BATCH) {
+      if (fe->adds > c->adds_at || now >= c->settle_until) {
+        deliver(c, &(vm_result_t){DIAG_NONE, 0, "ok", NULL});
+        return settle_check(fe); /* the list changed under us */
+      }
       if (!next || c->settle_until < next) next = c->settle_until;
       continue;
     }

@@ -15,7 +15,16 @@ typedef struct {
 
 /* FC_NUDGE: a web close's read for the watcher, sent after a frame is drawn.
  * FC_BATCH: the transport's batch wait (a native close with the watcher). */
-typedef enum { FC_FORWARD = 0, FC_LOCAL, FC_PROBE, FC_VM, FC_SYNC, FC_SETTLE, FC_NUDGE, FC_BATCH } fc_kind_t;
+typedef enum {
+  FC_FORWARD = 0,
+  FC_LOCAL,
+  FC_PROBE,
+  FC_VM,
+  FC_SYNC,
+  FC_SETTLE,
+  FC_NUDGE,
+  FC_BATCH
+} fc_kind_t;
 
 typedef struct fe_call {
   fe_t *fe;

@@ -458,12 +458,9 @@ void sessions_app_gone(sessions_t *m) {
 
 void sessions_set_transport(sessions_t *m, const wp_transport_t *t) {
   log_debug("sessions: transport set (%s open)", m->open ? "sessions" : "nothing");
-  void *batch = m->batch;
-  if (batch) m->t.cancel(batch);
-  m->t = *t;
+  m->t = *t; /* no session is open, so no close waits for a batch (m->batch) */
   m->have_t = 1;
   drain_set_transport(&m->drain);
-  if (batch) on_batch(m, NULL); /* the closes that waited read on the new transport */
 }
 
 static void handle_closed(uv_handle_t *h) {

@@ -28,7 +28,7 @@
 //    (summary.where, each function with its name and code kind) or, in one
 //    warning, why it cannot (issue 20) — unless the answer carries a
 //    diagnosis, which says why.
-import { Pair, call, brief, rng, sleep, until, SLACK, APPS } from './lib.mjs';
+import { Pair, call, brief, rng, sleep, until, envInt, SLACK, APPS } from './lib.mjs';
 import { SecondApp } from './app2.mjs';
 
 export class Violation extends Error {
@@ -834,7 +834,7 @@ export class Runner {
       }, { timeoutMs: 3000 * SLACK, everyMs: 100, what: 'attribution off' });
     } catch {
       fail(8, `no session is open, but the app still has collecting=${st?.collecting} tracking=${JSON.stringify(st?.tracking)} recordedStreams=${JSON.stringify(st?.recordedStreams)}${streams ? ` (want ${streams})` : ''}` +
-        `\nthe server's log (tail):\n${(this.pair.mcp?.stderr ?? '').slice(-Number(process.env.MODEL_LOG_TAIL ?? 1500))}`);
+        `\nthe server's log (tail):\n${(this.pair.mcp?.stderr ?? '').slice(-envInt('MODEL_LOG_TAIL', 1500))}`);
     }
     if (inSession) this.count('streamsSetBackAroundAnother');
     // The next sequence begins where a fresh sim does.
