@@ -300,9 +300,9 @@ static void outside_fetch(op_t *op) {
 
 void action_read(op_t *op) {
   session_t *s = NULL;
+  char name[CURSOR_RUN_ID_MAX + 1] = "";
+  int64_t n = 0;
   if (op->a.cursor) {
-    char name[CURSOR_RUN_ID_MAX + 1];
-    int64_t n = 0;
     cursor_kind_t kind;
     cursor_decode_kind(op->a.cursor, &kind, name, sizeof name, &n, NULL, 0); /* checked */
     if (kind == CURSOR_SESSION) {
@@ -336,7 +336,14 @@ void action_read(op_t *op) {
     session_drain(op);
     return;
   }
-  op->since = op->app->read_run[0] ? op->app->read_seq : 0;
-  snprintf(op->since_run, sizeof op->since_run, "%s", op->app->read_run);
+  if (op->a.cursor) {
+    /* From the cursor's place: one call when its run is still the app's
+     * (outside_reply fetches again from the right place after a restart). */
+    op->since = n;
+    snprintf(op->since_run, sizeof op->since_run, "%s", name);
+  } else {
+    op->since = op->app->read_run[0] ? op->app->read_seq : 0;
+    snprintf(op->since_run, sizeof op->since_run, "%s", op->app->read_run);
+  }
   outside_fetch(op);
 }

@@ -5,10 +5,12 @@
  * frame. Pure: no loop, no clock. A reply is validated whole before anything
  * is returned; on error the output is left empty (nothing half-applied).
  *
- * Both wire forms are read into the same structs: protocol 1 (blocks as an
- * object of objects) and protocol 2 (a per-reply "blockNames" table, each
+ * Every wire form is read into the same structs: protocol 1 (blocks as an
+ * object of objects), protocol 2 (a per-reply "blockNames" table, each
  * record's blocks a flat array of [nameIndex, micros, selfMicros, count]
- * quadruples; DESIGN 5). Nothing past this module sees which one came. */
+ * quadruples) and protocol 3 (protocol 2 with each record an array in a
+ * fixed order and a per-reply "interactions" table; DESIGN 5). Nothing past
+ * this module sees which one came. */
 #ifndef TELESCOPE_RECORD_H
 #define TELESCOPE_RECORD_H
 
@@ -35,7 +37,7 @@
 #define RECORD_MAX_AMOUNT (INT64_C(1) << 40)
 #define RECORD_MAX_COUNTER (INT64_C(1) << 53)
 
-#define RECORD_PROTOCOL_MAX 2 /* the newest wire form this server reads */
+#define RECORD_PROTOCOL_MAX 3 /* the newest wire form this server reads */
 
 typedef struct {
   char *name; /* owned */
@@ -62,7 +64,7 @@ typedef struct {
   double refresh_rate;              /* Hz; 0 when unknown */
   char *interaction_id, *linked_by; /* current interaction, owned; NULL when none */
   int64_t first_seq, last_seq, pending, dropped_attributions;
-  int protocol;                     /* 1 or 2: the form it came in (parsed the same) */
+  int protocol;                     /* 1-3: the form it came in (parsed the same) */
   const char *build_mode;           /* static "debug"/"profile"/"release"; NULL: not said */
   char *drain_error;                /* owned; NULL: draining works (or not said) */
   int timings_missing;              /* frames drawn but no FrameTiming came (0: not said) */

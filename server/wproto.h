@@ -17,7 +17,7 @@
 #include "vm_isolate.h"
 
 #define WP_READ_LIMIT 500 /* records asked for per read */
-#define WP_PROTOCOL "2"   /* offered; a protocol-1 watcher ignores the param */
+#define WP_PROTOCOL "3"   /* offered; an older watcher answers the newest it knows */
 
 /* The outcome of a call. Success: diag NONE and rpc_code 0. Otherwise diag
  * says why (a JSON-RPC error from the watcher is WATCHER_ERROR with its

@@ -47,7 +47,9 @@ export async function overhead({ mcp, sim, rounds, calls = 50 }) {
   await s.cmd('scenario idle');
   // Until the last drawn frame's timing is in (the count stops moving).
   for (let prev = -1, now; (now = (await s.stats()).recordsWritten) !== prev; prev = now) await sleep(100);
-  const raw1 = await vm.frames({ action: 'read', since, limit: 500 });
+  // The raw reads ask for the wire form telescope-mcp asks for (protocol 3),
+  // so both move and parse the same bytes.
+  const raw1 = await vm.frames({ action: 'read', since, limit: 500, protocol: '3' });
   const n = raw1.msg.result.records.length;
   const viaMcp = await tool(peer, { action: 'read', cursor });
   if (viaMcp.res.structuredContent.summary?.frames !== n)
@@ -58,7 +60,7 @@ export async function overhead({ mcp, sim, rounds, calls = 50 }) {
     'read via telescope-mcp': async () => { const t = process.hrtime.bigint(); const { r } = await tool(peer, { action: 'read', cursor }); return us(t, r.at); },
     'read, raw WebSocket': async () => {
       const t = process.hrtime.bigint();
-      const r = await vm.frames({ action: 'read', since, limit: 500 });
+      const r = await vm.frames({ action: 'read', since, limit: 500, protocol: '3' });
       if (r.msg.result?.records?.length !== n) throw new Error('raw read failed');
       return us(t, r.at);
     },

@@ -35,8 +35,11 @@ static void check_accepted(const record_reply_t *r) {
   FUZZ_ASSERT((r->interaction_id == NULL) == (r->linked_by == NULL));
   FUZZ_ASSERT(r->nrecords <= RECORD_MAX_RECORDS);
   FUZZ_ASSERT(r->has_records || r->nrecords == 0);
-  /* Both wire forms end in the same structs; the diagnostics are bounded. */
-  FUZZ_ASSERT(r->protocol == 1 || r->protocol == 2);
+  /* Every wire form ends in the same structs; the diagnostics are bounded. */
+  FUZZ_ASSERT(r->protocol >= 1 && r->protocol <= RECORD_PROTOCOL_MAX);
+  /* Protocol 3 carries every field: the cache counts are never "absent". */
+  for (size_t i = 0; r->protocol == 3 && i < r->nrecords; i++)
+    FUZZ_ASSERT(r->records[i].layer_cache_count >= 0 && r->records[i].picture_cache_count >= 0);
   FUZZ_ASSERT(!r->build_mode || !strcmp(r->build_mode, "debug") ||
               !strcmp(r->build_mode, "profile") || !strcmp(r->build_mode, "release"));
   FUZZ_ASSERT(!r->drain_error || (r->drain_error[0] &&

@@ -250,6 +250,38 @@ for name in ["read_reply", "frames_detail", "session_gap_restart", "jank_mix", "
     with open(os.path.join(HERE, "corpus", "record", name), encoding="utf-8") as f:
         write("record", name + "_v2", dumps(to_v2(json.load(f))))
 
+# ---- record: the same replies in protocol 3 ----------------------------------
+# From the protocol-2 seeds: each record an array in a fixed order, its
+# interaction an index into the reply's interactions table.
+V3_FIELDS = ["seq", "frameNumber", "atUs", "vsyncStartUs", "buildUs", "rasterUs",
+             "vsyncOverheadUs", "totalSpanUs", "layerCacheCount", "pictureCacheCount"]
+
+
+def to_v3(r):
+    if isinstance(r, list):
+        return [to_v3(x) for x in r]
+    r = dict(r, protocol=3)
+    if "records" not in r:
+        return r
+    pairs = []
+    out = []
+    for rec in r["records"]:
+        a = [rec.get(k, 0) for k in V3_FIELDS] + [rec.get("blocks", [])]
+        if "interactionId" in rec:
+            pair = [rec["interactionId"], rec.get("linkedBy")]
+            if pair not in pairs:
+                pairs.append(pair)
+            a.append(pairs.index(pair))
+        out.append(a)
+    r["records"] = out
+    r["interactions"] = pairs
+    return r
+
+
+for name in ["read_reply", "frames_detail", "session_gap_restart", "jank_mix", "bad_blocks"]:
+    with open(os.path.join(HERE, "corpus", "record", name + "_v2"), encoding="utf-8") as f:
+        write("record", name + "_v3", dumps(to_v3(json.load(f))))
+
 # ---- vmtl: getVMTimeline replies -----------------------------------------------
 # Shaped like the VM's (dart-lang/sdk runtime/vm/timeline.cc): thread_name
 # metadata "<name> (<tid>)" first, then events block by block per thread,

@@ -273,6 +273,21 @@ test('cursors carry the run: a cursor from before a restart is answered sensibly
   assert.match(bad.text, /cursor/);
 });
 
+test('a read from an earlier cursor makes one call to the app and starts at that cursor', async () => {
+  const { s, m } = await setup();
+  const r1 = await m.call({ action: 'read', waitMs: 500 });
+  assert.ok(r1.sc.nextCursor);
+  const r2 = await m.call({ action: 'read', waitMs: 500 }); // moves the app's read position on
+  assert.equal(r2.isError, false, r2.text);
+  const seq = Number(Buffer.from(r1.sc.nextCursor, 'base64url').toString().split(':')[2]);
+  const before = (await s.stats()).methods['ext.telescope.frames'];
+  const r3 = await m.call({ action: 'read', cursor: r1.sc.nextCursor, detail: 'frames', limit: 100 });
+  const calls = (await s.stats()).methods['ext.telescope.frames'] - before;
+  assert.equal(r3.isError, false, r3.text);
+  assert.equal(r3.sc.frames[0]?.seq, seq + 1, 'from the frame after the cursor');
+  assert.equal(calls, 1, 'one ext.telescope.frames call');
+});
+
 test('token economy: the largest listing stays under 64 KB, a summary under 4 KB', async () => {
   const { s, m } = await setup(['--fps', '500']);
   await m.call({ action: 'start', trackWidgets: true, trackLayouts: true, trackPaints: true });

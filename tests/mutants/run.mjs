@@ -71,6 +71,7 @@ const COVER = {
   'server/vm_wire.c': plus(unit('vm_client_pure', 'vm_loop'), '^vm\\.sim$|^integration\\.(connect|dds_dwds)$',
     [...APP, 'test_vm_sim']),
   'server/record.c': unit('record', 'watcher_vectors'),
+  'server/record_reply.c': unit('record', 'watcher_vectors'),
   'server/cursor.c': unit('cursor'),
   'server/store.c': unit('store'),
   'server/summary.c': unit('summary', 'findings', 'answer_text'),

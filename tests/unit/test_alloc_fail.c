@@ -166,9 +166,21 @@ static const char *reply_text =
     "\"buildUs\":800,\"rasterUs\":700,\"vsyncOverheadUs\":5,\"totalSpanUs\":1600,\"blocks\":{},"
     "\"interactionId\":\"tap\",\"linkedBy\":\"agent\"}]}";
 
-static json_t *reply_json;
+/* reply_text in protocol 3 (records as arrays, both tables). */
+static const char *reply_text_v3 =
+    "{\"protocol\":3,\"watcherVersion\":\"0.1.0\",\"runId\":\"r-abc\",\"livenessCounter\":18342,"
+    "\"nowUs\":81234999,\"collecting\":true,\"lifecycle\":\"resumed\",\"framesEnabled\":true,"
+    "\"refreshRate\":60.0,\"interaction\":{\"interactionId\":\"scroll-feed\",\"linkedBy\":"
+    "\"agent\"},\"firstSeq\":1000,\"lastSeq\":1044,\"pending\":0,\"droppedAttributions\":2,"
+    "\"more\":false,\"blockNames\":[\"BUILD\",\"ProductCard\",\"LAYOUT\"],"
+    "\"interactions\":[[\"scroll-feed\",\"agent\"],[\"tap\",\"agent\"]],\"records\":["
+    "[1042,5521,81234567,81226100,4200,3100,120,8000,3,1,[0,3000,1200,1,1,1800,1800,6],0],"
+    "[1043,5522,81250000,81242800,19000,2000,0,22000,0,0,[2,9000,9000,2]],"
+    "[1044,5523,81270000,81259000,800,700,5,1600,0,0,[],1]]}";
+
+static json_t *reply_json, *reply_json_v3;
 static json_t *ref_summary, *ref_frames;
-static record_reply_t ref_reply_parsed;
+static record_reply_t ref_reply_parsed, ref_reply_v3;
 
 /* Parses, stores and summarises; outputs the summary and the listing (new
  * references) or returns an error. */
@@ -236,9 +248,38 @@ static int scenario_record_parse(void) {
   return RESULT_OK;
 }
 
+/* The same in protocol 3: its parse under failures equals the reference. */
+static int scenario_record_parse_v3(void) {
+  record_reply_t r;
+  char err[RECORD_ERR_LEN] = "";
+  chaos_on();
+  int rc = record_reply_parse(&r, reply_json_v3, err, sizeof err);
+  chaos_off();
+  if (rc != 0) {
+    ck_assert_msg(strstr(err, "out of memory") != NULL, "record v3: unexpected error %s", err);
+    ck_assert_ptr_null(r.records);
+    return RESULT_CLEAN_ERROR;
+  }
+  ck_assert_uint_eq(r.nrecords, ref_reply_v3.nrecords);
+  for (size_t i = 0; i < r.nrecords; i++) {
+    json_t *a = record_frame_to_json(&r.records[i], 1);
+    json_t *b = record_frame_to_json(&ref_reply_v3.records[i], 1);
+    ck_assert(json_equal(a, b));
+    json_decref(a);
+    json_decref(b);
+  }
+  record_reply_close(&r);
+  return RESULT_OK;
+}
+
 static void record_setup(void) {
   reply_json = json_loads(reply_text, 0, NULL);
   ck_assert_ptr_nonnull(reply_json);
+  reply_json_v3 = json_loads(reply_text_v3, 0, NULL);
+  ck_assert_ptr_nonnull(reply_json_v3);
+  char err[RECORD_ERR_LEN] = "";
+  ck_assert_msg(record_reply_parse(&ref_reply_v3, reply_json_v3, err, sizeof err) == 0, "%s", err);
+  ck_assert_str_eq(ref_reply_v3.records[2].interaction_id, "tap");
   fail_at = 0;
   ck_assert_int_eq(pipeline(&ref_summary, &ref_frames, NULL), RESULT_OK);
   ck_assert_int_eq(pipeline(NULL, NULL, &ref_reply_parsed), RESULT_OK);
@@ -246,6 +287,8 @@ static void record_setup(void) {
 
 static void record_teardown(void) {
   json_decref(reply_json);
+  json_decref(reply_json_v3);
+  record_reply_close(&ref_reply_v3);
   json_decref(ref_summary);
   json_decref(ref_frames);
   record_reply_close(&ref_reply_parsed);
@@ -253,6 +296,11 @@ static void record_teardown(void) {
 
 START_TEST(record_parse_sweep) {
   sweep("record_reply_parse", scenario_record_parse, 1);
+}
+END_TEST
+
+START_TEST(record_parse_v3_sweep) {
+  sweep("record_reply_parse v3", scenario_record_parse_v3, 1);
 }
 END_TEST
 
@@ -568,13 +616,17 @@ static int scenario_watcher(void) {
   free(detail);
   detail = NULL;
   json_decref(params);
-  /* The same read in protocol 2 (block-name table, quadruples). */
-  params = json_pack("{s:s,s:s,s:s}", "action", "read", "since", "0", "protocol", "2");
-  reply = wm_handle(wm, params, 5001, &detail);
-  if (!reply) result = RESULT_CLEAN_ERROR;
-  json_decref(reply);
-  free(detail);
-  json_decref(params);
+  /* The same read in protocol 2 (block-name table, quadruples) and 3
+   * (records as arrays, an interactions table). */
+  for (int p = 2; p <= 3; p++) {
+    params = json_pack("{s:s,s:s,s:s}", "action", "read", "since", "0", "protocol", p == 2 ? "2" : "3");
+    reply = wm_handle(wm, params, 5000 + p, &detail);
+    if (!reply) result = RESULT_CLEAN_ERROR;
+    json_decref(reply);
+    free(detail);
+    detail = NULL;
+    json_decref(params);
+  }
   wm_drain_failed(wm, "Invalid sequence of `startSync` and `finishSync`.");
   wm_restart(wm, "run-2");
   wm_free(wm);
@@ -592,6 +644,7 @@ static Suite *suite(void) {
   TCase *tc = tcase_create("record");
   tcase_add_checked_fixture(tc, record_setup, record_teardown);
   tcase_add_test(tc, record_parse_sweep);
+  tcase_add_test(tc, record_parse_v3_sweep);
   tcase_add_test(tc, record_store_summary_sweep);
   tcase_set_timeout(tc, 120);
   suite_add_tcase(s, tc);

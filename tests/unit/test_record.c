@@ -108,7 +108,7 @@ typedef struct {
 static const bad_case_t bad_cases[] = {
     {-1, "runId", NULL, "reply.runId: missing"},
     {-1, "runId", "\"\"", "reply.runId: must be a non-empty string"},
-    {-1, "protocol", "3", "reply.protocol: unsupported (this server speaks protocols 1-2)"},
+    {-1, "protocol", "4", "reply.protocol: unsupported (this server speaks protocols 1-3)"},
     {-1, "protocol", "0", "reply.protocol: unsupported"},
     {-1, "protocol", "\"2\"", "reply.protocol: unsupported"},
     /* Bounds that keep the server's arithmetic in int64 (issue 11 item 9). */
@@ -296,11 +296,31 @@ static const char *base_reply_v2 =
     "{\"seq\":1043,\"frameNumber\":5522,\"atUs\":81250000,\"vsyncStartUs\":81242800,"
     "\"buildUs\":100,\"rasterUs\":200,\"vsyncOverheadUs\":0,\"totalSpanUs\":400,\"blocks\":[]}]}";
 
-static json_t *load_v2(void) {
+static json_t *load_text(const char *text) {
   json_error_t e;
-  json_t *j = json_loads(base_reply_v2, 0, &e);
-  ck_assert_msg(j != NULL, "base v2: %s", e.text);
+  json_t *j = json_loads(text, 0, &e);
+  ck_assert_msg(j != NULL, "base: %s", e.text);
   return j;
+}
+
+static json_t *load_v2(void) {
+  return load_text(base_reply_v2);
+}
+
+/* a and b hold the same records, field for field and in block order. */
+static void assert_same_records(const record_reply_t *a, const record_reply_t *b) {
+  ck_assert_uint_eq(a->nrecords, b->nrecords);
+  for (size_t i = 0; i < a->nrecords; i++) {
+    json_t *ja = record_frame_to_json(&a->records[i], 1);
+    json_t *jb = record_frame_to_json(&b->records[i], 1);
+    char *as = json_dumps(ja, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    char *bs = json_dumps(jb, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    ck_assert_str_eq(as, bs);
+    free(as);
+    free(bs);
+    json_decref(ja);
+    json_decref(jb);
+  }
 }
 
 /* The same reply in both forms gives the same record_reply_t, so nothing
@@ -312,20 +332,9 @@ START_TEST(protocol_2_same_as_1) {
   ck_assert_int_eq(record_reply_parse(&r1, j1, err, sizeof err), 0);
   ck_assert_msg(record_reply_parse(&r2, j2, err, sizeof err) == 0, "%s", err);
   ck_assert_int_eq(r2.protocol, 2);
-  ck_assert_uint_eq(r1.nrecords, r2.nrecords);
   ck_assert_str_eq(r1.run_id, r2.run_id);
   ck_assert_int_eq(r1.last_seq, r2.last_seq);
-  for (size_t i = 0; i < r1.nrecords; i++) {
-    json_t *a = record_frame_to_json(&r1.records[i], 1);
-    json_t *b = record_frame_to_json(&r2.records[i], 1);
-    char *as = json_dumps(a, JSON_COMPACT | JSON_PRESERVE_ORDER);
-    char *bs = json_dumps(b, JSON_COMPACT | JSON_PRESERVE_ORDER);
-    ck_assert_str_eq(as, bs); /* block order too */
-    free(as);
-    free(bs);
-    json_decref(a);
-    json_decref(b);
-  }
+  assert_same_records(&r1, &r2);
   ck_assert_str_eq(r2.records[0].blocks[0].name, "BUILD");
   ck_assert_int_eq(r2.records[0].blocks[1].count, 6);
   record_reply_close(&r1);
@@ -400,6 +409,99 @@ START_TEST(protocol_2_names_shared_by_records) {
   json_object_set_new(rec, "blocks", blocks);
   json_object_set_new(json_array_get(json_object_get(j, "records"), 0), "blocks", json_array());
   expect_refused(j, "records[1].blocks: more than 256 blocks (257)");
+  json_decref(j);
+}
+END_TEST
+
+/* base_reply_v2 in protocol 3: records as arrays, interactions as a table.
+ * The table holds a pair no record uses, before the one record 0 uses. */
+static const char *base_reply_v3 =
+    "{\"protocol\":3,\"watcherVersion\":\"0.1.0\",\"runId\":\"r-abc\",\"livenessCounter\":18342,"
+    "\"nowUs\":81234999,\"collecting\":true,\"lifecycle\":\"resumed\",\"framesEnabled\":true,"
+    "\"refreshRate\":60.0,\"interaction\":{\"interactionId\":\"scroll-feed\",\"linkedBy\":"
+    "\"agent\"},"
+    "\"firstSeq\":1000,\"lastSeq\":1043,\"pending\":0,\"droppedAttributions\":2,\"more\":false,"
+    "\"blockNames\":[\"LAYOUT\",\"ProductCard\",\"BUILD\"],"
+    "\"interactions\":[[\"tap\",\"user\"],[\"scroll-feed\",\"agent\"]],"
+    "\"records\":["
+    "[1042,5521,81234567,81226100,4200,3100,120,8000,3,1,[2,3000,1200,1,1,1800,1800,6],1],"
+    "[1043,5522,81250000,81242800,100,200,0,400,0,0,[]]]}";
+
+static json_t *load_v3(void) {
+  return load_text(base_reply_v3);
+}
+
+/* The same reply in protocols 2 and 3 gives the same record_reply_t (in
+ * protocol 3 every field is there: the cache counts too). */
+START_TEST(protocol_3_same_as_2) {
+  json_t *j2 = load_v2(), *j3 = load_v3();
+  json_t *last = json_array_get(json_object_get(j2, "records"), 1);
+  json_object_set_new(last, "layerCacheCount", json_integer(0));
+  json_object_set_new(last, "pictureCacheCount", json_integer(0));
+  record_reply_t r2, r3;
+  char err[RECORD_ERR_LEN] = "";
+  ck_assert_msg(record_reply_parse(&r2, j2, err, sizeof err) == 0, "%s", err);
+  ck_assert_msg(record_reply_parse(&r3, j3, err, sizeof err) == 0, "%s", err);
+  ck_assert_int_eq(r3.protocol, 3);
+  assert_same_records(&r2, &r3);
+  ck_assert_str_eq(r3.records[0].interaction_id, "scroll-feed");
+  ck_assert_ptr_null(r3.records[1].interaction_id);
+  ck_assert_int_eq(r3.records[1].layer_cache_count, 0);
+  record_reply_close(&r2);
+  record_reply_close(&r3);
+  /* A status reply needs neither table. */
+  json_object_del(j3, "records");
+  json_object_del(j3, "interactions");
+  json_object_del(j3, "blockNames");
+  ck_assert_int_eq(record_reply_parse(&r3, j3, err, sizeof err), 0);
+  record_reply_close(&r3);
+  json_decref(j2);
+  json_decref(j3);
+}
+END_TEST
+
+/* Protocol-3 shapes that must be refused (as bad_cases_v2; a record is
+ * replaced whole, key NULL). */
+static const bad_case_t bad_cases_v3[] = {
+    {-1, "interactions", "{}", "reply.interactions: must be an array"},
+    {-1, "interactions", "[[\"a\"]]", "reply.interactions[0]: must be [interactionId, linkedBy]"},
+    {-1, "interactions", "[[\"a\",\"b\"],[\"\",\"b\"]]",
+     "reply.interactions[1].interactionId: must not be empty"},
+    {-1, "interactions", "[[\"a\",7]]", "reply.interactions[0].linkedBy: must be a string"},
+    {-1, "interactions", NULL, "records[0][11]: must index interactions (0 pairs)"},
+    {0, NULL, "{\"seq\":1042}", "records[0]: must be an array of 11 or 12 values"},
+    {0, NULL, "[1042,5521,81234567,81226100,4200,3100,120,8000,3,1]",
+     "records[0]: must be an array of 11 or 12 values"},
+    {0, NULL, "[1042,5521,81234567,81226100,4200,3100,120,8000,3,1,[],1,0]",
+     "records[0]: must be an array of 11 or 12 values"},
+    {0, NULL, "[1042,5521,81234567,81226100,4200,3100,120,8000,3,1,[],2]",
+     "records[0][11]: must index interactions (2 pairs)"},
+    {0, NULL, "[1042,5521,81234567,81226100,4200,3100,120,8000,3,1,[],-1]",
+     "records[0][11]: must index interactions"},
+    {0, NULL, "[1042,5521,81234567,81226100,4200,3100,120,8000,3,1,[],\"1\"]",
+     "records[0][11]: must index interactions"},
+    {0, NULL, "[0,5521,81234567,81226100,4200,3100,120,8000,3,1,[]]",
+     "records[0].seq: must be >= 1, got 0"},
+    {0, NULL, "[1042,5521,81234567,81226100,4200,3100,-1,8000,3,1,[]]",
+     "records[0].vsyncOverheadUs: must be >= 0"},
+    {0, NULL, "[1042,5521,81234567,null,4200,3100,120,8000,3,1,[]]",
+     "records[0].vsyncStartUs: must be an integer"},
+    {0, NULL, "[1042,5521,81234567,81226100,4200,3100,120,8000,null,1,[]]",
+     "records[0].layerCacheCount: must be an integer"},
+    {0, NULL, "[1042,5521,81234567,81226100,4200,3100,120,8000,3,1.5,[]]",
+     "records[0].pictureCacheCount: must be an integer"},
+    {0, NULL, "[1042,5521,81234567,81226100,4200,3100,120,8000,3,1,{}]",
+     "records[0].blocks: must be an array"},
+    {0, NULL, "[1042,5521,81234567,81226100,4200,3100,120,8000,3,1,[3,1,1,1]]",
+     "records[0].blocks[0]: name index 3 outside blockNames (3 names)"},
+    {1, NULL, "[1042,5522,81250000,81242800,100,200,0,400,0,0,[]]",
+     "records[1].seq: 1042 does not increase"},
+};
+
+START_TEST(protocol_3_malformed_named) {
+  json_t *j = load_v3();
+  apply(j, &bad_cases_v3[_i]);
+  expect_refused(j, bad_cases_v3[_i].want);
   json_decref(j);
 }
 END_TEST
@@ -512,6 +614,9 @@ int main(void) {
   tcase_add_loop_test(tc, protocol_2_malformed_named, 0,
                       (int)(sizeof bad_cases_v2 / sizeof bad_cases_v2[0]));
   tcase_add_test(tc, protocol_2_names_shared_by_records);
+  tcase_add_test(tc, protocol_3_same_as_2);
+  tcase_add_loop_test(tc, protocol_3_malformed_named, 0,
+                      (int)(sizeof bad_cases_v3 / sizeof bad_cases_v3[0]));
   tcase_add_test(tc, length_limits);
   tcase_add_test(tc, count_limits);
   tcase_add_test(tc, frame_parse_alone);

@@ -13,7 +13,7 @@
 #include "record.h"
 
 #define VECTOR_DIR TELESCOPE_SOURCE_DIR "/tests/vectors/watcher"
-#define MIN_VECTORS 22
+#define MIN_VECTORS 23
 #define MAX_VECTORS 256
 
 static char *vector_paths[MAX_VECTORS];
@@ -208,9 +208,45 @@ static json_t *records_from_v2(json_t *reply) {
   return out;
 }
 
+/* The protocol-3 record fields before blocks, in wire order. */
+static const char *const v3_fields[] = {"seq",      "frameNumber",     "atUs",
+                                        "vsyncStartUs", "buildUs",     "rasterUs",
+                                        "vsyncOverheadUs", "totalSpanUs", "layerCacheCount",
+                                        "pictureCacheCount", NULL};
+
+/* A protocol-3 reply's records back in the protocol-2 form (in place),
+ * checking the form on the way: arrays of 11 or 12, the 12th an index into
+ * the interactions table of [interactionId, linkedBy] pairs. */
+static void records_v3_to_v2(json_t *reply) {
+  json_t *pairs = json_object_get(reply, "interactions");
+  ck_assert_msg(json_integer_value(json_object_get(reply, "protocol")) == 3,
+                "asked for protocol 3, got another");
+  ck_assert_msg(json_is_array(pairs), "protocol 3 read without interactions");
+  json_t *out = json_array();
+  size_t i;
+  json_t *r;
+  json_array_foreach(json_object_get(reply, "records"), i, r) {
+    size_t n = json_array_size(r);
+    ck_assert_msg(json_is_array(r) && (n == 11 || n == 12),
+                  "protocol 3 record %zu must be an array of 11 or 12", i);
+    json_t *o = json_object();
+    for (size_t k = 0; v3_fields[k]; k++) json_object_set(o, v3_fields[k], json_array_get(r, k));
+    json_object_set(o, "blocks", json_array_get(r, 10));
+    if (n == 12) {
+      json_t *pair = json_array_get(pairs, (size_t)json_integer_value(json_array_get(r, 11)));
+      ck_assert_msg(json_is_array(pair) && json_array_size(pair) == 2,
+                    "protocol 3 record %zu: interaction index outside the table", i);
+      json_object_set(o, "interactionId", json_array_get(pair, 0));
+      json_object_set(o, "linkedBy", json_array_get(pair, 1));
+    }
+    json_array_append_new(out, o);
+  }
+  json_object_set_new(reply, "records", out);
+}
+
 /* All records the ring holds, paged through the extension as the server
- * would read them, in wire form protocol (1 or 2; 2 is turned back into 1
- * so both compare with the same expectedRecords). */
+ * would read them, in wire form protocol (1, 2 or 3; 2 and 3 are turned
+ * back into 1 so all compare with the same expectedRecords). */
 static json_t *records_all(wm_t *wm, int protocol) {
   json_t *all = json_array();
   uint64_t since = 0;
@@ -218,12 +254,16 @@ static json_t *records_all(wm_t *wm, int protocol) {
     char since_s[32];
     snprintf(since_s, sizeof since_s, "%llu", (unsigned long long)since);
     json_t *params = json_pack("{s:s,s:s}", "action", "read", "since", since_s);
-    if (protocol == 2) json_object_set_new(params, "protocol", json_string("2"));
+    if (protocol >= 2) json_object_set_new(params, "protocol", json_string(protocol == 2 ? "2" : "3"));
     char *detail = NULL;
     json_t *reply = wm_handle(wm, params, 0, &detail);
     json_decref(params);
     ck_assert_msg(reply != NULL, "read failed: %s", detail ? detail : "");
-    if (protocol == 2) json_object_set_new(reply, "records", records_from_v2(reply));
+    if (protocol == 3) {
+      records_v3_to_v2(reply);
+      json_object_set_new(reply, "protocol", json_integer(2));
+    }
+    if (protocol >= 2) json_object_set_new(reply, "records", records_from_v2(reply));
     json_t *recs = json_object_get(reply, "records");
     size_t k;
     json_t *r;
@@ -240,12 +280,13 @@ static json_t *records_all(wm_t *wm, int protocol) {
 }
 
 /* The server's side of the wire: a read of the model, in each protocol,
- * passes record_reply_parse, and both forms give the same records. */
+ * passes record_reply_parse, and every form gives the same records. */
 static void replies_agree(wm_t *wm, const char *name) {
-  record_reply_t r[2];
-  for (int p = 0; p < 2; p++) {
+  record_reply_t r[3];
+  static const char *const asked[3] = {"1", "2", "3"};
+  for (int p = 0; p < 3; p++) {
     json_t *params =
-        json_pack("{s:s,s:s,s:s}", "action", "read", "since", "0", "protocol", p ? "2" : "1");
+        json_pack("{s:s,s:s,s:s}", "action", "read", "since", "0", "protocol", asked[p]);
     char *detail = NULL, err[RECORD_ERR_LEN] = "";
     json_t *reply = wm_handle(wm, params, 0, &detail);
     json_decref(params);
@@ -255,20 +296,21 @@ static void replies_agree(wm_t *wm, const char *name) {
     ck_assert_int_eq(r[p].protocol, p + 1);
     json_decref(reply);
   }
-  ck_assert_uint_eq(r[0].nrecords, r[1].nrecords);
-  for (size_t i = 0; i < r[0].nrecords; i++) {
-    json_t *a = record_frame_to_json(&r[0].records[i], 1);
-    json_t *b = record_frame_to_json(&r[1].records[i], 1);
-    char *as = json_dumps(a, JSON_COMPACT), *bs = json_dumps(b, JSON_COMPACT);
-    ck_assert_msg(!strcmp(as, bs), "%s: record %zu differs between protocols:\n  %s\n  %s", name,
-                  i, as, bs);
-    free(as);
-    free(bs);
-    json_decref(a);
-    json_decref(b);
+  for (int p = 1; p < 3; p++) {
+    ck_assert_uint_eq(r[0].nrecords, r[p].nrecords);
+    for (size_t i = 0; i < r[0].nrecords; i++) {
+      json_t *a = record_frame_to_json(&r[0].records[i], 1);
+      json_t *b = record_frame_to_json(&r[p].records[i], 1);
+      char *as = json_dumps(a, JSON_COMPACT), *bs = json_dumps(b, JSON_COMPACT);
+      ck_assert_msg(!strcmp(as, bs), "%s: record %zu differs between protocols 1 and %d:\n  %s\n  %s",
+                    name, i, p + 1, as, bs);
+      free(as);
+      free(bs);
+      json_decref(a);
+      json_decref(b);
+    }
   }
-  record_reply_close(&r[0]);
-  record_reply_close(&r[1]);
+  for (int p = 0; p < 3; p++) record_reply_close(&r[p]);
 }
 
 /* Runs the vector in file with blocks attributed in the frame (in_frame,
@@ -345,12 +387,13 @@ static void vector_run(const char *file, int in_frame) {
   json_t *want = json_object_get(v, "expectedRecords");
   ck_assert_msg(json_is_array(want), "%s: expectedRecords missing", name);
   replies_agree(wm, name);
-  for (int protocol = 1; protocol <= 2; protocol++) {
+  static const char *const form[] = {"", "expectedRecords", "expectedRecords (protocol 2)",
+                                      "expectedRecords (protocol 3)"};
+  for (int protocol = 1; protocol <= 3; protocol++) {
     json_t *got = records_all(wm, protocol);
     path[0] = '\0';
     if (!json_same(want, got, path, sizeof path))
-      fail_diff(name, i, protocol == 1 ? "expectedRecords" : "expectedRecords (protocol 2)", want,
-                got, path);
+      fail_diff(name, i, form[protocol], want, got, path);
     json_decref(got);
   }
   wm_free(wm);
@@ -537,12 +580,14 @@ START_TEST(drain_error_bounded) {
 }
 END_TEST
 
-/* The observer effect of a read (issue 12 item 14): a typical reply of
- * 100 records with 20 blocks each, encoded in protocol 1 and in protocol 2.
- * Prints both sizes (the figure in BENCHMARKS.md) and holds protocol 2 to
- * under 40 % of protocol 1. Names and numbers are shaped like a real frame:
- * framework phases and widget names, four-to-five-digit µs. */
-START_TEST(protocol_2_reply_size) {
+/* The observer effect of a read (issue 12 item 14, issue 23 item 5): a
+ * typical reply of 100 records with 20 blocks each, in an interaction,
+ * encoded in protocols 1, 2 and 3. Prints the sizes and the fastest build
+ * and encode (the figures in BENCHMARKS.md), holds protocol 2 to under 40 %
+ * of protocol 1 and protocol 3 to at most 400 bytes a record. Names and
+ * numbers are shaped like a real frame: framework phases and widget names,
+ * four-to-five-digit µs. */
+START_TEST(reply_size_by_protocol) {
   static const char *const names[20] = {
       "BUILD",          "LAYOUT",         "LAYOUT (root)", "PAINT",          "COMPOSITING",
       "FINALIZE TREE",  "POST_FRAME",     "ProductCard",   "ListView",       "SliverList",
@@ -564,12 +609,13 @@ START_TEST(protocol_2_reply_size) {
     wm_timing_t t = {f, at - 900, at, at + 14000, at + 14100, at + 22000, 3, 1};
     wm_timings(wm, &t, 1);
   }
-  size_t size[3] = {0, 0, 0};
-  double us[3] = {0, 0, 0};
+  size_t size[4] = {0, 0, 0, 0};
+  double us[4] = {0, 0, 0, 0};
+  static const char *const asked[4] = {"", "1", "2", "3"};
   enum { ROUNDS = 20 };
-  for (int protocol = 1; protocol <= 2; protocol++) {
+  for (int protocol = 1; protocol <= 3; protocol++) {
     params = json_pack("{s:s,s:s,s:s}", "action", "read", "since", "0", "protocol",
-                       protocol == 1 ? "1" : "2");
+                       asked[protocol]);
     /* Build and encode the reply, as the app does on its UI isolate (the
      * C model's cost is only a proxy for Dart's; printed, not asserted). */
     for (int round = 0; round < ROUNDS; round++) {
@@ -589,13 +635,14 @@ START_TEST(protocol_2_reply_size) {
     }
     json_decref(params);
   }
-  printf("protocol_2_reply_size: 100 records x 20 blocks: protocol 1 %zu bytes (%zu a record, "
-         "fastest build and encode %.0f us), protocol 2 %zu bytes (%zu a record, %.0f us), "
-         "%.1fx smaller\n",
-         size[1], size[1] / 100, us[1], size[2], size[2] / 100, us[2],
-         (double)size[1] / (double)size[2]);
+  for (int protocol = 1; protocol <= 3; protocol++)
+    printf("reply_size_by_protocol: 100 records x 20 blocks: protocol %d %zu bytes (%zu a record), "
+           "fastest build and encode %.0f us\n",
+           protocol, size[protocol], size[protocol] / 100, us[protocol]);
   ck_assert_msg(size[2] * 10 < size[1] * 4, "protocol 2 %zu bytes, protocol 1 %zu", size[2],
                 size[1]);
+  ck_assert_msg(size[3] <= 400 * 100 && size[3] < size[2], "protocol 3 %zu bytes, protocol 2 %zu",
+                size[3], size[2]);
   wm_free(wm);
 }
 END_TEST
@@ -663,7 +710,7 @@ int main(void) {
   tcase_add_test(model, vm_stringified_params);
   tcase_add_test(model, failed_start_changes_nothing);
   tcase_add_test(model, attribution_property);
-  tcase_add_test(model, protocol_2_reply_size);
+  tcase_add_test(model, reply_size_by_protocol);
   tcase_add_test(model, drain_error_bounded);
   tcase_add_test(model, attribution_leaves_the_frame);
   suite_add_tcase(s, model);

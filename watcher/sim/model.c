@@ -702,14 +702,55 @@ fail:
   return NULL;
 }
 
+/* The protocol-3 fields of a record, in their order on the wire. */
+static const char *const v3_fields[] = {
+    "seq",         "frameNumber",     "atUs",        "vsyncStartUs",    "buildUs", "rasterUs",
+    "vsyncOverheadUs", "totalSpanUs", "layerCacheCount", "pictureCacheCount", NULL};
+
+/* Protocol 3 form of a protocol-1 record (new reference): an array of
+ * v3_fields, the protocol-2 blocks, and, when the record has an
+ * interaction, its index into the reply's interactions table, which pairs
+ * collects ([interactionId, linkedBy], first use first; pair_index maps
+ * "id\nlinkedBy" -> position: neither may hold a control character). */
+static json_t *record_v3(json_t *rec, json_t *names, json_t *index, json_t *pairs,
+                         json_t *pair_index) {
+  json_t *arr = json_array(), *v2 = record_v2(rec, names, index);
+  if (!arr || !v2) goto fail;
+  for (const char *const *f = v3_fields; *f; f++)
+    if (json_array_append(arr, json_object_get(rec, *f))) goto fail;
+  if (json_array_append(arr, json_object_get(v2, "blocks"))) goto fail;
+  const char *id = json_string_value(json_object_get(rec, "interactionId"));
+  const char *by = json_string_value(json_object_get(rec, "linkedBy"));
+  if (id && by) {
+    char key[WM_INTERACTION_MAX * 4 + WM_LINKED_BY_MAX * 4 + 2];
+    snprintf(key, sizeof key, "%s\n%s", id, by);
+    json_t *at = json_object_get(pair_index, key);
+    if (!at) {
+      if (json_array_append_new(pairs, json_pack("[s,s]", id, by))) goto fail;
+      at = json_integer((json_int_t)json_array_size(pairs) - 1);
+      if (json_object_set_new(pair_index, key, at)) goto fail;
+    }
+    if (json_array_append(arr, at)) goto fail;
+  }
+  json_decref(v2);
+  return arr;
+fail:
+  json_decref(v2);
+  json_decref(arr);
+  return NULL;
+}
+
 /* Adds records with seq > since (oldest first, at most limit, and no more
  * than read_bytes_cap by wm_record_cost though always one when any is
- * held) and more; in protocol 2 also the blockNames table. */
+ * held) and more; from protocol 2 also the blockNames table, in protocol
+ * 3 the interactions table too. */
 static void reply_add_records(const wm_t *wm, json_t *reply, int64_t since, size_t limit,
                               int protocol) {
   json_t *records = json_array();
   json_t *names = protocol >= 2 ? json_array() : NULL;
   json_t *index = protocol >= 2 ? json_object() : NULL;
+  json_t *pairs = protocol >= 3 ? json_array() : NULL;
+  json_t *pair_index = protocol >= 3 ? json_object() : NULL;
   uint64_t first = wm_first_seq(wm);
   size_t skip = 0;
   if (first > 0 && (uint64_t)since >= first) skip = (size_t)((uint64_t)since - first + 1);
@@ -719,14 +760,18 @@ static void reply_add_records(const wm_t *wm, json_t *reply, int64_t since, size
     size_t at = (wm->ring_head + skip + take) % wm->ring_capacity;
     if (take > 0 && bytes + wm->ring_cost[at] > wm->read_bytes_cap) break;
     bytes += wm->ring_cost[at];
-    if (names)
+    if (pairs)
+      json_array_append_new(records, record_v3(wm->ring[at], names, index, pairs, pair_index));
+    else if (names)
       json_array_append_new(records, record_v2(wm->ring[at], names, index));
     else
       json_array_append(records, wm->ring[at]);
     take++;
   }
   if (names) json_object_set_new(reply, "blockNames", names);
+  if (pairs) json_object_set_new(reply, "interactions", pairs);
   json_decref(index);
+  json_decref(pair_index);
   json_object_set_new(reply, "records", records);
   json_object_set_new(reply, "more", json_boolean(take < avail));
 }
@@ -809,8 +854,9 @@ json_t *wm_handle(wm_t *wm, json_t *params, int64_t now_us, char **err_detail) {
     reply_add_records(wm, reply, since, (size_t)limit, (int)protocol);
     json_t *recs = json_object_get(reply, "records");
     json_t *last = json_array_get(recs, json_array_size(recs) - 1);
+    json_t *seq = json_is_array(last) ? json_array_get(last, 0) : json_object_get(last, "seq");
     wm->more_at = json_is_true(json_object_get(reply, "more")) && last
-                      ? (int64_t)json_integer_value(json_object_get(last, "seq"))
+                      ? (int64_t)json_integer_value(seq)
                       : -1;
   }
   if (!reply)

@@ -49,9 +49,10 @@ typedef struct {
                               baseline; records are the same either way) */
 } wm_config_t;
 
-/* The newest wire form the model speaks: a call with param protocol >= 2
- * gets the block-name-table form, every other call protocol 1 (DESIGN 5). */
-#define WM_PROTOCOL_MAX 2
+/* The newest wire form the model speaks: a call with param protocol 2 gets
+ * the block-name-table form, 3 (or more) positional records with name and
+ * interaction tables, every other call protocol 1 (DESIGN 5). */
+#define WM_PROTOCOL_MAX 3
 
 typedef struct wm wm_t;
 

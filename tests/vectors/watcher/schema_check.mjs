@@ -26,11 +26,21 @@ const replyOk = ajv.compile(load('schema/extension_reply.json'));
 
 const replySchema = load('schema/extension_reply.json');
 const recordV2Ok = ajv.compile({ type: 'array', items: replySchema.definitions.recordV2 });
+const recordV3Ok = ajv.compile({ type: 'array', items: replySchema.definitions.recordV3 });
 
 // Self-check: the validators must be able to say no.
-if (recordOk({ seq: 0 }) || replyOk({ protocol: 2 }) || recordV2Ok([{ seq: 1, blocks: {} }])) {
+if (recordOk({ seq: 0 }) || replyOk({ protocol: 2 }) || recordV2Ok([{ seq: 1, blocks: {} }]) ||
+    recordV3Ok([[1, 1, 0, 0, 0, 0, 0, 0, 0, 0]]) || recordV3Ok([[1, 1, 0, 0, 0, 0, 0, 0, 0, 0, [], 0, 0]]) ||
+    replyOk({ ...JSON.parse(JSON.stringify(minimalReply())), protocol: 3, records: [{ seq: 1 }] })) {
   console.error('self-check failed: an invalid record or reply passed');
   process.exit(1);
+}
+
+// The smallest valid reply (used by the self-check above).
+function minimalReply() {
+  return { protocol: 1, watcherVersion: '0.1.0', runId: 'r', livenessCounter: 0, nowUs: 0,
+    collecting: false, lifecycle: null, framesEnabled: true, refreshRate: 60, interaction: null,
+    firstSeq: 0, lastSeq: 0, pending: 0, droppedAttributions: 0 };
 }
 
 const dir = join(root, 'tests/vectors/watcher');
@@ -50,13 +60,15 @@ for (const file of files) {
   v.steps.forEach((s, i) => {
     if (s.op !== 'ext') return;
     if (s.expectReply) check(replyOk, s.expectReply, `${file}: step ${i} expectReply`);
-    // Protocol 2 records are checked by the reply schema's recordV2 (with
-    // the reply they came in, when only some fields are expected).
-    const v2 = (s.expectReply ?? s.expect)?.protocol === 2;
-    if (v2 && s.expect?.records) {
-      check(recordV2Ok, s.expect.records, `${file}: step ${i} protocol 2 records`);
+    // Protocol 2 and 3 records are checked by the reply schema's recordV2
+    // and recordV3 (with the reply they came in, when only some fields are
+    // expected).
+    const protocol = (s.expectReply ?? s.expect)?.protocol ?? 1;
+    if (protocol >= 2 && s.expect?.records) {
+      check(protocol === 2 ? recordV2Ok : recordV3Ok, s.expect.records,
+        `${file}: step ${i} protocol ${protocol} records`);
     }
-    for (const r of v2 ? [] : s.expectReply?.records ?? s.expect?.records ?? []) {
+    for (const r of protocol >= 2 ? [] : s.expectReply?.records ?? s.expect?.records ?? []) {
       check(recordOk, r, `${file}: step ${i} record`);
     }
   });

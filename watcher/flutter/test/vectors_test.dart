@@ -178,18 +178,21 @@ void runVector(Json vector) {
     }
   }
 
-  for (final int protocol in <int>[1, 2]) {
+  for (final int protocol in <int>[1, 2, 3]) {
     final List<Object?> all = <Object?>[];
     int since = 0;
     while (true) {
       final Json reply = core.handle(<String, String>{
         'action': 'read',
         'since': '$since',
-        if (protocol == 2) 'protocol': '2',
+        if (protocol >= 2) 'protocol': '$protocol',
       }, 0);
       expect(reply['protocol'], protocol, reason: '$name: asked for protocol $protocol');
+      if (protocol == 3) {
+        reply['records'] = recordsFromV3(reply, name);
+      }
       final List<Object?> records =
-          protocol == 2 ? recordsFromV2(reply, name) : reply['records']! as List<Object?>;
+          protocol >= 2 ? recordsFromV2(reply, name) : reply['records']! as List<Object?>;
       for (final Object? r in records) {
         all.add(r);
         since = (r! as Json)['seq']! as int;
@@ -204,6 +207,37 @@ void runVector(Json vector) {
     expect(d, isNull,
         reason: '$name: expectedRecords (protocol $protocol) differ at $d\n  got ${jsonEncode(all)}');
   }
+}
+
+/// The record fields protocol 3 sends before blocks, in wire order.
+const List<String> v3Fields = <String>[
+  'seq', 'frameNumber', 'atUs', 'vsyncStartUs', 'buildUs', 'rasterUs', //
+  'vsyncOverheadUs', 'totalSpanUs', 'layerCacheCount', 'pictureCacheCount',
+];
+
+/// A protocol-3 read reply's records back in the protocol-2 form, checking
+/// the form on the way (arrays of 11 or 12, the 12th an index into the
+/// reply's interactions table of [interactionId, linkedBy] pairs).
+List<Object?> recordsFromV3(Json reply, String name) {
+  final List<Object?> pairs = reply['interactions']! as List<Object?>;
+  return <Object?>[
+    for (final Object? r in reply['records']! as List<Object?>)
+      () {
+        final List<Object?> a = r! as List<Object?>;
+        expect(a.length == 11 || a.length == 12, isTrue,
+            reason: '$name: a protocol 3 record is an array of 11 or 12');
+        final Json record = <String, Object?>{
+          for (int k = 0; k < v3Fields.length; k++) v3Fields[k]: a[k],
+          'blocks': a[10],
+        };
+        if (a.length == 12) {
+          final List<Object?> pair = pairs[a[11]! as int]! as List<Object?>;
+          record['interactionId'] = pair[0];
+          record['linkedBy'] = pair[1];
+        }
+        return record;
+      }(),
+  ];
 }
 
 /// A protocol-2 read reply's records back in the protocol-1 form, checking

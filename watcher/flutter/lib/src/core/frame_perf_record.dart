@@ -99,7 +99,9 @@ class FramePerfRecord {
   /// `[nameIndex, micros, selfMicros, count]` quadruples, the index into the
   /// reply's block-name table, which [names] collects (name → index, in
   /// first-use order).
-  Map<String, Object?> toJsonV2(Map<String, int> names) {
+  Map<String, Object?> toJsonV2(Map<String, int> names) => _fields(_flatBlocks(names));
+
+  List<int> _flatBlocks(Map<String, int> names) {
     final List<int> flat = <int>[];
     for (final MapEntry<String, BlockStats> e in blocks.entries) {
       final int index = names.putIfAbsent(e.key, () => names.length);
@@ -109,7 +111,35 @@ class FramePerfRecord {
         ..add(e.value.selfMicros)
         ..add(e.value.count);
     }
-    return _fields(flat);
+    return flat;
+  }
+
+  /// The protocol-3 wire form: an array of `[seq, frameNumber, atUs,
+  /// vsyncStartUs, buildUs, rasterUs, vsyncOverheadUs, totalSpanUs,
+  /// layerCacheCount, pictureCacheCount, blocks]` (blocks as in [toJsonV2]),
+  /// and with an interaction a 12th element: its index into the reply's
+  /// interactions table, which [interactions] collects (`id\nlinkedBy` →
+  /// index, first use first; neither may hold a control character).
+  List<Object> toJsonV3(Map<String, int> names, Map<String, int> interactions) {
+    final List<Object> json = <Object>[
+      seq,
+      timing.frameNumber,
+      atUs,
+      timing.vsyncStartUs,
+      _nonNegative(timing.buildFinishUs - timing.buildStartUs),
+      _nonNegative(timing.rasterFinishUs - timing.rasterStartUs),
+      _nonNegative(timing.buildStartUs - timing.vsyncStartUs),
+      _nonNegative(timing.rasterFinishUs - timing.vsyncStartUs),
+      _nonNegative(timing.layerCacheCount),
+      _nonNegative(timing.pictureCacheCount),
+      _flatBlocks(names),
+    ];
+    final Interaction? current = interaction;
+    if (current != null) {
+      final String key = '${current.interactionId}\n${current.linkedBy}';
+      json.add(interactions.putIfAbsent(key, () => interactions.length));
+    }
+    return json;
   }
 
   /// The wire form, every field of the schema.

@@ -13,9 +13,10 @@ import 'record_ring.dart';
 const String telescopeWatcherVersion = '0.1.0';
 
 /// The newest wire protocol this watcher speaks. A call with the param
-/// `protocol` "2" (or more) gets the protocol-2 form (a block-name table per
-/// reply, blocks as quadruples); every other call gets protocol 1.
-const int telescopeProtocol = 2;
+/// `protocol` "2" gets the protocol-2 form (a block-name table per reply,
+/// blocks as quadruples), "3" (or more) protocol 3 (records as arrays, an
+/// interactions table too); every other call gets protocol 1.
+const int telescopeProtocol = 3;
 
 /// The build modes reported as `buildMode`.
 const List<String> watcherBuildModes = <String>['debug', 'profile', 'release'];
@@ -340,7 +341,18 @@ class WatcherCore {
     final Map<String, Object?> reply = _reply(nowUs, protocol);
     if (action == WatcherAction.read) {
       final RecordPage page = _ring.after(since, limit, byteCap: config.readBytesCap);
-      if (protocol >= 2) {
+      if (protocol >= 3) {
+        final Map<String, int> names = <String, int>{};
+        final Map<String, int> interactions = <String, int>{};
+        final List<List<Object>> records = <List<Object>>[
+          for (final FramePerfRecord record in page.records) record.toJsonV3(names, interactions),
+        ];
+        reply['blockNames'] = names.keys.toList();
+        reply['interactions'] = <List<String>>[
+          for (final String key in interactions.keys) key.split('\n'),
+        ];
+        reply['records'] = records;
+      } else if (protocol >= 2) {
         final Map<String, int> names = <String, int>{};
         final List<Map<String, Object?>> records = <Map<String, Object?>>[
           for (final FramePerfRecord record in page.records) record.toJsonV2(names),
