@@ -56,6 +56,8 @@ double findings_share(int64_t explained_us, double jank_over_us) {
 
 /* One line in Flutter's terms: what to try for this kind of cause. A hint
  * never suggests an option that was on (on: the track* option of the phase). */
+static const char *next_option(const findings_input_t *in);
+
 static const char *hint_for(finding_kind_t kind, const char *name, const findings_input_t *in) {
   switch (kind) {
     case FINDING_WIDGET:
@@ -74,7 +76,9 @@ static const char *hint_for(finding_kind_t kind, const char *name, const finding
         return in->track_widgets == 1
                    ? "build work that no widget's build() holds: state changes, listeners, "
                      "GC or work in callbacks run during the frame"
-                   : "build work outside named widgets (see next)";
+                   : !strcmp(next_option(in), "trackWidgets")
+                         ? "build work outside named widgets (see next)"
+                         : "build work outside named widgets";
       if (starts(name, "LAYOUT"))
         return in->track_layouts == 1
                    ? "layout-bound outside named render objects: look for intrinsic passes "
@@ -231,31 +235,35 @@ json_t *findings_to_json(const findings_input_t *in, size_t max) {
   return out;
 }
 
-json_t *findings_next_to_json(const findings_input_t *in) {
-  json_t *out = json_array();
-  if (!out || !in->build_missed || in->build_missed_named) return out;
-  /* The option that would name the work of the phase with the most self
-   * time beyond the other frames. */
+/* The option that would name the work of the phase that explains the most
+ * jank (the ranking's measure; name ascending on a tie): trackLayouts for
+ * LAYOUT, trackPaints for PAINT, else trackWidgets. */
+static const char *next_option(const findings_input_t *in) {
   const char *top = NULL;
   int64_t best = 0;
   for (size_t i = 0; i < in->nblocks; i++) {
     const findings_block_t *b = &in->blocks[i];
-    int64_t ex = mean((double)b->jank_self_us, in->build_missed) -
-                 mean((double)b->other_self_us, in->other_frames);
-    if (findings_classify(b->name) == FINDING_PHASE && ex > best) {
-      best = ex;
+    if (findings_classify(b->name) != FINDING_PHASE || b->explained_us <= 0) continue;
+    if (b->explained_us > best || (b->explained_us == best && top && strcmp(b->name, top) < 0)) {
+      best = b->explained_us;
       top = b->name;
     }
   }
-  const char *opt = "trackWidgets", *why = "no janky frame names a widget: it names the widgets "
-                                           "whose builds take the time";
+  if (top && starts(top, "LAYOUT")) return "trackLayouts";
+  if (top && starts(top, "PAINT")) return "trackPaints";
+  return "trackWidgets";
+}
+
+json_t *findings_next_to_json(const findings_input_t *in) {
+  json_t *out = json_array();
+  if (!out || !in->build_missed || in->build_missed_named) return out;
+  const char *opt = next_option(in), *why = "no janky frame names a widget: it names the widgets "
+                                            "whose builds take the time";
   int on = in->track_widgets;
-  if (top && starts(top, "LAYOUT")) {
-    opt = "trackLayouts";
+  if (!strcmp(opt, "trackLayouts")) {
     why = "no janky frame names a render object: it names the layouts that take the time";
     on = in->track_layouts;
-  } else if (top && starts(top, "PAINT")) {
-    opt = "trackPaints";
+  } else if (!strcmp(opt, "trackPaints")) {
     why = "no janky frame names a render object: it names the paints that take the time";
     on = in->track_paints;
   }

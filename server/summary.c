@@ -351,52 +351,50 @@ static int explain(const summary_t *s, int64_t *explained, int64_t *raster_expla
   return 0;
 }
 
-json_t *summary_findings(const summary_t *s, size_t max) {
-  findings_block_t fb[SUMMARY_MAX_BLOCK_NAMES + 1];
+/* The ranking's input (findings.h) over fb, which has room for every block
+ * but "(other)" (it mixes names past the cap: nothing an agent could
+ * change). */
+static int findings_in(const summary_t *s, findings_input_t *in, findings_block_t *fb) {
   int64_t explained[SUMMARY_MAX_BLOCK_NAMES + 1], raster_explained = 0, build_explained = 0;
-  if (explain(s, explained, &raster_explained, &build_explained) < 0) return NULL;
+  if (explain(s, explained, &raster_explained, &build_explained) < 0) return -1;
   size_t n = 0;
   for (size_t i = 0; i < s->nblocks; i++) {
     const block_agg_t *b = &s->blocks[i];
-    /* "(other)" mixes names past the cap: nothing an agent could change. */
     if (!strcmp(b->name, SUMMARY_OTHER)) continue;
     fb[n++] = (findings_block_t){b->name, b->jank_self, b->jank_frames, b->other_self,
                                  explained[i]};
   }
-  findings_input_t in = {s->budget_us,
-                         s->build_missed,
-                         s->raster_missed,
-                         s->frames - s->startup - s->jank,
-                         s->build_missed_named,
-                         s->build_us_missed,
-                         s->build_us_other,
-                         s->raster_us_missed,
-                         s->raster_us_other,
-                         s->track[0],
-                         s->track[1],
-                         s->track[2],
-                         fb,
-                         n,
-                         s->jank,
-                         s->jank_over_us,
-                         raster_explained,
-                         build_explained};
-  return findings_to_json(&in, max);
+  *in = (findings_input_t){s->budget_us,
+                           s->build_missed,
+                           s->raster_missed,
+                           s->frames - s->startup - s->jank,
+                           s->build_missed_named,
+                           s->build_us_missed,
+                           s->build_us_other,
+                           s->raster_us_missed,
+                           s->raster_us_other,
+                           s->track[0],
+                           s->track[1],
+                           s->track[2],
+                           fb,
+                           n,
+                           s->jank,
+                           s->jank_over_us,
+                           raster_explained,
+                           build_explained};
+  return 0;
+}
+
+json_t *summary_findings(const summary_t *s, size_t max) {
+  findings_block_t fb[SUMMARY_MAX_BLOCK_NAMES + 1];
+  findings_input_t in;
+  return findings_in(s, &in, fb) < 0 ? NULL : findings_to_json(&in, max);
 }
 
 json_t *summary_next(const summary_t *s) {
   findings_block_t fb[SUMMARY_MAX_BLOCK_NAMES + 1];
-  size_t n = 0;
-  for (size_t i = 0; i < s->nblocks; i++)
-    if (strcmp(s->blocks[i].name, SUMMARY_OTHER))
-      fb[n++] = (findings_block_t){s->blocks[i].name, s->blocks[i].jank_self,
-                                   s->blocks[i].jank_frames, s->blocks[i].other_self, 0};
-  findings_input_t in = {s->budget_us, s->build_missed, s->raster_missed,
-                         s->frames - s->startup - s->jank, s->build_missed_named,
-                         s->build_us_missed, s->build_us_other, s->raster_us_missed,
-                         s->raster_us_other, s->track[0], s->track[1], s->track[2], fb, n, s->jank,
-                         s->jank_over_us, 0, 0};
-  return findings_next_to_json(&in);
+  findings_input_t in;
+  return findings_in(s, &in, fb) < 0 ? NULL : findings_next_to_json(&in);
 }
 
 uint64_t summary_frames(const summary_t *s) {

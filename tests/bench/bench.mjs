@@ -114,8 +114,8 @@ Target ≤ 100 µs added at p50: status ${met(median(sAdd) <= 100)}, read ${met(
 The calls are not one-for-one, which is most of the difference. The sim counted the VM-service
 calls one telescope-mcp call makes: \`status\` = ${calls(o.vmCalls.status)} (it re-checks the VM and the
 isolate so it can diagnose a paused, restarted or gone app); \`read\` with a cursor =
-${calls(o.vmCalls.read)} (the first learns the current run to resolve the cursor; a
-read that continues from the previous one makes one). Counting each extra call at the raw
+${calls(o.vmCalls.read)} (it asks from the cursor's place, and once more only when the app's run is
+no longer the cursor's). Counting each extra call at the raw
 \`status\` p50 (${fmt(rawSmall, 0)} µs), telescope-mcp's own time per call is about
 ${fmt(median(sAdd) - extra(o.vmCalls.status) * rawSmall, 0)} µs for \`status\` and
 ${fmt(median(rAdd) - extra(o.vmCalls.read) * rawSmall, 0)} µs for \`read\` (validation of ${o.records} records,
@@ -399,7 +399,7 @@ if (want('recordings')) {
   log('11. real recordings');
   const md = script('recordings.mjs');
   const res = JSON.parse(md.match(/^RESULT (.*)$/m)[1]);
-  target('11. real recordings: first cause, bound-by and start-up as the independent answer', `${res.matched} of ${res.total} answers (${res.recordings} recordings, with and without the watcher)`, res.matched === res.total);
+  target('11. real recordings: first cause, bound-by and start-up as the independent answer', `${res.matched} of ${res.total} answers (${res.recordings} recordings and ${res.windows} stretches of them, with and without the watcher)`, res.matched === res.total);
   sections.push(md.replace(/^RESULT .*$/m, '').trim() + '\n');
 }
 

@@ -19,8 +19,10 @@
 // line with its file:line (issue 20's acceptance).
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync, readdirSync, existsSync } from 'node:fs';
+import { readFileSync, readdirSync, existsSync, mkdtempSync, writeFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { tmpdir } from 'node:os';
+import { cutWindow } from '../recordings/expect.mjs';
 import { startSim, startMcp, assertNoTokenLeak, SOURCE, TIMEOUT_SCALE } from './harness.mjs';
 
 const cleanup = [];
@@ -45,12 +47,12 @@ test('the corpus has recordings with expected answers', () => {
   assert.ok(recordings.length >= (process.env.TELESCOPE_RECORDINGS ? 1 : 3), `recordings: ${recordings.join(', ')}`);
 });
 
-async function capture(name, simArgs, options = {}) {
-  const sim = await startSim(['--replay', join(DIR, name, 'trace.json'), ...simArgs]);
+async function capture(name, simArgs, options = {}, trace = join(DIR, name, 'trace.json'),
+  exp = JSON.parse(readFileSync(join(DIR, name, 'expected.json'), 'utf8'))) {
+  const sim = await startSim(['--replay', trace, ...simArgs]);
   cleanup.push(() => sim.kill());
   const m = await startMcp(['--vm-service-uri-file', sim.uriFile]);
   cleanup.push(() => m.close());
-  const exp = JSON.parse(readFileSync(join(DIR, name, 'expected.json'), 'utf8'));
   const durationMs = Math.ceil(exp.recordingUs / 1000) + MARGIN_MS;
   const r = await m.call({ action: 'capture', durationMs, ...options });
   assert.equal(r.isError, false, r.text);
@@ -62,42 +64,75 @@ function describeFirst(s) {
   return f ? `${f.kind}${f.name ? ` "${f.name}"` : ''}` : 'none';
 }
 
+// Every check is made, then all that failed are returned together, so one
+// wrong answer does not hide the others.
+function judge(r, exp, s, mode) {
+  const failures = [];
+  const check = (ok, what) => { if (!ok) failures.push(what); };
+  // The replay itself: every recorded frame reached the server (counted
+  // in `frames`, or there and in `startup` if start-up is kept apart).
+  check(s.frames === exp.frames || s.frames + (s.startup?.frames ?? 0) === exp.frames,
+    `frames seen: ${s.frames} (+ ${s.startup?.frames ?? 0} start-up), recorded ${exp.frames}`);
+  const bytes = Buffer.byteLength(r.text);
+  check(bytes <= 1500, `text is ${bytes} bytes (at most 1500)`);
+  check(s.jank?.boundBy === exp.jank.boundBy, `boundBy: expected ${exp.jank.boundBy}, got ${s.jank?.boundBy}`);
+  // Start-up frames are reported as start-up and kept out of jank.
+  const startup = s.startup?.frameNumbers ?? [];
+  for (const n of exp.startup.frameNumbers)
+    check(startup.includes(n), `frame ${n} is a start-up frame; summary.startup: ${JSON.stringify(s.startup)}`);
+  for (const n of exp.jank.frameNumbers)
+    check(!startup.includes(n), `frame ${n} is steady-state jank, not start-up`);
+  check(s.jank?.frames === exp.jank.frames, `steady-state janky frames: expected ${exp.jank.frames}, got ${s.jank?.frames}`);
+  // The first cause an agent reads (a phase, widget or render object
+  // needs blocks, which only the watcher gives).
+  const want = exp.firstCause;
+  const got = s.findings?.[0];
+  const wantText = want ? `${want.kind}${want.name !== undefined ? ` "${want.name}"` : ''}` : 'none';
+  // Without the watcher there are no blocks: a cause in the UI thread's
+  // phases can only show as the frames' build time itself.
+  if (mode === 'no-watcher' && want && BLOCK_KINDS.has(want.kind))
+    check(got && got.kind === 'build',
+      `first cause: expected the UI thread's build (no blocks for ${wantText}), got ${describeFirst(s)}`);
+  else
+    check(want ? got && got.kind === want.kind && (want.name === undefined || got.name === want.name) : got === undefined,
+      `first cause: expected ${wantText}, got ${describeFirst(s)}`);
+  // The advice follows the ranking: a tracking option suggested is the one
+  // that names the work of the first cause's phase.
+  const option = { BUILD: 'trackWidgets', LAYOUT: 'trackLayouts', PAINT: 'trackPaints' }[want?.name];
+  const tracking = (s.next ?? []).find((n) => n.kind === 'tracking');
+  if (want?.kind === 'phase' && option && tracking)
+    check(tracking.option === option, `next: ${tracking.option} suggested, but the first cause is ${wantText} (${option})`);
+  return failures;
+}
+
 for (const name of recordings) {
   for (const mode of ['watcher', 'no-watcher']) {
     test(`${name} (${mode}): bound-by, first cause, start-up frames and text size match the recording`, async () => {
       const { r, exp, s } = await capture(name, mode === 'no-watcher' ? ['--no-watcher'] : []);
-      // Every check is made, then all that failed are reported together, so
-      // one wrong answer does not hide the others.
-      const failures = [];
-      const check = (ok, what) => { if (!ok) failures.push(what); };
-      // The replay itself: every recorded frame reached the server (counted
-      // in `frames`, or there and in `startup` if start-up is kept apart).
-      check(s.frames === exp.frames || s.frames + (s.startup?.frames ?? 0) === exp.frames,
-        `frames seen: ${s.frames} (+ ${s.startup?.frames ?? 0} start-up), recorded ${exp.frames}`);
-      const bytes = Buffer.byteLength(r.text);
-      check(bytes <= 1500, `text is ${bytes} bytes (at most 1500)`);
-      check(s.jank?.boundBy === exp.jank.boundBy, `boundBy: expected ${exp.jank.boundBy}, got ${s.jank?.boundBy}`);
-      // Start-up frames are reported as start-up and kept out of jank.
-      const startup = s.startup?.frameNumbers ?? [];
-      for (const n of exp.startup.frameNumbers)
-        check(startup.includes(n), `frame ${n} is a start-up frame; summary.startup: ${JSON.stringify(s.startup)}`);
-      for (const n of exp.jank.frameNumbers)
-        check(!startup.includes(n), `frame ${n} is steady-state jank, not start-up`);
-      check(s.jank?.frames === exp.jank.frames, `steady-state janky frames: expected ${exp.jank.frames}, got ${s.jank?.frames}`);
-      // The first cause an agent reads (a phase, widget or render object
-      // needs blocks, which only the watcher gives).
-      const want = exp.firstCause;
-      const got = s.findings?.[0];
-      const wantText = want ? `${want.kind}${want.name !== undefined ? ` "${want.name}"` : ''}` : 'none';
-      // Without the watcher there are no blocks: a cause in the UI thread's
-      // phases can only show as the frames' build time itself.
-      if (mode === 'no-watcher' && want && BLOCK_KINDS.has(want.kind))
-        check(got && got.kind === 'build',
-          `first cause: expected the UI thread's build (no blocks for ${wantText}), got ${describeFirst(s)}`);
-      else
-        check(want ? got && got.kind === want.kind && (want.name === undefined || got.name === want.name) : got === undefined,
-          `first cause: expected ${wantText}, got ${describeFirst(s)}`);
+      const failures = judge(r, exp, s, mode);
       assert.deepEqual(failures, [], `${name} (${mode}):\n  ${failures.join('\n  ')}\n--- text ---\n${r.text}`);
+    });
+  }
+}
+
+// Windows of the real recordings (expect.mjs rule 8): each stretch is cut
+// from its trace by expect.mjs's cutWindow, played back alone and held to
+// windows.json, where the answer is not always BUILD (a raster-bound stretch
+// whose cause is a shader compile; a tail where LAYOUT explains most).
+const WINDOWS = JSON.parse(readFileSync(join(DIR, 'windows.json'), 'utf8')).windows
+  .filter((w) => recordings.includes(w.recording));
+const tmp = mkdtempSync(join(tmpdir(), 'telescope-windows-'));
+after(() => rmSync(tmp, { recursive: true, force: true }));
+for (const w of WINDOWS) {
+  const label = `${w.recording} frames ${w.from}-${w.to}`;
+  for (const mode of ['watcher', 'no-watcher']) {
+    test(`${label} (${mode}): bound-by, first cause and janky frames match the window`, async () => {
+      const root = JSON.parse(readFileSync(join(DIR, w.recording, 'trace.json'), 'utf8'));
+      const trace = join(tmp, `${w.recording}-${w.from}-${w.to}.json`);
+      writeFileSync(trace, JSON.stringify(cutWindow(root, w.from, w.to)));
+      const { r, s } = await capture(w.recording, mode === 'no-watcher' ? ['--no-watcher'] : [], {}, trace, w);
+      const failures = judge(r, w, s, mode);
+      assert.deepEqual(failures, [], `${label} (${mode}):\n  ${failures.join('\n  ')}\n--- text ---\n${r.text}`);
     });
   }
 }

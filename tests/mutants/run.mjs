@@ -34,7 +34,7 @@ const APP = ['telescope-mcp', 'telescope-sim'];
 const unit = (...names) => ({ re: `^unit\\.test_(${names.join('|')})$`, targets: names.map((n) => `test_${n}`) });
 const plus = (u, re, targets = APP) => ({ re: `${u.re}|${re}`, targets: [...u.targets, ...targets] });
 const COVER = {
-  'server/findings.c': unit('findings', 'report', 'causes'),
+  'server/findings.c': plus(unit('findings', 'report', 'causes'), '^integration\\.recordings$'),
   'server/causes.c': unit('causes', 'findings', 'report'),
   'server/compare.c': plus(unit('compare'), '^integration\\.compare$'),
   'server/stats.c': unit('stats', 'compare'),

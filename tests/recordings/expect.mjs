@@ -3,7 +3,8 @@
 // directly. Independent of telescope: no import from it, no shared code; a
 // second reading of the same public sources (docs/flutter-apis.md).
 //
-// Usage: node expect.mjs            regenerate every <name>/expected.json
+// Usage: node expect.mjs            regenerate every <name>/expected.json and
+//                                   windows.json
 //        node expect.mjs --check    exit 1 if regenerating would change a byte
 // expected.json lists, besides the answer, the top causes with what each
 // explains and every steady janky frame with its own cause.
@@ -70,6 +71,10 @@
 //    from its last `/lib/` on (`lib/clock_demo.dart`), the path in the app's
 //    package an agent opens. `top` lists the app widgets with the largest
 //    mean per janky frame: every one equal to the largest (to 1e-9), by id.
+// 8. Windows (WINDOWS below, answers in windows.json): a stretch of frames of
+//    a recording, cut by cutWindow (its flutterFrames in the range, and the
+//    trace events within [first vsync, last raster finish] of them, a slice
+//    whole or not at all) and answered by rules 1-6 over those frames alone.
 import { readFileSync, readdirSync, writeFileSync, existsSync } from 'node:fs';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -99,8 +104,48 @@ const PHASES = new Set(['BUILD', 'LAYOUT', 'UPDATING COMPOSITING BITS', 'PAINT',
   'FINALIZE TREE', 'SEMANTICS', 'POST_FRAME']);
 function phaseName(name) { return name.replace(/ \(root\)$/, ''); }
 
+// Windows: stretches of a real recording, each answered by the same rule
+// over its own frames only (its calm frames are the baseline), so the
+// ranking meets real mixes where BUILD is not the answer. A window is not a
+// new recording; windows.json holds the answers (rule 8).
+export const WINDOWS = [
+  { recording: 'android-world-clock-3.4', from: 827, to: 829, why: 'one janky frame, raster-bound (828: 17.4 ms of raster)' },
+  { recording: 'android-world-clock-3.4', from: 847, to: 862, why: 'the tail: two janky frames in PAINT, one in BUILD, one in LAYOUT' },
+  { recording: 'ios-metal-3.7', from: 99, to: 109, why: 'the janky stretch with two calm frames after it' },
+  { recording: 'ios-metal-3.7', from: 101, to: 123, why: 'after the slowest build: the pipeline compile, LAYOUT, BUILD' },
+];
+
+// Rule 8: the recording cut to frames [from, to]: its flutterFrames in the
+// range (and their rebuild counts), and its trace events that lie within
+// [first vsync, last raster finish] of those frames. A slice is kept whole or
+// not at all (B with its E, X by its end); metadata always. No value changes.
+export function cutWindow(root, from, to) {
+  const ff = (root.performance?.flutterFrames ?? []).filter((f) => f.number >= from && f.number <= to);
+  if (!ff.length) throw new Error(`no frame in ${from}-${to}`);
+  const lo = Math.min(...ff.map((f) => f.startTime - f.vsyncOverhead));
+  const hi = Math.max(...ff.map((f) => f.startTime - f.vsyncOverhead + f.elapsed));
+  const inside = (t) => t >= lo && t <= hi;
+  const keep = new Set();
+  const stacks = new Map();
+  root.traceEvents.forEach((e, i) => {
+    if (e.ph === 'M') keep.add(i);
+    else if (e.ph === 'X') { if (inside(e.ts) && inside(e.ts + (e.dur ?? 0))) keep.add(i); }
+    else if (e.ph === 'B') { const st = stacks.get(e.tid) ?? []; st.push(i); stacks.set(e.tid, st); }
+    else if (e.ph === 'E') {
+      const b = (stacks.get(e.tid) ?? []).pop();
+      if (b !== undefined && inside(root.traceEvents[b].ts) && inside(e.ts)) { keep.add(b); keep.add(i); }
+    } else if (typeof e.ts === 'number' && inside(e.ts)) keep.add(i);
+  });
+  const perf = { ...root.performance, flutterFrames: ff };
+  const model = root.performance?.rebuildCountModel;
+  if (model) perf.rebuildCountModel = { ...model, frames: model.frames.filter((f) => f.frameNumber >= from && f.frameNumber <= to) };
+  return { ...root, traceEvents: root.traceEvents.filter((_, i) => keep.has(i)), performance: perf };
+}
+
 function load(file) {
-  const root = JSON.parse(readFileSync(file, 'utf8'));
+  return loaded(JSON.parse(readFileSync(file, 'utf8')));
+}
+function loaded(root) {
   const events = Array.isArray(root) ? root : root.traceEvents;
   const perf = root.performance ?? {};
   return { events, flutterFrames: perf.flutterFrames, refresh: perf.displayRefreshRate || 60,
@@ -227,7 +272,14 @@ function pick(entries) {
 }
 
 export function expect(file) {
-  const rec = load(file);
+  return answer(load(file));
+}
+
+export function expectRoot(root) {
+  return answer(loaded(root));
+}
+
+function answer(rec) {
   const all = slices(rec.events);
   const ui = threadTid(rec.events, 'ui', 'Animator::BeginFrame', all);
   const raster = threadTid(rec.events, '(raster|gpu)', 'Rasterizer::DoDraw', all);
@@ -332,16 +384,26 @@ function recordings() {
     .filter((d) => d.isDirectory() && existsSync(join(HERE, d.name, 'trace.json'))).map((d) => d.name).sort();
 }
 
+// The answers of the windows (rule 8), without the per-location rebuilds.
+function windows() {
+  return WINDOWS.map((w) => {
+    const root = JSON.parse(readFileSync(join(HERE, w.recording, 'trace.json'), 'utf8'));
+    const { rebuilds: _, ...a } = expectRoot(cutWindow(root, w.from, w.to));
+    return { ...w, ...a };
+  });
+}
+
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const check = process.argv.includes('--check');
   let stale = 0;
-  for (const name of recordings()) {
-    const text =
-      JSON.stringify({ generatedBy: 'tests/recordings/expect.mjs', ...expect(join(HERE, name, 'trace.json')) }, null, 2) + '\n';
-    const out = join(HERE, name, 'expected.json');
+  const outputs = recordings().map((name) => [join(HERE, name, 'expected.json'),
+    { generatedBy: 'tests/recordings/expect.mjs', ...expect(join(HERE, name, 'trace.json')) }]);
+  outputs.push([join(HERE, 'windows.json'), { generatedBy: 'tests/recordings/expect.mjs', windows: windows() }]);
+  for (const [out, value] of outputs) {
+    const text = JSON.stringify(value, null, 2) + '\n';
     if (check) {
       const old = existsSync(out) ? readFileSync(out, 'utf8') : '';
-      if (old !== text) { console.error(`${name}/expected.json is stale: run node tests/recordings/expect.mjs`); stale++; }
+      if (old !== text) { console.error(`${out} is stale: run node tests/recordings/expect.mjs`); stale++; }
     } else writeFileSync(out, text);
   }
   process.exit(stale ? 1 : 0);

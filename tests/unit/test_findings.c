@@ -218,6 +218,48 @@ START_TEST(frames_without_blocks) {
 }
 END_TEST
 
+/* `next` follows the ranking (issue 19): the phase that explains the most
+ * jank, not the one with the most time beyond the calm frames. PAINT is 14 ms
+ * over its calm mean in a frame 1.3 ms over budget (explains 1 333), LAYOUT
+ * 8 ms over in a frame 13.3 ms over (explains 8 000): mean excess favours
+ * PAINT (7 000 against 4 000), the jank explained LAYOUT. The BUILD hint
+ * points at `next` only when `next` is about widgets. */
+START_TEST(next_follows_the_jank_explained) {
+  record_block_t calm[] = {{"BUILD", 2000, 2000, 1}, {"LAYOUT", 1000, 1000, 1},
+                           {"PAINT", 1000, 1000, 1}};
+  record_block_t a[] = {{"BUILD", 2000, 2000, 1}, {"LAYOUT", 1000, 1000, 1},
+                        {"PAINT", 15000, 15000, 1}};
+  record_block_t b[] = {{"BUILD", 2000, 2000, 1}, {"LAYOUT", 9000, 9000, 1},
+                        {"PAINT", 1000, 1000, 1}};
+  /* BUILD in frame 3: as calm, 3 000 beyond (a finding below LAYOUT), 18 000
+   * beyond (capped at 13 333: the first cause). */
+  static const int64_t build3[3] = {2000, 5000, 20000};
+  static const char *const first[3] = {"LAYOUT", "LAYOUT", "BUILD"};
+  static const char *const option[3] = {"trackLayouts", "trackLayouts", "trackWidgets"};
+  for (int k = 0; k < 3; k++) {
+    summary_t *s = summary_new(BUDGET, 0);
+    b[0].micros = b[0].self_micros = build3[k];
+    add(s, 1, 4000, 1000, calm, 3);
+    add(s, 2, 18000, 1000, a, 3);
+    add(s, 3, 30000, 1000, b, 3);
+    json_t *f0 = fnd(s, 0), *n0 = nxt(s, 0);
+    ck_assert_str_eq(S(f0, "name"), first[k]);
+    ck_assert_str_eq(S(n0, "option"), option[k]);
+    json_decref(f0);
+    json_decref(n0);
+    for (size_t i = 0; i < nfindings(s); i++) {
+      json_t *f = fnd(s, i);
+      if (!strcmp(S(f, "name"), "BUILD"))
+        ck_assert_msg((strstr(S(f, "hint"), "see next") != NULL) == (k == 2),
+                      "BUILD's hint points at next only when next is about widgets: %s",
+                      S(f, "hint"));
+      json_decref(f);
+    }
+    summary_free(s);
+  }
+}
+END_TEST
+
 /* Only phases in the janky frames: `next` names the option for the top phase
  * (LAYOUT → trackLayouts) and the first finding is the phase itself. With
  * layouts tracked, no advice, and the hint no longer says to track them. A
@@ -513,6 +555,7 @@ int main(void) {
   tcase_add_test(tc, ranking_ties_and_specificity);
   tcase_add_test(tc, startup_frames_are_not_jank);
   tcase_add_test(tc, tracking_finding_follows_the_top_phase);
+  tcase_add_test(tc, next_follows_the_jank_explained);
   tcase_add_test(tc, raster_finding_and_bound_by);
   tcase_add_test(tc, at_most_five_and_never_other);
   tcase_add_test(tc, tracking_reaches_interactions);
