@@ -151,6 +151,13 @@ export async function startMcp(args = [], { env = {} } = {}) {
   client.onerror = (e) => errors.push(e);
   let stderr = '';
   transport.stderr?.on('data', (d) => { stderr += d; serverOutput.push(String(d)); });
+  // All the server wrote to stderr is in `stderr` once this settles (after
+  // its exit, the last lines can still be on their way).
+  const stderrDone = new Promise((r) => {
+    if (!transport.stderr) return r();
+    transport.stderr.once('end', r);
+    transport.stderr.once('close', r);
+  });
   await client.connect(transport, { timeout: 10000 * TIMEOUT_SCALE });
   // The SDK keeps the child private; a wrapped run needs its exit status.
   const child = transport._process;
@@ -162,6 +169,7 @@ export async function startMcp(args = [], { env = {} } = {}) {
   const mcp = {
     client, transport, errors,
     get stderr() { return stderr; },
+    stderrDone,
     // One tool call; returns {sc, isError, text, result}. The SDK has
     // validated sc against outputSchema already; we validate again so a
     // missing structuredContent cannot pass silently.

@@ -155,7 +155,6 @@ export class Pair {
     const m = this.mcp;
     if (!m) return null;
     this.mcp = null;
-    this.closedStderr = m.stderr; // for a report about how it exited
     let exit = m.dead;
     if (!exit) {
       m.child.stdin.end();
@@ -163,6 +162,10 @@ export class Pair {
         new Promise((r) => setTimeout(r, 15000 * TIMEOUT_SCALE, null).unref())]);
       if (!exit) m.child.kill('SIGKILL');
     }
+    // For a report about how it exited: everything it wrote, the lines it
+    // wrote on its way out included.
+    await Promise.race([m.stderrDone, new Promise((r) => setTimeout(r, 2000).unref())]);
+    this.closedStderr = m.stderr;
     try { await m.client.close(); } catch { /* already gone */ }
     return exit ?? { code: null, sig: 'timeout' };
   }
