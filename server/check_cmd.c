@@ -15,6 +15,7 @@
 #include "mcp.h"
 #include "record.h"
 #include "report.h"
+#include "vm_lws_ctx.h"
 
 #define CHECK_MIN_DURATION_MS 100 /* capture's durationMs bounds (input schema) */
 #define CHECK_MAX_DURATION_MS 120000
@@ -536,6 +537,7 @@ int check_main(int argc, char **argv) {
   uv_run(&ck.loop, UV_RUN_DEFAULT);
   rc = ck.exit_code;
   mcp_session_free(ck.mcp);
+  vm_lws_close_strays(&ck.loop);
   if (uv_loop_close(&ck.loop)) log_error("handles were left open at exit");
   json_decref(ck.answer);
   json_decref(ck.budgets);

@@ -21,6 +21,7 @@
 #include "mcp.h"
 #include "sim_child.h"
 #include "stdio_transport.h"
+#include "vm_lws_ctx.h"
 
 typedef struct {
   uv_loop_t loop;
@@ -228,6 +229,7 @@ int main(int argc, char **argv) {
 fail_run:
   mcp_session_free(app.mcp);
   app.mcp = NULL;
+  vm_lws_close_strays(&app.loop);
   if (uv_loop_close(&app.loop) != 0) {
     log_error("handles were left open at exit:");
     uv_walk(&app.loop, log_handle, NULL);

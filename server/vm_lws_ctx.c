@@ -115,3 +115,19 @@ void vm_lws_ctx_release(vm_lws_ctx_t *x, void (*done)(void *arg), void *arg) {
    * be in one): from the timer, on the next turn. */
   uv_timer_start(&x->timer, on_timer, 0, 0);
 }
+
+static void close_stray(uv_handle_t *h, void *arg) {
+  if (h->type != UV_POLL || uv_is_closing(h)) return;
+  uv_close(h, NULL); /* the memory is lws's, already let go of: not ours to free */
+  ++*(int *)arg;
+}
+
+int vm_lws_close_strays(uv_loop_t *loop) {
+  int n = 0;
+  uv_walk(loop, close_stray, &n);
+  if (n) {
+    log_debug("vm: closed %d poll handle(s) libwebsockets left on the loop", n);
+    uv_run(loop, UV_RUN_DEFAULT);
+  }
+  return n;
+}
