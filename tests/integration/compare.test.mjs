@@ -58,15 +58,20 @@ test('compare: fixed jank is improved, reversed regressed, the same workload unc
   assert.equal(same.isError, true);
 });
 
-const pct = (x) => `${(x * 100).toFixed(1)}%`;
-// As C's printf("%.1f") prints us / 1000.0: both round the double's exact
-// value, but an exact tie (5 250 µs is 5.25 exactly) goes half to even in C
-// ("5.2") and up in JS's toFixed ("5.3"): a CI run failed on it. A tie is
-// exact only when us / 1000 is a binary fraction: us a multiple of 125.
-const msOf = (us) => {
-  if (us % 100 === 50 && us % 125 === 0) return ((Math.floor(us / 100) + (Math.floor(us / 100) % 2)) / 10).toFixed(1);
-  return (us / 1000).toFixed(1);
+// C's printf("%.1f", x), which the text is written with: the double's exact
+// value rounded to one decimal, an exact tie to even (glibc), where JS's
+// toFixed rounds a tie up (5.25 ms: C "5.2", JS "5.3"; a jank ratio of 26/315
+// sent as 0.0825: 8.25 %, C "8.2"). CI failed on each. toFixed(60) is the
+// double's exact decimal expansion at these magnitudes, so a tie is seen exactly.
+const cFixed1 = (x) => {
+  const m = /^(\d+)\.(\d)(\d+)$/.exec(Math.abs(x).toFixed(60));
+  if (!m || !/^50*$/.test(m[3])) return x.toFixed(1);
+  const tenths = BigInt(m[1] + m[2]);
+  const even = tenths % 2n === 0n ? tenths : tenths + 1n;
+  return `${x < 0 ? '-' : ''}${even / 10n}.${even % 10n}`;
 };
+const pct = (x) => `${cFixed1(x * 100)}%`;
+const msOf = (us) => cFixed1(us / 1000);
 function assertVerdictText(r) {
   const c = r.sc.comparison;
   assert.match(r.text, new RegExp(`^compare: ${c.verdict}, candidate ${c.candidate.id} vs baseline ${c.baseline.id}`), r.text);
