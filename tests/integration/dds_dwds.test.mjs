@@ -239,9 +239,15 @@ test('item 6: DWDS closing the connection without a word: the server finds DDS o
   const m = await mcp(['--vm-service-uri', s.httpUri]);
   let r = await status(m);
   assert.equal(r.sc.connection.state, 'connected');
+  const before = (await s.stats()).methods.getVM ?? 0;
   assert.match(await s.cmd('dds-attach'), /closed 1$/);
-  await until(async () => (await s.stats()).connections === 1,
-    { what: 'the server back on DDS with no call made', timeoutMs: 3000 * TIMEOUT_SCALE });
+  // Back on DDS: one connection, and it is the new one (the closed one is
+  // counted until the sim frees it, so `connections === 1` alone can be the
+  // old socket still closing): the server has synced on it (getVM).
+  await until(async () => {
+    const st = await s.stats();
+    return st.connections === 1 && (st.methods.getVM ?? 0) > before;
+  }, { what: 'the server back on DDS with no call made', timeoutMs: 3000 * TIMEOUT_SCALE });
   r = await m.call({ action: 'read' });
   assert.equal(r.isError, false, r.text.slice(0, 400));
   assert.equal((await status(m)).sc.connection.state, 'connected');
