@@ -31,8 +31,9 @@ void vm_lws_ctx_release(vm_lws_ctx_t *x, void (*done)(void *arg), void *arg);
 /* For the end of a program whose own handles are all closed: closes the
  * uv_poll handles left on loop (none is ours: they can only be what lws 4.1
  * leaves behind for a client connection that failed while connecting, which
- * it never closes; warmcat/libwebsockets#2434) and runs loop until they are
- * gone, so that uv_loop_close succeeds. Returns how many it closed. */
+ * it never closes; warmcat/libwebsockets#2434), frees them as lws would
+ * have in its close callback, and runs loop until they are gone, so that
+ * uv_loop_close succeeds. Returns how many it closed. */
 int vm_lws_close_strays(uv_loop_t *loop);
 
 #endif
