@@ -385,16 +385,27 @@ static int findings_in(const summary_t *s, findings_input_t *in, findings_block_
   return 0;
 }
 
-json_t *summary_findings(const summary_t *s, size_t max) {
+int summary_findings_and_next(const summary_t *s, size_t max, json_t **findings, json_t **next) {
   findings_block_t fb[SUMMARY_MAX_BLOCK_NAMES + 1];
   findings_input_t in;
-  return findings_in(s, &in, fb) < 0 ? NULL : findings_to_json(&in, max);
+  if (findings) *findings = NULL;
+  if (next) *next = NULL;
+  if (findings_in(s, &in, fb) < 0) return -1;
+  if (findings) *findings = findings_to_json(&in, max);
+  if (next) *next = findings_next_to_json(&in);
+  return 0;
+}
+
+json_t *summary_findings(const summary_t *s, size_t max) {
+  json_t *f;
+  summary_findings_and_next(s, max, &f, NULL);
+  return f;
 }
 
 json_t *summary_next(const summary_t *s) {
-  findings_block_t fb[SUMMARY_MAX_BLOCK_NAMES + 1];
-  findings_input_t in;
-  return findings_in(s, &in, fb) < 0 ? NULL : findings_next_to_json(&in);
+  json_t *n;
+  summary_findings_and_next(s, 0, NULL, &n);
+  return n;
 }
 
 uint64_t summary_frames(const summary_t *s) {

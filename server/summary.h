@@ -51,6 +51,10 @@ const char *summary_bound_by(const summary_t *s);
 json_t *summary_findings(const summary_t *s, size_t max);
 /* The `next` array: advice, never a cause (findings_next_to_json). */
 json_t *summary_next(const summary_t *s);
+/* Both from one pass over the janky frames (what each cause explains):
+ * *findings as summary_findings, *next as summary_next (either may be NULL
+ * not to ask). Returns -1, both NULL, when out of memory. */
+int summary_findings_and_next(const summary_t *s, size_t max, json_t **findings, json_t **next);
 
 uint64_t summary_frames(const summary_t *s);
 uint64_t summary_jank_frames(const summary_t *s);

@@ -83,8 +83,9 @@ json_t *summary_to_json(const summary_t *s, size_t top_blocks, size_t worst_fram
                 "frozen", (json_int_t)s->frozen, "buildMissed", (json_int_t)s->build_missed,
                 "rasterMissed", (json_int_t)s->raster_missed, "boundBy", summary_bound_by(s),
                 "overUs", (json_int_t)llround(s->jank_over_us)));
-  json_put(o, &bad, "findings", summary_findings(s, SUMMARY_FINDINGS));
-  json_t *next = summary_next(s);
+  json_t *findings, *next;
+  summary_findings_and_next(s, SUMMARY_FINDINGS, &findings, &next);
+  json_put(o, &bad, "findings", findings);
   if (next && !json_array_size(next)) json_decref(next);
   else json_put(o, &bad, "next", next);
   if (s->startup) {
