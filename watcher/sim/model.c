@@ -671,12 +671,12 @@ static json_t *reply_new(const wm_t *wm, int64_t now_us, int protocol) {
       "collectionTakenOver", wm->taken_over);
 }
 
-/* Protocol 2 form of a protocol-1 record (new reference): the same object
- * with blocks as [index, micros, selfMicros, count] quadruples, the index
- * into names, which collects each new name (index maps name -> position). */
-static json_t *record_v2(json_t *rec, json_t *names, json_t *index) {
-  json_t *copy = json_copy(rec), *flat = json_array();
-  if (!copy || !flat) goto fail;
+/* A protocol-1 record's blocks as protocol 2's flat [index, micros,
+ * selfMicros, count] quadruples (new reference), the index into names,
+ * which collects each new name (index maps name -> position). */
+static json_t *blocks_v2(json_t *rec, json_t *names, json_t *index) {
+  json_t *flat = json_array();
+  if (!flat) return NULL;
   const char *name;
   json_t *b;
   json_object_foreach(json_object_get(rec, "blocks"), name, b) {
@@ -694,9 +694,18 @@ static json_t *record_v2(json_t *rec, json_t *names, json_t *index) {
         json_array_append(flat, json_object_get(b, "count")))
       goto fail;
   }
-  if (json_object_set_new(copy, "blocks", flat) == 0) return copy;
-  flat = NULL; /* stolen even on failure */
+  return flat;
 fail:
+  json_decref(flat);
+  return NULL;
+}
+
+/* Protocol 2 form of a protocol-1 record (new reference): the same object
+ * with blocks_v2's blocks. */
+static json_t *record_v2(json_t *rec, json_t *names, json_t *index) {
+  json_t *copy = json_copy(rec), *flat = blocks_v2(rec, names, index);
+  if (copy && flat && json_object_set_new(copy, "blocks", flat) == 0) return copy;
+  if (copy && flat) flat = NULL; /* set_new took it, even on failure */
   json_decref(flat);
   json_decref(copy);
   return NULL;
@@ -714,11 +723,11 @@ static const char *const v3_fields[] = {
  * "id\nlinkedBy" -> position: neither may hold a control character). */
 static json_t *record_v3(json_t *rec, json_t *names, json_t *index, json_t *pairs,
                          json_t *pair_index) {
-  json_t *arr = json_array(), *v2 = record_v2(rec, names, index);
-  if (!arr || !v2) goto fail;
+  json_t *arr = json_array();
+  if (!arr) return NULL;
   for (const char *const *f = v3_fields; *f; f++)
     if (json_array_append(arr, json_object_get(rec, *f))) goto fail;
-  if (json_array_append(arr, json_object_get(v2, "blocks"))) goto fail;
+  if (json_array_append_new(arr, blocks_v2(rec, names, index))) goto fail;
   const char *id = json_string_value(json_object_get(rec, "interactionId"));
   const char *by = json_string_value(json_object_get(rec, "linkedBy"));
   if (id && by) {
@@ -732,10 +741,8 @@ static json_t *record_v3(json_t *rec, json_t *names, json_t *index, json_t *pair
     }
     if (json_array_append(arr, at)) goto fail;
   }
-  json_decref(v2);
   return arr;
 fail:
-  json_decref(v2);
   json_decref(arr);
   return NULL;
 }
