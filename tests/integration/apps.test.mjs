@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { startSim, startMcp, startDtd, sleep, assertNoTokenLeak, BUILD } from './harness.mjs';
+import { startSim, startMcp, startDtd, sleep, until, assertNoTokenLeak, BUILD } from './harness.mjs';
 
 const run = promisify(execFile);
 const cleanup = [];
@@ -86,9 +86,13 @@ test('an app that dies leaves the other\'s session alone; its sessions stay read
   const cap = await m.call({ action: 'capture', app: 'app 1', durationMs: 800 });
   assert.equal(cap.isError, false, cap.text);
   await phone.kill();
-  await sleep(500);
-  // One app is connected (and measuring): calls without app go to it.
-  const st = await m.call({ action: 'status' });
+  // One app is connected (and measuring): calls without app go to it, once
+  // the server has seen the other's socket close (a fixed 500 ms was not
+  // always enough under valgrind on a loaded machine).
+  const st = await until(async () => {
+    const r = await m.call({ action: 'status' });
+    return r.sc.app === 'app 2' ? r : null;
+  }, { what: 'the server to see app 1 gone', everyMs: 100 });
   assert.equal(st.sc.app, 'app 2', st.text);
   assert.deepEqual(st.sc.apps.map((x) => x.state), ['not_connected', 'connected']);
   const stop = await m.call({ action: 'stop' });
