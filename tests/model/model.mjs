@@ -612,11 +612,13 @@ export class Runner {
     // of it, and says so: the frames are the stop's (docs/tool.md).
     const overtaken = (a.sc.warnings ?? []).some((w) => /was stopped while this read waited/.test(w));
     if (overtaken && g.kind !== 'read+stop') fail(5, `${what}: says a stop overtook it, outside a read+stop`);
-    if (overtaken || (!S && g.kind === 'read+stop' && a.args.cursor && a.sc.session?.state === 'stopped')) {
-      // Its cursor is a position in the session the stop closed meanwhile:
-      // it lists what follows that position (frames the stop may have listed
-      // too), contiguous, none past what the session saw. Positional, not a
-      // second delivery.
+    if (overtaken || (!S && g.kind === 'read+stop' && a.sc.session?.state === 'stopped')) {
+      // A read of the session the stop closed meanwhile, with a cursor or
+      // without one (in flight when the stop took its frames: it takes none,
+      // and warns only when it lists some). It lists what follows its
+      // position (frames the stop may have listed too), contiguous, none past
+      // what the session saw. Positional, not a second delivery; and its
+      // cursor is that session's, never one of the reads outside sessions.
       const seqs = (a.sc.frames ?? []).map((f) => f.seq);
       if (seqs.some((x, i) => i && x !== seqs[i - 1] + 1)) fail(2, `${what}: a cursor read of closed ${a.sc.session.id} listed ${seqs.join(',')}: not contiguous`);
       this.count(overtaken ? 'overtakenReads' : 'racedCursorReads');
@@ -647,7 +649,9 @@ export class Runner {
       }
       this.deliver(O, a.sc.frames ?? [], a.sc.summary.frames, 0, what);
       if (run) O.run = run;
-      if (a.sc.nextCursor) this.outsideCursor = a.sc.nextCursor;
+      // Only a read outside sessions gives their cursor; one that named a
+      // session (the model unsure) gives that session's.
+      if (a.sc.nextCursor && !a.sc.session) this.outsideCursor = a.sc.nextCursor;
       return;
     }
     if (a.outsideCursor) {
