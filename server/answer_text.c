@@ -160,42 +160,40 @@ static void startup(sb_t *b, const json_t *sum) {
             ms(num(st, "buildUsMax")), ms(num(st, "rasterUsMax")));
 }
 
-/* A worst frame's cause: on the raster side (it missed there and took longer
- * than the build) shader compilation when the timeline saw it, else the
- * raster thread; on the UI side GC when it took longer than the frame's first
- * block below the phases, else that block (or its first block, or the build
- * itself). */
+/* A worst frame's cause: its own `cause` (frame_cause.h). A frame the server
+ * no longer held has none, nor gcUs/shaderUs: the raster thread when it
+ * missed there and took longer than the build, else its first block below
+ * the phases (or its first block, or the build itself). */
 typedef struct {
   const char *name, *at; /* at: the app function sampled most in it (NULL: none) */
-  int64_t us, build_us, number, gc_us, shader_us;
+  int64_t us, build_us, number, gc_us;
 } cause_t;
 
 static cause_t frame_cause(const json_t *w, int64_t budget) {
   cause_t c = {"build",           str(w, "at"),          num(w, "buildUs"),
-               num(w, "buildUs"), num(w, "frameNumber"), num(w, "gcUs"),
-               num(w, "shaderUs")};
+               num(w, "buildUs"), num(w, "frameNumber"), num(w, "gcUs")};
   if (c.number <= 0) c.number = -num(w, "seq"); /* unnumbered: by seq, printed "seq N" */
+  const json_t *own = json_object_get(w, "cause");
   int64_t raster = num(w, "rasterUs");
-  if (raster > budget && raster >= c.build_us) {
-    c.name = c.shader_us ? "shader compilation" : "raster";
-    c.us = c.shader_us ? c.shader_us : raster;
-    return c;
-  }
-  const json_t *tb = json_object_get(w, "topBlocks"), *first = json_array_get(tb, 0), *blk;
-  size_t i;
-  json_array_foreach(tb, i, blk) {
-    if (str(blk, "name") && findings_classify(str(blk, "name")) != FINDING_PHASE) {
-      first = blk;
-      break;
+  if (str(own, "name")) {
+    c.name = str(own, "name");
+    c.us = num(own, "us");
+  } else if (raster > budget && raster >= c.build_us) {
+    c.name = "raster";
+    c.us = raster;
+  } else {
+    const json_t *tb = json_object_get(w, "topBlocks"), *first = json_array_get(tb, 0), *blk;
+    size_t i;
+    json_array_foreach(tb, i, blk) {
+      if (str(blk, "name") && findings_classify(str(blk, "name")) != FINDING_PHASE) {
+        first = blk;
+        break;
+      }
     }
-  }
-  if (first && str(first, "name")) {
-    c.name = str(first, "name");
-    c.us = num(first, "selfMicros");
-  }
-  if (c.gc_us > 0 && c.gc_us >= c.us) {
-    c.name = "GC";
-    c.us = c.gc_us;
+    if (str(first, "name")) {
+      c.name = str(first, "name");
+      c.us = num(first, "selfMicros");
+    }
   }
   return c;
 }

@@ -92,15 +92,17 @@ static size_t compact_len(const json_t *j) {
   return n;
 }
 
-/* Least useful first: the worst frames' places, the context entries and the
- * `top` of each function, then all but the first entry, then the whole
- * object with the findings' places (said in a warning). */
+/* Least useful first: the worst frames' places and their topBlocks (their
+ * own cause says why they missed), the context entries and the `top` of each
+ * function, then all but the first entry, then the whole object with the
+ * findings' places (said in a warning). */
 void answer_where_fit(op_t *op, json_t *sum) {
   json_t *where = json_object_get(sum, "where"), *rb = json_object_get(sum, "rebuilds");
   json_t *fns = json_object_get(where, "functions"), *wid = json_object_get(rb, "widgets"), *e;
   size_t i;
   if (!sum || compact_len(sum) <= SUMMARY_MAX_BYTES) return;
   json_array_foreach(json_object_get(sum, "worstFrames"), i, e) json_object_del(e, "at");
+  if (summary_fit_worst_blocks(sum, SUMMARY_MAX_BYTES) <= SUMMARY_MAX_BYTES) return;
   for (i = json_array_size(fns); i-- > 0 && compact_len(sum) > SUMMARY_MAX_BYTES;) {
     const char *code = json_string_value(json_object_get(json_array_get(fns, i), "code"));
     if (!code || strcmp(code, "app")) json_array_remove(fns, i);

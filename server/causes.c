@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "findings.h"
+#include "frame_cause.h"
 #include "summary.h"
 
 /* DevTools' advice for the same two causes (flutter/devtools performance
@@ -137,7 +138,8 @@ int causes_apply(json_t *summary, const frame_t *const *frames, size_t nframes,
   json_t *findings = json_object_get(summary, "findings");
   if (!json_is_array(findings)) return 0;
   if (in->frame_events && watcher_instead_of_tracking(summary) < 0) return -1;
-  if (!in->nevents || !nframes) return 0;
+  if (!nframes) return 0;
+  if (!in->nevents) return frame_cause_apply(summary, frames, nframes, NULL, budget_us);
 
   vmtl_window_t *w = malloc(nframes * sizeof *w);
   vmtl_causes_t *c = calloc(nframes, sizeof *c);
@@ -201,6 +203,7 @@ int causes_apply(json_t *summary, const frame_t *const *frames, size_t nframes,
       break;
     }
   }
+  if (!bad) bad = frame_cause_apply(summary, frames, nframes, c, budget_us) < 0;
   free(w);
   free(c);
   return bad ? -1 : 0;

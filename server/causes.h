@@ -4,7 +4,8 @@
  *    missed the budget on build) and `shader` (shader compilation inside the
  *    raster window of frames that missed it on raster), ranked among the
  *    findings the blocks gave by the same rule (janky mean − other mean);
- *  - `gcUs` / `shaderUs` on the worst frames;
+ *  - `gcUs` / `shaderUs` on the worst frames, and each one's own `cause`
+ *    (frame_cause.h, with or without timeline events);
  *  - for a session measured without the watcher, the `watcher` finding in
  *    place of the `tracking` one (no track* option names anything there).
  * Pure: the caller hands in the frames and the events. */

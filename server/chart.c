@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "frame_cause.h"
+
 /* Geometry of the plot area inside the CHART_WIDTH × CHART_HEIGHT canvas. */
 #define PLOT_L 64.0
 #define PLOT_R 1180.0
@@ -331,6 +333,26 @@ static void draw_budget(chart_t *c) {
             PLOT_L, y, PLOT_R, y, PLOT_R - 4, y - 4, ms);
 }
 
+/* The labels of frames idx[0..nw): each janky one's own cause (frame_cause.h,
+ * as the text's worst-frame lines; "build" of a frame without blocks says no
+ * more than its bar), else its top self-time block. */
+typedef char label_t[4 * CHART_LABEL_CHARS + 8];
+static void worst_names(const chart_t *c, const size_t *idx, size_t nw, label_t *out) {
+  frame_cause_t fc[CHART_WORST];
+  const frame_t **all = malloc((c->n ? c->n : 1) * sizeof *all);
+  int ok = all != NULL;
+  for (size_t i = 0; ok && i < c->n; i++) all[i] = &c->frames[i];
+  ok = ok && frame_cause_of(all, c->n, NULL, c->budget_us, idx, nw, fc) == 0;
+  free(all);
+  for (size_t k = 0; k < nw; k++) {
+    const char *top = top_block(&c->frames[idx[k]]);
+    if (ok && fc[k].kind && strcmp(fc[k].kind, "build"))
+      snprintf(out[k], sizeof out[k], "%.*s", (int)fc[k].len, fc[k].name);
+    else
+      snprintf(out[k], sizeof out[k], "%s", top ? top : "");
+  }
+}
+
 /* The worst frames (by max(build, raster), as summary's worstFrames), each
  * labelled "#frameNumber name 24.1 ms" in the first of CHART_WORST rows at the top of
  * the plot where it overlaps no other label, with a line down to its bar.
@@ -346,6 +368,8 @@ static void draw_worst(chart_t *c) {
     memmove(idx + at + 1, idx + at, (nw - 1 - at) * sizeof *idx);
     idx[at] = i;
   }
+  label_t names[CHART_WORST];
+  worst_names(c, idx, nw, names);
   /* Place every label first and draw the lines, so no line crosses a label. */
   double px0[CHART_WORST], px1[CHART_WORST];
   size_t prow[CHART_WORST];
@@ -354,7 +378,7 @@ static void draw_worst(chart_t *c) {
     size_t s = idx[k] * c->nslots / c->n;
     while (s + 1 < c->nslots && c->slots[s + 1].lo <= idx[k]) s++;
     while (s > 0 && c->slots[s].lo > idx[k]) s--;
-    const char *name = top_block(f);
+    const char *name = names[k][0] ? names[k] : NULL;
     size_t chars = name ? record_utf8_length(name) + 1 : 0;
     if (chars > CHART_LABEL_CHARS + 2) chars = CHART_LABEL_CHARS + 2;
     chars += (size_t)snprintf(NULL, 0, "#%lld %.1f ms", (long long)label_of(f),
@@ -380,7 +404,7 @@ static void draw_worst(chart_t *c) {
   }
   for (size_t k = 0; k < nw; k++) {
     const frame_t *f = &c->frames[idx[k]];
-    const char *name = top_block(f);
+    const char *name = names[k][0] ? names[k] : NULL;
     char ms[32];
     fmt_ms(ms, sizeof ms, frame_worst(f));
     sb_printf(&c->b,

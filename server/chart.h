@@ -3,8 +3,8 @@
  * column per frame (or per bucket of frames when there are more than
  * CHART_MAX_SLOTS): a build bar on the left, a raster bar on the right, a bar
  * over the budget in red, the budget line, a shaded band per run of one
- * interaction, the worst frames labelled with their seq and top self-time
- * block. chart_svg is pure (frames in, text out); chart_file.h is the thin
+ * interaction, the worst frames labelled with their frame number and own
+ * cause (frame_cause.h; else their top self-time block). chart_svg is pure (frames in, text out); chart_file.h is the thin
  * file-system shell around it. */
 #ifndef TELESCOPE_CHART_H
 #define TELESCOPE_CHART_H

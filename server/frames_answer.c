@@ -11,12 +11,15 @@
 #define POLL_MS 50 /* watch and probe: how often to look at the counter */
 
 /* What the timeline and the frame source add to the summary of the frames
- * at positions [from, to) (docs/tool.md "Findings"). */
+ * at positions [from, to) (docs/tool.md "Findings"), and the janky worst
+ * frames' own causes (docs/tool.md "Worst frames"). */
 static int put_causes(op_t *op, json_t *js, store_t *st, uint64_t from, uint64_t to,
                       const char *iid, int64_t budget_us) {
   causes_input_t in = {op->frame_events || (op->s && session_frame_events(op->s)), NULL, 0, 0};
   if (op->s) in.events = session_timeline(op->s, &in.nevents);
-  if (!in.frame_events && !in.nevents) return 0;
+  const json_t *jank = json_object_get(js, "jank");
+  if (!in.frame_events && !in.nevents && !json_integer_value(json_object_get(jank, "frames")))
+    return 0;
   if (from < store_first_kept(st)) from = store_first_kept(st);
   if (to > store_frames_seen(st)) to = store_frames_seen(st);
   size_t n = 0, cap = to > from ? (size_t)(to - from) : 0;
@@ -29,6 +32,19 @@ static int put_causes(op_t *op, json_t *js, store_t *st, uint64_t from, uint64_t
   int rc = causes_apply(js, frames, n, budget_us, &in);
   free(frames);
   return rc;
+}
+
+/* What put_causes added (the timeline's findings, gcUs/shaderUs, each worst
+ * frame's cause) may take the summary past SUMMARY_MAX_BYTES: the worst
+ * frames' topBlocks give way first (their own cause says why they missed),
+ * then worst frames, the last first (docs/tool.md "Memory and size bounds"). */
+static void fit_worst(json_t *js) {
+  json_t *wf = json_object_get(js, "worstFrames");
+  size_t len = summary_fit_worst_blocks(js, SUMMARY_MAX_BYTES);
+  while (json_array_size(wf) && len > SUMMARY_MAX_BYTES) {
+    json_array_remove(wf, json_array_size(wf) - 1);
+    len = json_dumpb(js, NULL, 0, JSON_COMPACT);
+  }
 }
 
 int answer_put_frames(op_t *op, json_t *r, store_t *st, uint64_t from, int filter, int whole,
@@ -60,6 +76,7 @@ int answer_put_frames(op_t *op, json_t *r, store_t *st, uint64_t from, int filte
     json_decref(js);
     js = NULL;
   }
+  if (js) fit_worst(js);
   if (!js || json_object_set_new(r, "summary", js)) goto oom;
   if (list) {
     if (json_object_set_new(r, "frames", t.frames)) {

@@ -71,6 +71,11 @@ json_t *summary_to_json(const summary_t *s, size_t top_blocks, size_t worst_fram
  * worstFrames, then topBlocks; docs/tool.md) until the compact text is at most
  * max_bytes. */
 json_t *summary_to_json_bounded(const summary_t *s, size_t max_bytes);
+/* What is added to a summary after the bound (timeline findings, each worst
+ * frame's cause, where, rebuilds) may take it past max_bytes: the worst
+ * frames' topBlocks give way, one block at a time from the last frame, until
+ * it fits or none is left. Returns its compact length then. */
+size_t summary_fit_worst_blocks(json_t *summary, size_t max_bytes);
 
 /* The sparkline alone (UTF-8, at most SUMMARY_SPARK_MAX characters); the
  * caller frees it. Level of a value v: ceil(4·v/budget) − 1 clamped to 0..7 of

@@ -188,3 +188,16 @@ json_t *summary_to_json_bounded(const summary_t *s, size_t max_bytes) {
   }
   return NULL;
 }
+
+size_t summary_fit_worst_blocks(json_t *summary, size_t max_bytes) {
+  json_t *wf = json_object_get(summary, "worstFrames");
+  size_t n = json_array_size(wf), len = json_dumpb(summary, NULL, 0, JSON_COMPACT);
+  for (size_t keep = SUMMARY_WORST_BLOCKS; keep-- > 0 && len > max_bytes;)
+    for (size_t i = n; i-- > 0 && len > max_bytes;) {
+      json_t *tb = json_object_get(json_array_get(wf, i), "topBlocks");
+      if (json_array_size(tb) <= keep) continue;
+      while (json_array_size(tb) > keep) json_array_remove(tb, json_array_size(tb) - 1);
+      len = json_dumpb(summary, NULL, 0, JSON_COMPACT);
+    }
+  return len;
+}

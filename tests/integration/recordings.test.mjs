@@ -102,6 +102,25 @@ function judge(r, exp, s, mode) {
   const tracking = (s.next ?? []).find((n) => n.kind === 'tracking');
   if (want?.kind === 'phase' && option && tracking)
     check(tracking.option === option, `next: ${tracking.option} suggested, but the first cause is ${wantText} (${option})`);
+  // Each janky worst frame is labelled with its own cause, by the same rule
+  // over that frame alone (expect.mjs rule 6): not its largest block.
+  const own = new Map((exp.jankyFrames ?? []).map((f) => [f.frameNumber, f.cause]));
+  for (const w of s.worstFrames ?? []) {
+    const c = own.get(w.frameNumber);
+    if (c === undefined) continue; // not steady-state jank: no label asked
+    const label = `frame ${w.frameNumber}`;
+    const wantText = c ? `${c.kind}${c.name !== undefined ? ` "${c.name}"` : ''}` : 'none';
+    const gotText = w.cause ? `${w.cause.kind} "${w.cause.name}"` : 'none';
+    if (mode === 'no-watcher' && c && BLOCK_KINDS.has(c.kind))
+      check(w.cause?.kind === 'build', `${label}: expected the UI thread's build (no blocks for ${wantText}), got ${gotText}`);
+    else
+      check(c ? w.cause?.kind === c.kind && (c.name === undefined || w.cause.name === c.name) : !w.cause,
+        `${label}: expected ${wantText}, got ${gotText}`);
+    // A worst-frame line of the text that lists it names that cause (the
+    // text has room for three causes; a frame past them has no line).
+    const line = r.text.split('\n').find((l) => /^frames? /.test(l) && new RegExp(`^frames? [^:]*\\b${w.frameNumber}\\b`).test(l));
+    if (w.cause && line) check(line.includes(`: ${w.cause.name} `), `${label}: the text says "${line}", not ${w.cause.name}`);
+  }
   return failures;
 }
 

@@ -36,6 +36,7 @@ const plus = (u, re, targets = APP) => ({ re: `${u.re}|${re}`, targets: [...u.ta
 const COVER = {
   'server/findings.c': plus(unit('findings', 'report', 'causes'), '^integration\\.recordings$'),
   'server/causes.c': unit('causes', 'findings', 'report'),
+  'server/frame_cause.c': plus(unit('frame_cause', 'causes'), '^integration\\.recordings$'),
   'server/compare.c': plus(unit('compare'), '^integration\\.compare$'),
   'server/stats.c': unit('stats', 'compare'),
   'server/cpuprof.c': unit('cpuprof', 'answer_text'),

@@ -429,7 +429,7 @@ END_TEST
  * blamed on raster; phases only when nothing below them is named. */
 /* Issue 19: start-up frames have their own line and are no cause; a worst
  * frame that made no jank is not listed; GC the server holds for a frame is
- * on its line (and is its cause when it outweighs the named block); advice
+ * on its line, and names the line when it is the frame's own cause; advice
  * for an app without the watcher is a `next` line, never a cause. */
 START_TEST(startup_gc_and_next_lines) {
   json_t *r = json_loads(
@@ -444,9 +444,11 @@ START_TEST(startup_gc_and_next_lines) {
       "\"next\":[{\"kind\":\"watcher\",\"why\":\"add the telescope watcher\"}],"
       "\"worstFrames\":["
       "{\"seq\":30,\"frameNumber\":830,\"buildUsMax\":0,\"buildUs\":26000,\"rasterUs\":1000,"
-      "\"totalSpanUs\":1,\"gcUs\":19000,\"topBlocks\":[{\"name\":\"BUILD\",\"selfMicros\":2400}]},"
+      "\"totalSpanUs\":1,\"gcUs\":19000,\"topBlocks\":[{\"name\":\"BUILD\",\"selfMicros\":2400}],"
+      "\"cause\":{\"kind\":\"gc\",\"name\":\"GC\",\"us\":19000}},"
       "{\"seq\":31,\"frameNumber\":831,\"buildUs\":20000,\"rasterUs\":1000,"
-      "\"totalSpanUs\":1,\"gcUs\":1500,\"topBlocks\":[{\"name\":\"Tile\",\"selfMicros\":9000}]},"
+      "\"totalSpanUs\":1,\"gcUs\":1500,\"topBlocks\":[{\"name\":\"Tile\",\"selfMicros\":9000}],"
+      "\"cause\":{\"kind\":\"widget\",\"name\":\"Tile\",\"us\":9000}},"
       "{\"seq\":12,\"frameNumber\":812,\"buildUs\":9000,\"rasterUs\":1000,\"totalSpanUs\":1}]}}",
       0, NULL);
   ck_assert_ptr_nonnull(r);
@@ -504,6 +506,33 @@ START_TEST(worst_frames_by_cause) {
 }
 END_TEST
 
+/* A worst frame's own cause (frame_cause.h) is its label, whatever its
+ * largest block: 854 builds for 8.4 ms as calm frames do, its PAINT is why. */
+START_TEST(worst_frame_labelled_by_its_own_cause) {
+  json_t *r = json_loads(
+      "{\"action\":\"stop\",\"summary\":{\"frames\":16,\"budgetUs\":16667,"
+      "\"jank\":{\"frames\":2,\"ratio\":0.125,\"frozen\":0,\"buildMissed\":2,"
+      "\"rasterMissed\":0,\"boundBy\":\"build\"},\"worstFrames\":["
+      "{\"seq\":5,\"frameNumber\":855,\"buildUs\":53682,\"rasterUs\":7133,\"totalSpanUs\":1,"
+      "\"topBlocks\":[{\"name\":\"PAINT\",\"selfMicros\":30770}],"
+      "\"cause\":{\"kind\":\"phase\",\"name\":\"PAINT\",\"us\":30770}},"
+      "{\"seq\":4,\"frameNumber\":854,\"buildUs\":17367,\"rasterUs\":5629,\"totalSpanUs\":1,"
+      "\"topBlocks\":[{\"name\":\"BUILD\",\"selfMicros\":8433},{\"name\":\"PAINT\","
+      "\"selfMicros\":4582}],\"cause\":{\"kind\":\"phase\",\"name\":\"PAINT\",\"us\":4582}}]}}",
+      0, NULL);
+  ck_assert_ptr_nonnull(r);
+  char *t = render(r, 0, "causes");
+  ck_assert_int_eq(line_of(t,
+                           "frames 854, 855: PAINT 4.6\xe2\x80\x93"
+                           "30.8 ms (build 17.4\xe2\x80\x93"
+                           "53.7 ms)"),
+                   1);
+  ck_assert_ptr_null(strstr(t, "BUILD 8.4"));
+  free(t);
+  json_decref(r);
+}
+END_TEST
+
 /* What the model sees first: name + description + inputSchema under 900
  * tokens, counted as compact JSON bytes / 4; and the promises of issue 13. */
 START_TEST(tool_doc_budget_and_promises) {
@@ -542,6 +571,7 @@ int main(void) {
   tcase_add_test(tc, compare_verdict_and_moved_metrics);
   tcase_add_test(tc, warnings_cursor_truncation_chart_frames);
   tcase_add_test(tc, worst_frames_by_cause);
+  tcase_add_test(tc, worst_frame_labelled_by_its_own_cause);
   tcase_add_test(tc, startup_gc_and_next_lines);
   tcase_add_test(tc, tool_doc_budget_and_promises);
   suite_add_tcase(s, tc);

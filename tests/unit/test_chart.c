@@ -2,7 +2,8 @@
  * well-formed XML (a small checker: balanced tags, quoted attributes, only
  * known entities), app names escaped — and as a reader would read it: one
  * red bar per over-budget bar, the budget line at the budget's height, the
- * worst frames labelled with their top self-time block, interaction bands,
+ * worst frames labelled with their own cause (else their top self-time
+ * block), interaction bands,
  * bucketing past the pixel width, bounded size; then the file shell. */
 #include <check.h>
 #include <errno.h>
@@ -226,6 +227,30 @@ START_TEST(worst_frames_labelled) {
 }
 END_TEST
 
+/* A label names the frame's own cause (frame_cause.h), as the text does:
+ * frame 854 of the real world-clock recording builds as long as calm frames
+ * do and paints 4 ms more, so it is PAINT, not its largest block, BUILD. */
+static record_block_t calm_blocks[] = {{(char *)"BUILD", 7500, 7500, 1},
+                                       {(char *)"PAINT", 500, 500, 1}};
+static record_block_t f854_blocks[] = {{(char *)"BUILD", 8433, 8433, 1},
+                                       {(char *)"PAINT", 4582, 4582, 1}};
+START_TEST(worst_label_is_the_frames_own_cause) {
+  frame_t *fs = frames_new(20);
+  for (size_t i = 0; i < 20; i++) fs[i].blocks = calm_blocks, fs[i].nblocks = 2;
+  fs[9].build_us = 17367, fs[9].blocks = f854_blocks;
+  char *svg = chart_svg(fs, 20, BUDGET, NULL);
+  ck_assert_ptr_nonnull(svg);
+  const char *p = strstr(svg, "<text class=\"worst\" data-seq=\"10\"");
+  ck_assert_ptr_nonnull(p);
+  const char *end = strstr(p, "</text>");
+  char label[256];
+  snprintf(label, sizeof label, "%.*s", (int)(end - p), p);
+  ck_assert_msg(strstr(label, ">PAINT</tspan>"), "%s", label);
+  free(svg);
+  free(fs);
+}
+END_TEST
+
 START_TEST(names_escaped) {
   frame_t *fs = frames_new(30);
   record_block_t evil[] = {{(char *)"<script>&\"'x\x01\xff</script>", 90000, 90000, 1}};
@@ -409,6 +434,7 @@ int main(void) {
   tcase_add_test(tc, jank_bars_red);
   tcase_add_test(tc, budget_line_height);
   tcase_add_test(tc, worst_frames_labelled);
+  tcase_add_test(tc, worst_label_is_the_frames_own_cause);
   tcase_add_test(tc, names_escaped);
   tcase_add_test(tc, interaction_bands);
   tcase_add_test(tc, bucketed_past_the_pixels);

@@ -798,6 +798,30 @@ START_TEST(schema_walker_catches_drift) {
 }
 END_TEST
 
+/* What is added after the bound takes room from the worst frames' topBlocks,
+ * the last frame's first, one block at a time, and from nothing else. */
+START_TEST(fit_takes_worst_frames_blocks_last_first) {
+  json_t *s = json_loads("{\"frames\":1,\"worstFrames\":["
+                         "{\"seq\":1,\"topBlocks\":[{\"name\":\"AAAAAAAAAA\"},{\"name\":\"B\"}]},"
+                         "{\"seq\":2,\"topBlocks\":[{\"name\":\"CCCCCCCCCC\"},{\"name\":\"D\"}]}]}",
+                         0, NULL);
+  ck_assert_ptr_nonnull(s);
+  size_t full = json_dumpb(s, NULL, 0, JSON_COMPACT);
+  ck_assert_uint_eq(summary_fit_worst_blocks(s, full), full); /* fits: untouched */
+  size_t len = summary_fit_worst_blocks(s, full - 1);
+  ck_assert_uint_le(len, full - 1);
+  const json_t *wf = json_object_get(s, "worstFrames");
+  ck_assert_uint_eq(json_array_size(json_object_get(json_array_get(wf, 0), "topBlocks")), 2);
+  ck_assert_uint_eq(json_array_size(json_object_get(json_array_get(wf, 1), "topBlocks")), 1);
+  len = summary_fit_worst_blocks(s, 10); /* cannot fit: every block goes, nothing else */
+  ck_assert_uint_eq(json_array_size(json_object_get(json_array_get(wf, 0), "topBlocks")), 0);
+  ck_assert_uint_eq(json_array_size(wf), 2);
+  ck_assert_int_eq(json_integer_value(json_object_get(s, "frames")), 1);
+  ck_assert_uint_eq(len, json_dumpb(s, NULL, 0, JSON_COMPACT));
+  json_decref(s);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("summary");
   TCase *tc = tcase_create("math");
@@ -826,6 +850,7 @@ int main(void) {
   tcase_add_test(tc, frames_and_diagnosis_conform);
   tcase_add_test(tc, findings_and_jank_split_conform);
   tcase_add_test(tc, schema_walker_catches_drift);
+  tcase_add_test(tc, fit_takes_worst_frames_blocks_last_first);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);
