@@ -712,9 +712,9 @@ export class Runner {
       if (sc.session.framesSeen !== first.framesSeen)
         fail(5, `${what}: overlapping stops of ${first.id} saw ${first.framesSeen} and ${sc.session.framesSeen} frames`);
       // The same summary, but for where to edit: each answer pulls the CPU
-      // samples itself (docs/tool.md "Overlapping calls"), and the sim hands
-      // a frame's timing over before the frame ends on its clock, so a pull
-      // 70 ms later can see more of its samples (a soak: 162 against 197).
+      // samples itself (docs/tool.md "Overlapping calls"); a pull can fail
+      // under load, or the ring move on. (A soak found 162 against 197
+      // samples: the sim reported frames before they ended, now fixed.)
       // Where's size can cost worst frames blocks at the bound (the last
       // ones first): compare the blocks both kept.
       const [ma, mb] = [measured(sc.summary), measured(first.summary)];

@@ -128,6 +128,37 @@ await run({
     } finally { await sim.stop(); }
   },
 
+  // The engine hands a frame's timing over once its raster is done
+  // (shell.cc), so by the time its Flutter.Frame event (or the watcher's
+  // record) arrives every sample of its work is taken: asking again later
+  // finds no more. The sim used to hand a timing over when it drew the frame,
+  // ahead of its clock, and a pull right after saw part of a long build.
+  async 'a frame is reported once it has ended: its samples are all there when its timing comes'() {
+    const sim = await Sim.start(['--seed', '7', '--scenario', 'janky']);
+    try {
+      const c = await Client.connect(sim.wsUri);
+      const iso = await isolateOf(c);
+      await c.call('streamListen', { streamId: 'Extension' });
+      const seen = new Set();
+      let checked = 0;
+      const deadline = Date.now() + 15000;
+      while (checked < 4 && Date.now() < deadline) {
+        const f = framesOf(c).find((x) => x.janky && !seen.has(x.number));
+        if (!f) { await sleep(2); continue; }
+        seen.add(f.number);
+        const ask = async () => (await c.call('getCpuSamples', { isolateId: iso, timeOriginMicros: f.start, timeExtentMicros: f.end - f.start })).sampleCount;
+        const first = await ask();
+        await sleep(150);
+        const later = await ask();
+        assert.equal(first, later, `frame ${f.number}: ${first} samples when its timing came, ${later} 150 ms later`);
+        assert.ok(first * 1000 >= f.end - f.start - 3000, `frame ${f.number}: ${first} samples over ${f.end - f.start} µs`);
+        checked++;
+      }
+      assert.equal(checked, 4, `janky frames checked: ${checked}`);
+      c.close();
+    } finally { await sim.stop(); }
+  },
+
   async 'cpu-rare-slow: the rare function only in janky frames ranks first per janky frame; the steady one first globally'() {
     const sim = await Sim.start(['--seed', '3', '--scenario', 'cpu-rare-slow', '--compiled-functions', '0']);
     try {

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim_clock.h"
 #include "sim_vm.h"
 
 /* Engine rule (shell.cc): in debug/profile, timings are reported at most
@@ -50,6 +51,18 @@ static void web_submit(sim_t *s, const wm_timing_t *timing) {
   }
 }
 
+/* When the engine hands a frame's timing over: once its raster is done
+ * (shell.cc: the rasterizer's OnFrameRasterized records the timing, then
+ * reports the batch). The sim draws a frame's whole work at once, ahead of
+ * its clock, so a timing is due when the clock reaches its raster finish:
+ * before that the frame is still running, and the CPU samples of its end are
+ * not taken yet (sim_cpu.c). */
+static uint64_t due_ms(const sim_t *s, const wm_timing_t *timing) {
+  int64_t ahead = timing->raster_finish_us - sim_clock_now_us();
+  uint64_t now = uv_now(s->loop);
+  return ahead > 0 ? now + (uint64_t)((ahead + 999) / 1000) : now;
+}
+
 void sim_timings_submit(sim_t *s, const wm_timing_t *timing) {
   if (s->timings.n_pend == s->timings.cap_pend) {
     size_t cap = s->timings.cap_pend ? s->timings.cap_pend * 2 : 64;
@@ -63,14 +76,20 @@ void sim_timings_submit(sim_t *s, const wm_timing_t *timing) {
     s->timings.cap_pend = cap;
   }
   s->timings.pend[s->timings.n_pend] = *timing;
-  s->timings.pend_due_ms[s->timings.n_pend] = uv_now(s->loop);
+  s->timings.pend_due_ms[s->timings.n_pend] =
+      s->cfg.mode == SIM_MODE_WEB ? uv_now(s->loop) : due_ms(s, timing);
   s->timings.n_pend++;
   if (s->cfg.mode == SIM_MODE_WEB) {
     web_submit(s, timing);
   } else if ((!s->timings.first_reported && s->timings.delay_ms <= 0) ||
              s->timings.n_pend >= TIMINGS_BACKLOG_FLUSH) {
-    s->timings.first_reported = 1;
     sim_timings_flush(s);
+    /* At once means when its raster is done, not by the next batch. */
+    if (handed_over(s) && !uv_is_active((uv_handle_t *)&s->timings.flush_timer)) {
+      uint64_t now = uv_now(s->loop), due = s->timings.pend_due_ms[0];
+      uint64_t ms = (uint64_t)(s->cfg.timings_batch_ms > 0 ? s->cfg.timings_batch_ms : 1);
+      uv_timer_start(&s->timings.flush_timer, on_flush, due > now ? due - now : 1, ms);
+    }
   } else {
     sim_timings_arm(s);
   }
