@@ -85,12 +85,7 @@ int answer_where_start(op_t *op, json_t *r, store_t *st, uint64_t from, uint64_t
   return 0;
 }
 
-static size_t compact_len(const json_t *j) {
-  char *t = json_dumps(j, JSON_COMPACT);
-  size_t n = t ? strlen(t) : 0;
-  free(t);
-  return n;
-}
+static size_t compact_len(const json_t *j) { return json_dumpb(j, NULL, 0, JSON_COMPACT); }
 
 /* Least useful first: the worst frames' places and their topBlocks (their
  * own cause says why they missed), the context entries and the `top` of each

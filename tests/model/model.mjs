@@ -115,6 +115,11 @@ export function coverageSteps() {
     { op: 'sim', cmd: 'ext-delay 250' },
     { op: 'soak', ms: 700 }, // settles the change (healthy() wants it old)
     { op: 'soak', ms: 600 }, // measured: more watcher calls than drain ticks
+    // More than a page waiting at once whatever the machine's load: the sim
+    // holds the next 1 500 frames and draws them together (its `draw N`), so
+    // the session's next drain must follow `more` past one page. The soak
+    // ends once the sim has seen that, or after 3 s (x SLACK).
+    ...(NO_WATCHER ? [] : [{ op: 'sim', cmd: 'draw 1500' }, { op: 'soak', ms: 3000 * SLACK, untilMore: true }]),
     one({ action: 'read', detail: 'frames', limit: 5 }),
     one({ action: 'read', detail: 'blocks', limit: 1000 }, { cursor: true }),
     one({ action: 'stop', detail: 'frames', limit: 1000 }),
@@ -484,6 +489,7 @@ export class Runner {
   }
 
   async soakStep(s) {
+    if (s.untilMore) return this.soakUntilMore(s);
     const S = this.current;
     const measure = S && this.healthy() && this.app.fps >= FAST[0];
     // On frame events each page the server answers itself costs one VM
@@ -499,7 +505,6 @@ export class Runner {
     // A drain past one page needs more than a page (500 records) waiting:
     // more than three pages drawn in the window makes one certain with the
     // watcher. A machine that held the sim below that cannot show it.
-    if (!NO_WATCHER && s1.framesDrawn - s0.framesDrawn > 3 * 500) this.count('pageFillableSoaks');
     // With the watcher the sim counts the reads that went on from the last
     // seq of a reply that said more: a drain past one page, whatever the
     // machine's load did to the drain ticks.
@@ -513,6 +518,21 @@ export class Runner {
     const ticks = Math.floor((Date.now() - t0) / 200) + 1;
     if (m1 - m0 > ticks) this.count('multiPageDrains');
     return `ext calls ${m1 - m0} in ${Date.now() - t0} ms`;
+  }
+
+  // A soak that waits for the sim to count a read that went on from the
+  // last seq of a reply that said more (a drain past one page), for at most
+  // s.ms: that count is the sim's fact, not a guess from the machine's speed.
+  async soakUntilMore(s) {
+    const t0 = Date.now();
+    const m0 = (await this.pair.stats()).moreFollowed;
+    let m1 = m0;
+    while (m1 === m0 && Date.now() - t0 < s.ms) {
+      await sleep(50);
+      m1 = (await this.pair.stats()).moreFollowed;
+    }
+    if (m1 > m0) this.count('multiPageDrains');
+    return `pages followed ${m1 - m0} in ${Date.now() - t0} ms`;
   }
 
   async callStep(s) {

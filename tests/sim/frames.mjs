@@ -156,6 +156,42 @@ await run({
     } finally { await sim.stop(); }
   },
 
+  async 'draw N: nothing for N periods, then N frames at once, one period apart'() {
+    // What the model test's sequence 0 relies on: more than a page of frames
+    // waiting together, whatever the machine's load did to the ticks.
+    const sim = await Sim.start(['--seed', '3', '--scenario', 'steady', '--fps', '60']);
+    try {
+      const c = await Client.connect(sim.wsUri);
+      const iso = await isolateOf(c);
+      const st = await c.call('ext.telescope.frames', { isolateId: iso, action: 'start' });
+      await waitFor('drawing', async () => (await sim.stats()).framesDrawn >= 3);
+      assert.match(await sim.cmd('draw 0'), /^error draw wants a count/);
+      await sim.cmdOk('draw 30');
+      assert.match(await sim.cmd('draw 5'), /^error draw: 30 frames are still held/);
+      const d0 = (await sim.stats()).framesDrawn;
+      const steps = [];
+      let prev = d0;
+      await waitFor('the held frames', async () => {
+        const d = (await sim.stats()).framesDrawn;
+        if (d !== prev) steps.push(d - prev);
+        prev = d;
+        return d >= d0 + 30;
+      }, 3000);
+      assert.ok(steps[0] >= 30, `all 30 came in one step, not one a vsync: steps ${steps}`);
+      const recs = await waitFor('their records', async () => {
+        const r = await c.call('ext.telescope.frames', { isolateId: iso, action: 'read', since: String(st.lastSeq), limit: '500' });
+        return r.records.length >= 32 && r.records;
+      });
+      const v = recs.map((x) => x.vsyncStartUs);
+      for (let i = 1; i < v.length; i++) assert.ok(v[i] > v[i - 1], `vsyncs in order at ${i}: ${v[i - 1]}, ${v[i]}`);
+      // 30 in a row one 60 Hz period apart (±2 µs of rounding).
+      const gaps = v.slice(1).map((x, i) => x - v[i]);
+      const run = gaps.reduce((a, g) => (Math.abs(g - 16667) <= 2 ? { n: a.n + 1, best: Math.max(a.best, a.n + 1) } : { n: 0, best: a.best }), { n: 0, best: 0 });
+      assert.ok(run.best >= 29, `29 gaps of one period in a row: ${gaps}`);
+      c.close();
+    } finally { await sim.stop(); }
+  },
+
   async 'same seed, same frames: durations and jank pattern reproduce'() {
     const series = [];
     for (let i = 0; i < 2; i++) {

@@ -676,6 +676,12 @@ static int run_command(sim_t *s, char *line) {
       return answer("error inject wants a count 1..100000");
     sim_gen_inject(s, (int)v);
     answer("ok inject %ld", v);
+  } else if (!strcmp(cmd, "draw")) {
+    if (!arg || parse_long(arg, 1, 4000, &v)) return answer("error draw wants a count 1..4000");
+    if (s->replay) return answer("error draw: under --replay the frames are the recording's");
+    if (s->gen.hold_left) return answer("error draw: %d frames are still held", s->gen.hold_left);
+    sim_gen_draw_held(s, (int)v);
+    answer("ok draw %ld", v);
   } else if (!strcmp(cmd, "pause")) {
     if (sim_vm_pause(s, arg))
       return answer(

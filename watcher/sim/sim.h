@@ -193,6 +193,8 @@ typedef struct sim {
     uint64_t frame_index; /* frames drawn so far: seeds each frame */
     int64_t frame_number;
     int inject_left;
+    int hold_left;                 /* `draw N`: frames held for one batch */
+    int64_t hold_from_us, hold_until_us; /* ... over this stretch of time */
     int probe_requested;   /* ext.ui.window.scheduleFrame */
     int64_t busy_until_us; /* the UI thread is still in the last frame */
     int have_post;         /* POST_FRAME of the last frame: next drain */

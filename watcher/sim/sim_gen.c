@@ -430,6 +430,22 @@ static void on_tick(uv_timer_t *t) {
     s->gen.probe_requested = 0;
     probe = 1;
   }
+  if (s->gen.hold_left > 0) {
+    int64_t now = sim_clock_now_us(), i, n = s->gen.hold_left;
+    if (now >= s->gen.hold_until_us) {
+      /* Vsyncs one period apart after the hold began, the last at its end:
+       * later than anything drawn before it. A paused isolate draws none. */
+      double period_us = (double)(s->gen.hold_until_us - s->gen.hold_from_us) / (double)n;
+      for (i = 0; i < n && !s->vm.paused; i++)
+        draw_frame(s, s->gen.hold_from_us + (int64_t)((double)(i + 1) * period_us));
+      s->gen.hold_left = 0;
+      s->gen.burst_last_us = now; /* the burst owes nothing for the hold */
+      s->gen.burst_due = 0;
+    }
+    sim_timings_arm(s);
+    schedule_tick(s);
+    return;
+  }
   switch (s->gen.scenario) {
     case SIM_SCENARIO_STEADY:
     case SIM_SCENARIO_JANKY:
@@ -493,6 +509,13 @@ void sim_gen_set_fps(sim_t *s, double fps) {
 
 void sim_gen_inject(sim_t *s, int n) {
   s->gen.inject_left += n;
+}
+
+void sim_gen_draw_held(sim_t *s, int n) {
+  int64_t now = sim_clock_now_us();
+  s->gen.hold_left = n;
+  s->gen.hold_from_us = now;
+  s->gen.hold_until_us = now + (int64_t)((double)n * 1e6 / s->gen.fps);
 }
 
 int sim_gen_init(sim_t *s) {

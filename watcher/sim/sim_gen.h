@@ -26,6 +26,10 @@ void sim_gen_set_scenario(sim_t *s, sim_scenario_t scenario);
 void sim_gen_set_fps(sim_t *s, double fps);
 /* The next n drawn frames are janky (SlowWidget, build > 2x budget). */
 void sim_gen_inject(sim_t *s, int n);
+/* `draw N`: nothing is drawn for the next n vsync periods, then those n
+ * frames are drawn at once, one period apart: exactly n frames waiting
+ * together, however late the machine runs the sim's ticks. */
+void sim_gen_draw_held(sim_t *s, int n);
 /* --replay: one recorded frame, drawn as draw_frame draws a generated one:
  * its blocks (finish order) to the watcher model at drained_us, its timing to
  * sim_timings (and so to Flutter.Frame). The caller records the timeline. */
