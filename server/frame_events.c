@@ -205,7 +205,7 @@ static void answer_local(fe_call_t *c) {
     rpc = RPC_INTERNAL_ERROR;
     snprintf(detail, sizeof detail, "out of memory");
   }
-  vm_result_t res = {DIAG_NONE, rpc, o ? "ok" : detail, o};
+  vm_result_t res = {DIAG_NONE, rpc, o ? "ok" : detail, o, NULL, 0};
   deliver(c, &res);
   json_decref(o);
 }
@@ -241,7 +241,7 @@ static void settle_check(fe_t *fe) {
   for (fe_call_t *c = fe->calls; c; c = c->next) {
     if (c->kind == FC_BATCH) {
       if (fe->adds > c->adds_at || now >= c->settle_until) {
-        deliver(c, &(vm_result_t){DIAG_NONE, 0, "ok", NULL});
+        deliver(c, &(vm_result_t){DIAG_NONE, 0, "ok", NULL, NULL, 0});
         return settle_check(fe); /* the list changed under us */
       }
       if (!next || c->settle_until < next) next = c->settle_until;
@@ -259,7 +259,7 @@ static void settle_check(fe_t *fe) {
       c->kind = FC_FORWARD; /* the frame is in: now the watcher's read */
       c->fwd = vm_app_call_extension(fe->app, VM_APP_WATCHER_EXTENSION, json_incref(c->params),
                                      on_forward_reply, c);
-      if (!c->fwd) deliver(c, &(vm_result_t){DIAG_NONE, RPC_INTERNAL_ERROR, "out of memory", NULL});
+      if (!c->fwd) deliver(c, &(vm_result_t){DIAG_NONE, RPC_INTERNAL_ERROR, "out of memory", NULL, NULL, 0});
       return settle_check(fe); /* the list changed under us */
     }
     if (c->web == WEB_NONE && fe->adds > c->adds_at) {

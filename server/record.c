@@ -1,5 +1,6 @@
 /* record: one FramePerfRecord, in any wire form, into a frame_t (record.h);
- * the helpers record_reply.c shares (record_impl.h). */
+ * the helpers record_reply.c shares, and protocol-3 records read straight
+ * from their text (record_impl.h). */
 #include "errbuf.h"
 #include "json_put.h"
 #include "record_impl.h"
@@ -126,6 +127,43 @@ static int parse_blocks(frame_t *f, const json_t *blocks, const char *where, cha
 }
 
 
+/* One [nameIndex, micros, selfMicros, count] quadruple, the i-th of the
+ * record's blocks, checked and appended to f->blocks (room made by the
+ * caller). Both readers of protocols 2 and 3 share it. */
+static const char *const quad_what[4] = {"name index", "micros", "selfMicros", "count"};
+
+static int quad_range(const int64_t v[4], int k, size_t i, const char *where, char *err,
+                      size_t errlen) {
+  static const int64_t min[4] = {0, 0, 0, 1};
+  if (v[k] < min[k] || v[k] > RECORD_MAX_AMOUNT)
+    return errbuf_fail(err, errlen, "%s.blocks[%zu]: %s must be %lld-%lld, got %lld", where, i,
+                       quad_what[k], (long long)min[k], (long long)RECORD_MAX_AMOUNT, (long long)v[k]);
+  return 0;
+}
+
+static int quad_put(frame_t *f, record_tables_t *t, size_t i, const int64_t v[4], const char *where,
+                    char *err, size_t errlen) {
+  for (int k = 0; k < 4; k++)
+    if (quad_range(v, k, i, where, err, errlen) < 0) return -1;
+  if ((uint64_t)v[0] >= t->n)
+    return errbuf_fail(err, errlen, "%s.blocks[%zu]: name index %lld outside blockNames (%zu names)",
+                       where, i, (long long)v[0], t->n);
+  if (t->seen[v[0]] == t->mark)
+    return errbuf_fail(err, errlen, "%s.blocks[%zu]: \"%.60s\" appears twice", where, i,
+                       t->names[v[0]]);
+  t->seen[v[0]] = t->mark;
+  if (v[2] > v[1])
+    return errbuf_fail(err, errlen, "%s.blocks[%zu]: selfMicros larger than micros", where, i);
+  record_block_t *rb = &f->blocks[f->nblocks];
+  rb->micros = v[1];
+  rb->self_micros = v[2];
+  rb->count = v[3];
+  if (!(rb->name = record_dup(t->names[v[0]])))
+    return errbuf_fail(err, errlen, "%s.blocks[%zu]: out of memory", where, i);
+  f->nblocks++;
+  return 0;
+}
+
 /* Protocol 2: blocks as a flat array of [nameIndex, micros, selfMicros,
  * count] quadruples, names from the reply's table. The same checks as the
  * object form, and the result is the same record_block_t list. */
@@ -144,33 +182,15 @@ static int parse_blocks_v2(frame_t *f, const json_t *blocks, record_tables_t *t,
   t->mark++;
   for (size_t i = 0; i < n; i++) {
     int64_t v[4];
-    static const char *const what[4] = {"name index", "micros", "selfMicros", "count"};
-    static const int64_t min[4] = {0, 0, 0, 1};
     for (int k = 0; k < 4; k++) {
       json_t *x = json_array_get(blocks, i * 4 + (size_t)k);
       if (!json_is_integer(x))
-        return errbuf_fail(err, errlen, "%s.blocks[%zu]: %s must be an integer", where, i, what[k]);
+        return errbuf_fail(err, errlen, "%s.blocks[%zu]: %s must be an integer", where, i,
+                           quad_what[k]);
       v[k] = json_integer_value(x);
-      if (v[k] < min[k] || v[k] > RECORD_MAX_AMOUNT)
-        return errbuf_fail(err, errlen, "%s.blocks[%zu]: %s must be %lld-%lld, got %lld", where, i,
-                    what[k], (long long)min[k], (long long)RECORD_MAX_AMOUNT, (long long)v[k]);
+      if (quad_range(v, k, i, where, err, errlen) < 0) return -1;
     }
-    if ((uint64_t)v[0] >= t->n)
-      return errbuf_fail(err, errlen, "%s.blocks[%zu]: name index %lld outside blockNames (%zu names)",
-                  where, i, (long long)v[0], t->n);
-    if (t->seen[v[0]] == t->mark)
-      return errbuf_fail(err, errlen, "%s.blocks[%zu]: \"%.60s\" appears twice", where, i,
-                  t->names[v[0]]);
-    t->seen[v[0]] = t->mark;
-    if (v[2] > v[1])
-      return errbuf_fail(err, errlen, "%s.blocks[%zu]: selfMicros larger than micros", where, i);
-    record_block_t *rb = &f->blocks[f->nblocks];
-    rb->micros = v[1];
-    rb->self_micros = v[2];
-    rb->count = v[3];
-    if (!(rb->name = record_dup(t->names[v[0]])))
-      return errbuf_fail(err, errlen, "%s.blocks[%zu]: out of memory", where, i);
-    f->nblocks++;
+    if (quad_put(f, t, i, v, where, err, errlen) < 0) return -1;
   }
   return 0;
 }
@@ -189,18 +209,23 @@ static const struct {
 #undef A_
 #undef C_
 
-/* The interaction of a protocol-3 record: v, its 12th element, indexes the
- * reply's interactions table (pairs checked when the table was read). */
-static int pair_get(const json_t *pairs, const json_t *v, const char *wh, json_t **iid,
-                    json_t **lby, char *err, size_t errlen) {
+/* The interaction of a protocol-3 record: its 12th element, an index
+ * into the reply's interactions table (pairs checked when it was read). */
+static int pair_at(const json_t *pairs, int64_t at, const char *wh, json_t **iid, json_t **lby,
+                   char *err, size_t errlen) {
   size_t n = json_array_size(pairs); /* 0 when absent */
-  if (!json_is_integer(v) || json_integer_value(v) < 0 || (size_t)json_integer_value(v) >= n)
+  if (at < 0 || (uint64_t)at >= n)
     return errbuf_fail(err, errlen, "%s[%d]: must index interactions (%zu pairs)", wh,
                        F_POSITIONAL, n);
-  json_t *pair = json_array_get(pairs, (size_t)json_integer_value(v));
+  json_t *pair = json_array_get(pairs, (size_t)at);
   *iid = json_array_get(pair, 0);
   *lby = json_array_get(pair, 1);
   return 0;
+}
+
+static int pair_get(const json_t *pairs, const json_t *v, const char *wh, json_t **iid,
+                    json_t **lby, char *err, size_t errlen) {
+  return pair_at(pairs, json_is_integer(v) ? json_integer_value(v) : -1, wh, iid, lby, err, errlen);
 }
 
 /* One record of any form: names is NULL for protocol 1 (blocks an object),
@@ -273,6 +298,133 @@ int record_frame_parse_in(frame_t *out, const json_t *rec, const char *where, re
 
 fail_blocks:
   record_frame_close(&f);
+  return -1;
+}
+
+/* ---- protocol 3 read from its text ------------------------------------
+ * The records of a protocol-3 reply hold nothing but integers and arrays:
+ * read straight from the bytes, with the checks above (field_rule, quad_put,
+ * pair_at), they need no JSON tree built and freed around them. Anything
+ * this reader does not expect (a string, a real, an error of any kind)
+ * makes it give up; the caller then parses the text with jansson and runs
+ * the tree reader, which says precisely what is wrong. */
+
+typedef struct {
+  const char *p, *e;
+} text_t;
+
+static void skip_ws(text_t *x) {
+  while (x->p < x->e && (*x->p == ' ' || *x->p == '\n' || *x->p == '\r' || *x->p == '\t')) x->p++;
+}
+
+static int take(text_t *x, char c) {
+  skip_ws(x);
+  if (x->p == x->e || *x->p != c) return 0;
+  x->p++;
+  return 1;
+}
+
+/* A JSON integer as jansson reads one: -?(0|[1-9][0-9]*), no fraction, no
+ * exponent; up to 18 digits (longer ones are beyond every bound anyway). */
+static int take_int(text_t *x, int64_t *out) {
+  skip_ws(x);
+  const char *q = x->p;
+  int neg = q < x->e && *q == '-';
+  q += neg;
+  if (q == x->e || *q < '0' || *q > '9') return 0;
+  int64_t v = 0;
+  const char *d = q;
+  if (*q == '0')
+    q++;
+  else
+    for (; q < x->e && *q >= '0' && *q <= '9'; q++) {
+      if (q - d == 18) return 0;
+      v = v * 10 + (*q - '0');
+    }
+  if (q < x->e && ((*q >= '0' && *q <= '9') || *q == '.' || *q == 'e' || *q == 'E')) return 0;
+  *out = neg ? -v : v;
+  x->p = q;
+  return 1;
+}
+
+static int frame_from_text(frame_t *out, text_t *x, record_tables_t *t) {
+  char err[RECORD_ERR_LEN];
+  frame_t f;
+  memset(&f, 0, sizeof f);
+  int64_t *dst[F_BLOCKS] = {&f.seq,           &f.frame_number,      &f.at_us,
+                            &f.vsync_start_us, &f.build_us,          &f.raster_us,
+                            &f.vsync_overhead_us, &f.total_span_us, &f.layer_cache_count,
+                            &f.picture_cache_count};
+  if (!take(x, '[')) return -1;
+  for (int k = 0; k < F_BLOCKS; k++)
+    if (!take_int(x, dst[k]) || !take(x, ',') || *dst[k] < field_rule[k].min ||
+        *dst[k] > field_rule[k].max)
+      return -1;
+  if (!take(x, '[')) return -1;
+  if (!take(x, ']')) {
+    size_t cap = 0;
+    t->mark++;
+    do {
+      int64_t q[4];
+      for (int k = 0; k < 4; k++)
+        if ((k && !take(x, ',')) || !take_int(x, &q[k])) goto fail;
+      if (f.nblocks == RECORD_MAX_BLOCKS) goto fail;
+      if (f.nblocks == cap) {
+        cap = cap ? cap * 2 : 32;
+        record_block_t *nb = realloc(f.blocks, cap * sizeof *nb);
+        if (!nb) goto fail;
+        f.blocks = nb;
+      }
+      if (quad_put(&f, t, f.nblocks, q, "", err, sizeof err) < 0) goto fail;
+    } while (take(x, ','));
+    if (!take(x, ']')) goto fail;
+  }
+  if (take(x, ',')) {
+    int64_t at;
+    json_t *iid, *lby;
+    if (!take_int(x, &at) || pair_at(t->pairs, at, "", &iid, &lby, err, sizeof err) < 0) goto fail;
+    f.interaction_id = record_dup(json_string_value(iid));
+    f.linked_by = record_dup(json_string_value(lby));
+    if (!f.interaction_id || !f.linked_by) goto fail;
+  }
+  if (!take(x, ']')) goto fail;
+  *out = f;
+  return 0;
+fail:
+  record_frame_close(&f);
+  return -1;
+}
+
+int record_frames_from_text(record_reply_t *r, const char *p, size_t n, record_tables_t *t) {
+  text_t x = {p, p + n};
+  size_t cap = 0;
+  if (!take(&x, '[')) return -1;
+  if (!take(&x, ']')) {
+    do {
+      if (r->nrecords == RECORD_MAX_RECORDS) goto fail;
+      if (r->nrecords == cap) {
+        cap = cap ? cap * 2 : 64;
+        frame_t *nr = realloc(r->records, cap * sizeof *nr);
+        if (!nr) goto fail;
+        r->records = nr;
+      }
+      frame_t *f = &r->records[r->nrecords];
+      if (frame_from_text(f, &x, t) < 0) goto fail;
+      r->nrecords++;
+      if ((r->nrecords > 1 && f->seq <= f[-1].seq) || f->seq < r->first_seq || f->seq > r->last_seq)
+        goto fail;
+    } while (take(&x, ','));
+    if (!take(&x, ']')) goto fail;
+  }
+  skip_ws(&x);
+  if (x.p != x.e) goto fail; /* nothing after the array */
+  r->has_records = 1;
+  return 0;
+fail:
+  for (size_t i = 0; i < r->nrecords; i++) record_frame_close(&r->records[i]);
+  free(r->records);
+  r->records = NULL;
+  r->nrecords = 0;
   return -1;
 }
 

@@ -81,6 +81,13 @@ typedef struct {
  * and returns 0; on failure returns -1, leaves *out zeroed and writes a
  * message naming the offending field ("records[3].buildUs: …") into err. */
 int record_reply_parse(record_reply_t *out, const json_t *reply, char *err, size_t errlen);
+/* The same, for a reply whose "records" were cut out of its text before the
+ * parse (vm_wire_records_span): raw/rawlen is that array's text, and the
+ * reply's own "records" member is ignored. Protocol 3 records are read from
+ * the text without a JSON tree; any other, or any fault, goes through the
+ * tree reader, so the result and every message are record_reply_parse's. */
+int record_reply_parse_raw(record_reply_t *out, const json_t *reply, const char *raw,
+                           size_t rawlen, char *err, size_t errlen);
 void record_reply_close(record_reply_t *r);
 
 /* Validates one protocol-1 FramePerfRecord; same contract as record_reply_parse.

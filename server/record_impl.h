@@ -1,5 +1,5 @@
 /* The parts record.c (one record) and record_reply.c (the whole reply)
- * share. Nothing else includes it. */
+ * share. Nothing else includes it but tests/unit/test_record_text.c. */
 #ifndef TELESCOPE_RECORD_IMPL_H
 #define TELESCOPE_RECORD_IMPL_H
 
@@ -32,5 +32,12 @@ int record_check_string(const json_t *v, const char *where, const char *key, siz
  * for protocols 2 and 3 (record_frame_parse's contract otherwise). */
 int record_frame_parse_in(frame_t *out, const json_t *rec, const char *where,
                           record_tables_t *names, char *err, size_t errlen);
+
+/* Protocol 3: the records array's text [p, p + n) into r->records, with
+ * every check the tree reader makes (r->first_seq and r->last_seq set,
+ * tables t ready); 0 and r->has_records set, or -1 with r's records left
+ * empty when anything is not as expected: then parse the text and use the
+ * tree reader, which names the fault. */
+int record_frames_from_text(record_reply_t *r, const char *p, size_t n, record_tables_t *t);
 
 #endif

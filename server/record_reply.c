@@ -133,7 +133,89 @@ static void name_table_close(record_tables_t *t) {
   memset(t, 0, sizeof *t);
 }
 
-int record_reply_parse(record_reply_t *out, const json_t *reply, char *err, size_t errlen) {
+/* The records from the reply's tree (recs, NULL when absent); on failure
+ * r's records are closed and err says why. */
+static int records_from_tree(record_reply_t *r, const json_t *reply, const json_t *recs, char *err,
+                             size_t errlen) {
+  if (recs && !json_is_array(recs)) return errbuf_fail(err, errlen, "reply.records: must be an array");
+  size_t n = json_array_size(recs); /* 0 when absent */
+  if (n > RECORD_MAX_RECORDS)
+    return errbuf_fail(err, errlen, "reply.records: more than %d records (%zu)", RECORD_MAX_RECORDS, n);
+  record_tables_t table;
+  memset(&table, 0, sizeof table);
+  record_tables_t *names = NULL;
+  if (r->protocol >= 2 && recs) {
+    if (name_table_init(&table, json_object_get(reply, "blockNames"), err, errlen) < 0) return -1;
+    names = &table;
+  }
+  if (r->protocol >= 3 && recs) {
+    table.positional = 1;
+    table.pairs = json_object_get(reply, "interactions");
+    if (pairs_check(table.pairs, err, errlen) < 0) {
+      name_table_close(&table);
+      return -1;
+    }
+  }
+  if (recs) {
+    r->has_records = 1;
+    if (n && !(r->records = calloc(n, sizeof *r->records))) {
+      errbuf_fail(err, errlen, "reply.records: out of memory");
+      goto fail_records;
+    }
+    char where[32];
+    for (size_t i = 0; i < n; i++) {
+      snprintf(where, sizeof where, "records[%zu]", i);
+      if (record_frame_parse_in(&r->records[i], json_array_get(recs, i), where, names, err, errlen) < 0)
+        goto fail_records;
+      r->nrecords++;
+      if (i > 0 && r->records[i].seq <= r->records[i - 1].seq) {
+        errbuf_fail(err, errlen, "%s.seq: %lld does not increase (previous %lld)", where,
+             (long long)r->records[i].seq, (long long)r->records[i - 1].seq);
+        goto fail_records;
+      }
+      /* firstSeq is the oldest record the watcher still holds: a record older
+       * than it would make a second look at the same reply count losses. */
+      if (r->records[i].seq < r->first_seq) {
+        errbuf_fail(err, errlen, "%s.seq: %lld is before the reply's firstSeq %lld", where,
+                    (long long)r->records[i].seq, (long long)r->first_seq);
+        goto fail_records;
+      }
+      if (r->records[i].seq > r->last_seq) {
+        errbuf_fail(err, errlen, "%s.seq: %lld is beyond the reply's lastSeq %lld", where,
+             (long long)r->records[i].seq, (long long)r->last_seq);
+        goto fail_records;
+      }
+    }
+  }
+  name_table_close(&table);
+  return 0;
+fail_records:
+  name_table_close(&table);
+  for (size_t i = 0; i < r->nrecords; i++) record_frame_close(&r->records[i]);
+  free(r->records);
+  r->records = NULL;
+  r->nrecords = 0;
+  r->has_records = 0;
+  return -1;
+}
+
+/* Protocol 3's records from their text (record_frames_from_text): 0, or -1
+ * with nothing kept when anything is unexpected, the tables included. */
+static int records_from_text(record_reply_t *r, const json_t *reply, const char *raw, size_t rawlen) {
+  char err[RECORD_ERR_LEN];
+  record_tables_t table;
+  if (name_table_init(&table, json_object_get(reply, "blockNames"), err, sizeof err) < 0) return -1;
+  table.positional = 1;
+  table.pairs = json_object_get(reply, "interactions");
+  int rc = pairs_check(table.pairs, err, sizeof err) < 0
+               ? -1
+               : record_frames_from_text(r, raw, rawlen, &table);
+  name_table_close(&table);
+  return rc;
+}
+
+int record_reply_parse_raw(record_reply_t *out, const json_t *reply, const char *raw,
+                          size_t rawlen, char *err, size_t errlen) {
   record_reply_t r;
   memset(&r, 0, sizeof r);
   memset(out, 0, sizeof *out);
@@ -205,58 +287,22 @@ int record_reply_parse(record_reply_t *out, const json_t *reply, char *err, size
   if (v && !json_is_string(v)) return errbuf_fail(err, errlen, "reply.type: must be a string");
   if (diagnostics_parse(&r, reply, err, errlen) < 0) return -1;
 
-  json_t *recs = json_object_get(reply, "records");
-  if (recs && !json_is_array(recs)) return errbuf_fail(err, errlen, "reply.records: must be an array");
-  size_t n = json_array_size(recs); /* 0 when absent */
-  if (n > RECORD_MAX_RECORDS)
-    return errbuf_fail(err, errlen, "reply.records: more than %d records (%zu)", RECORD_MAX_RECORDS, n);
-  record_tables_t table;
-  memset(&table, 0, sizeof table);
-  record_tables_t *names = NULL;
-  if (r.protocol >= 2 && recs) {
-    if (name_table_init(&table, json_object_get(reply, "blockNames"), err, errlen) < 0) return -1;
-    names = &table;
-  }
-  if (r.protocol >= 3 && recs) {
-    table.positional = 1;
-    table.pairs = json_object_get(reply, "interactions");
-    if (pairs_check(table.pairs, err, errlen) < 0) {
-      name_table_close(&table);
-      return -1;
+  int rc = -1;
+  if (raw && r.protocol >= 3)
+    rc = records_from_text(&r, reply, raw, rawlen);
+  if (rc < 0) {
+    const json_t *recs = json_object_get(reply, "records");
+    json_t *whole = NULL;
+    if (raw) {
+      json_error_t jerr;
+      if (!(whole = json_loadb(raw, rawlen, 0, &jerr)))
+        return errbuf_fail(err, errlen, "reply.records: not valid JSON: %.120s", jerr.text);
+      recs = whole;
     }
+    rc = records_from_tree(&r, reply, recs, err, errlen);
+    json_decref(whole);
+    if (rc < 0) return -1;
   }
-  if (recs) {
-    r.has_records = 1;
-    if (n && !(r.records = calloc(n, sizeof *r.records))) {
-      errbuf_fail(err, errlen, "reply.records: out of memory");
-      goto fail_records;
-    }
-    char where[32];
-    for (size_t i = 0; i < n; i++) {
-      snprintf(where, sizeof where, "records[%zu]", i);
-      if (record_frame_parse_in(&r.records[i], json_array_get(recs, i), where, names, err, errlen) < 0)
-        goto fail_records;
-      r.nrecords++;
-      if (i > 0 && r.records[i].seq <= r.records[i - 1].seq) {
-        errbuf_fail(err, errlen, "%s.seq: %lld does not increase (previous %lld)", where,
-             (long long)r.records[i].seq, (long long)r.records[i - 1].seq);
-        goto fail_records;
-      }
-      /* firstSeq is the oldest record the watcher still holds: a record older
-       * than it would make a second look at the same reply count losses. */
-      if (r.records[i].seq < r.first_seq) {
-        errbuf_fail(err, errlen, "%s.seq: %lld is before the reply's firstSeq %lld", where,
-                    (long long)r.records[i].seq, (long long)r.first_seq);
-        goto fail_records;
-      }
-      if (r.records[i].seq > r.last_seq) {
-        errbuf_fail(err, errlen, "%s.seq: %lld is beyond the reply's lastSeq %lld", where,
-             (long long)r.records[i].seq, (long long)r.last_seq);
-        goto fail_records;
-      }
-    }
-  }
-  name_table_close(&table);
   r.watcher_version = record_dup(json_string_value(json_object_get(reply, "watcherVersion")));
   r.run_id = record_dup(json_string_value(json_object_get(reply, "runId")));
   if (!json_is_null(inter)) {
@@ -274,10 +320,10 @@ fail_oom:
   errbuf_fail(err, errlen, "reply: out of memory");
   record_reply_close(&r);
   return -1;
-fail_records:
-  name_table_close(&table);
-  record_reply_close(&r);
-  return -1;
+}
+
+int record_reply_parse(record_reply_t *out, const json_t *reply, char *err, size_t errlen) {
+  return record_reply_parse_raw(out, reply, NULL, 0, err, errlen);
 }
 
 void record_reply_close(record_reply_t *r) {

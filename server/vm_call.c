@@ -102,7 +102,11 @@ static void call_finish(vm_call_t *call, diag_code_t diag, int rpc, const char *
     call->req = NULL;
   }
   if (call->cb) {
-    vm_result_t res = {diag, rpc, detail ? detail : "", result};
+    vm_result_t res = {diag, rpc, detail ? detail : "", result, NULL, 0};
+    if (result && call->reply) {
+      res.records = call->reply->records;
+      res.records_len = call->reply->records_len;
+    }
     call->cb(call->arg, &res);
   }
   uv_close((uv_handle_t *)&call->timer, on_call_closed);
@@ -248,7 +252,9 @@ static void on_ext_reply(void *arg, const vm_client_reply_t *r) {
     return;
   }
   if (is_watcher) app->watcher = WATCHER_PRESENT;
+  call->reply = r; /* its records, cut out of the text, go with the result */
   call_finish(call, DIAG_NONE, 0, "ok", r->result);
+  call->reply = NULL;
 }
 
 /* A VM method's reply: the VM (or DDS, DWDS) answered, or it did not. */

@@ -62,6 +62,11 @@ typedef struct {
   const char *detail; /* token-free, human readable */
   json_t *result;
   json_t *error;
+  /* An ext.telescope.frames result's "records" array, cut out of the text
+   * before the parse (vm_wire_records_span): result holds "[]" in its place.
+   * NULL when nothing was cut. Borrowed for the callback, like result. */
+  const char *records;
+  size_t records_len;
 } vm_client_reply_t;
 
 typedef void (*vm_client_reply_cb)(void *arg, const vm_client_reply_t *reply);

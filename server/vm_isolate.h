@@ -43,6 +43,8 @@ typedef struct {
   int rpc_code;
   const char *detail;
   json_t *result; /* borrowed for the callback; on web "type":"Response" is removed */
+  const char *records; /* the watcher's records cut out of result (vm_client_reply_t) */
+  size_t records_len;
 } vm_result_t;
 
 typedef void (*vm_reply_cb)(void *arg, const vm_result_t *res);

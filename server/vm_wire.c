@@ -1,6 +1,6 @@
 /* vm_wire: the VM service's messages as bytes and JSON, with no socket: the
- * allowlist, the streaming id scanner, the bounded reassembly buffer and the
- * reply/event classification (vm_wire.h). */
+ * allowlist, the streaming id scanner, the bounded reassembly buffer, the
+ * reply/event classification and the records' cut (vm_wire.h). */
 #include "vm_wire.h"
 
 #include <stdio.h>
@@ -201,6 +201,103 @@ vm_rx_status_t vm_rxbuf_feed(vm_rxbuf_t *rx, const char *data, size_t n, int fin
   return rx->overflow ? VM_RX_OVERSIZE : VM_RX_MESSAGE;
 }
 
+int vm_wire_records_span(const char *p, size_t n, size_t *at, size_t *len) {
+  /* Member names matter at depth 1 (the message) and at depth 2 inside
+   * "result"; everything deeper is only counted. */
+  enum { K_NONE, K_RESULT, K_RECORDS };
+  int depth = 0, in_str = 0, esc = 0, name_esc = 0;
+  int results = 0, records = 0;
+  int in_result = 0;  /* depth 2 is the result object */
+  int expect = 0;     /* a member name of interest comes next */
+  int naming = 0;     /* the string being read is that member name */
+  int key = K_NONE;   /* the name just read, until its ':' */
+  int value = K_NONE; /* ':' came after it: its value starts next */
+  int rec_open = 0;   /* inside the records array */
+  size_t name_at = 0, start = 0, end = 0;
+  for (size_t i = 0; i < n; i++) {
+    char c = p[i];
+    if (in_str) {
+      if (esc) {
+        esc = 0;
+      } else if (c == '\\') {
+        esc = name_esc = 1;
+      } else if (c == '"') {
+        in_str = 0;
+        if (naming) {
+          size_t nl = i - name_at;
+          naming = 0;
+          if (name_esc) return 0;
+          if (depth == 1 && nl == 6 && !memcmp(p + name_at, "result", 6)) key = K_RESULT;
+          if (depth == 2 && nl == 7 && !memcmp(p + name_at, "records", 7)) key = K_RECORDS;
+        }
+      }
+      continue;
+    }
+    if (c == ' ' || c == '\t' || c == '\n' || c == '\r') continue;
+    if (value == K_RESULT) {
+      results++;
+      in_result = c == '{';
+    } else if (value == K_RECORDS) {
+      records++;
+      if (c != '[') return 0;
+      rec_open = 1;
+      start = i;
+    }
+    value = K_NONE;
+    switch (c) {
+      case '"':
+        in_str = 1;
+        naming = expect;
+        name_esc = 0;
+        name_at = i + 1;
+        expect = 0;
+        break;
+      case '{':
+      case '[':
+        depth++;
+        expect = c == '{' && (depth == 1 || (depth == 2 && in_result));
+        break;
+      case '}':
+      case ']':
+        if (--depth < 0) return 0;
+        if (rec_open && depth == 2) {
+          rec_open = 0;
+          end = i + 1;
+        }
+        if (depth == 1) in_result = 0; /* the object at depth 2 closed */
+        expect = 0;
+        break;
+      case ':':
+        value = key;
+        key = K_NONE;
+        break;
+      case ',':
+        expect = depth == 1 || (depth == 2 && in_result);
+        break;
+      default:
+        break;
+    }
+  }
+  if (depth != 0 || in_str || results != 1 || records != 1 || !end) return 0;
+  *at = start;
+  *len = end - start;
+  return 1;
+}
+
+char *vm_wire_cut_records(const char *p, size_t n, size_t *rest, size_t *len) {
+  size_t at, rl;
+  if (vm_wire_records_span(p, n, &at, &rl) != 1) return NULL;
+  size_t before = n - rl + 2;
+  char *b = malloc(before + rl);
+  if (!b) return NULL;
+  memcpy(b, p, at);
+  memcpy(b + at, "[]", 2);
+  memcpy(b + at + 2, p + at + rl, n - at - rl);
+  memcpy(b + before, p + at, rl);
+  *rest = before;
+  *len = rl;
+  return b;
+}
 
 /* Classifies msg; for a reply writes its id (string, or integer printed) to
  * id. Pure. */

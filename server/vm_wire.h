@@ -1,7 +1,9 @@
 /* vm_wire: the pure parts of the VM-service client (vm_client.h): which
  * methods telescope may send, the top-level "id" of a reply found while it
  * streams in, one WebSocket message reassembled from fragments within a
- * limit, and what a parsed message is. Pure: bytes and JSON in, no loop.
+ * limit, what a parsed message is, and where a watcher reply's records lie
+ * (read from their text, without a JSON tree). Pure: bytes and JSON in, no
+ * loop.
  *
  * Ownership: the caller embeds a vm_rxbuf_t (zeroed, limit set) and frees
  * its buffer with vm_rxbuf_free; the rest hold nothing. */
@@ -52,6 +54,20 @@ void vm_rxbuf_reset(vm_rxbuf_t *rx);
 void vm_rxbuf_free(vm_rxbuf_t *rx);
 /* Feeds one fragment (final: the message's last). */
 vm_rx_status_t vm_rxbuf_feed(vm_rxbuf_t *rx, const char *data, size_t n, int final);
+
+/* Where a reply's "result" holds its "records" array: [*at, *at + *len) of
+ * p, '[' to its ']', so the records can be read without building a JSON
+ * tree of them (record.h, record_reply_parse_raw). 1 when p is one object
+ * with exactly one "result" member, an object with exactly one "records"
+ * member, an array; 0 otherwise, and whenever a member name at those two
+ * levels holds an escape (it could spell either name). It follows strings
+ * and nesting only: the bytes of the cut are checked by the JSON parse of
+ * the rest and by the records' reader. */
+int vm_wire_records_span(const char *p, size_t n, size_t *at, size_t *len);
+/* p with its records (vm_wire_records_span) cut out: a new buffer holding
+ * the message with "[]" in their place, *rest bytes, then the records'
+ * text, *len bytes. NULL when there is nothing to cut (or no memory). */
+char *vm_wire_cut_records(const char *p, size_t n, size_t *rest, size_t *len);
 
 /* What a parsed message is. */
 typedef enum { VM_MSG_OTHER, VM_MSG_REPLY, VM_MSG_EVENT } vm_msg_kind_t;

@@ -84,7 +84,7 @@ static void on_reply(void *arg, const vm_result_t *res) {
   memset(&r, 0, sizeof r);
   if (status_from(&st, res) == 0) {
     char err[RECORD_ERR_LEN];
-    if (record_reply_parse(&r, res->result, err, sizeof err) < 0)
+    if (record_reply_parse_raw(&r, res->result, res->records, res->records_len, err, sizeof err) < 0)
       wp_status_set(&st, DIAG_INVALID_REPLY, 0, err);
     else if (c->is_read && !r.has_records)
       wp_status_set(&st, DIAG_INVALID_REPLY, 0, "reply.records: missing in a read reply");

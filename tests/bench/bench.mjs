@@ -128,11 +128,13 @@ summed over ${rounds * o.calls} calls):
 |---|---|---|---|
 ${Object.keys(R).map((k) => `| ${k} | ${fmt(R[k].cpu.mcp, 2)} | ${fmt(R[k].cpu.sim, 2)} | ${fmt(R[k].cpu.node, 2)} |`).join('\n')}
 
-For \`read\`, telescope-mcp's CPU time is the parse of the reply's ${fmt(o.rawBytes / 1024, 0)} KB with
-jansson (a whole document built, then freed; section 3 measures that rate in-process), the
-validation of every record, the summary and the result text, where the raw client only parses the
-same bytes with V8's \`JSON.parse\`, which is faster. That is work, not waiting: the price of
-checking every record before an agent sees it.
+For \`read\`, telescope-mcp's CPU time goes to receiving the reply's ${fmt(o.rawBytes / 1024, 0)} KB
+(libwebsockets 4.1 takes a client's incoming message through its state machine one byte at a
+time), reading it (the records are cut out of the text and read from it without a JSON tree; the
+rest is parsed with jansson; section 3 measures that rate in-process), the validation of every
+record, the summary and the result text, where the raw client only parses the same bytes with
+V8's \`JSON.parse\`. That is work, not waiting: the price of checking every record before an
+agent sees it. docs/DESIGN.md section 5, "The read path", says where the rest goes.
 `);
 }
 
@@ -146,11 +148,13 @@ if (want('throughput')) {
 
 ### Records per second, in-process
 
-\`bench_core throughput parse|ingest\`: 8 watcher replies of 500 records, 20 blocks each
-(${fmt(t.bytesPerRecord, 0)} bytes a record), made by the C watcher model (the code telescope-sim serves)
-and wrapped in the VM service's JSON-RPC envelope: the bytes telescope-mcp receives. **ingest** is
-what telescope-mcp does with a drained reply: \`json_loadb\`, \`record_reply_parse\` (validation of
-the whole reply), \`store_add_reply\` (dedup, loss, summary accumulators, the recent-frames ring),
+\`bench_core throughput parse|ingest\`: 8 watcher replies of 20-block records in wire protocol 3, as
+many records each as the watcher's read budget lets through (${fmt(t.bytesPerRecord, 0)} bytes a record),
+made by the C watcher model (the code telescope-sim serves) and wrapped in the VM service's JSON-RPC
+envelope: the bytes telescope-mcp receives. **ingest** is what telescope-mcp does with a drained
+reply: the records cut out of the text (\`vm_wire_cut_records\`), \`json_loadb\` of the rest,
+\`record_reply_parse_raw\` (the records read from their text, no JSON tree built, and validation
+of the whole reply), \`store_add_reply\` (dedup, loss, summary accumulators, the recent-frames ring),
 plus a session summary (\`summary_to_json_bounded\`) per 4 000 records. **parse** is jansson's
 \`json_loadb\` alone on the same bytes (the baseline). Rates are per second of the process's CPU
 time (\`CLOCK_PROCESS_CPUTIME_ID\`), not wall time, since the machine is shared. ${rounds} interleaved runs of
@@ -289,7 +293,9 @@ build, so they show regressions on a noisy machine where times cannot.
 - **framing**: 400 \`tools/call\` lines (58 KB) fed to \`framing_feed\` in 4 KB chunks.
 - **dispatch**: 50 \`tools/call\` \`status\` lines through \`mcp_session_handle_line\` (parse,
   classify, validation against the input schema, the tool, the result line), no app configured.
-- **ingest**: 2 watcher replies of 50 records × 20 blocks: parse, validate, store.
+- **ingest**: 2 watcher replies of 50 records × 20 blocks in wire protocol 3, read as
+  telescope-mcp reads them (records cut out of the text and read from it, the rest parsed),
+  validated and stored.
 - **summary**: the bounded session summary of 2 000 frames, as compact text.
 
 | hot path | Ir now | committed (${c.config}) | now ÷ committed |

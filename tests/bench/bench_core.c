@@ -7,9 +7,11 @@
  *
  *   bench_core throughput parse|ingest [PASSES]
  *       parse: json_loadb alone over the replies (the baseline);
- *       ingest: json_loadb + record_reply_parse + store_add_reply, then the
- *       session summary, as telescope-mcp drains a session. Prints JSON with
- *       records/s.
+ *       ingest: what telescope-mcp does with them as it drains a session
+ *       (the records cut out of the text, the rest parsed with jansson,
+ *       record_reply_parse_raw, store_add_reply), then the session summary.
+ *       Replies are in wire protocol 3, as telescope-mcp asks. Prints JSON
+ *       with records/s.
  *   bench_core memory FRAMES
  *       one store fed FRAMES frames (the 500-record reply, seqs shifted), then
  *       its summary; prints JSON with the peak RSS (VmHWM).
@@ -44,6 +46,7 @@
 #include "record.h"
 #include "store.h"
 #include "summary.h"
+#include "vm_wire.h"
 
 #define BENCH_BLOCKS 20        /* distinct blocks per record (issue 7) */
 #define BENCH_REPLY_RECORDS 500 /* records per reply: what a session drain asks for */
@@ -114,7 +117,8 @@ static void replies_make(replies_t *out, size_t nreplies, size_t per_reply) {
     char s[32];
     snprintf(s, sizeof s, "%lld", (long long)since);
     json_t *reply =
-        model_call(wm, json_pack("{s:s, s:s, s:s}", "action", "read", "since", s, "limit", limit),
+        model_call(wm, json_pack("{s:s, s:s, s:s, s:s}", "action", "read", "since", s, "limit", limit,
+                                 "protocol", "3"),
                    now);
     out->records += json_array_size(json_object_get(reply, "records"));
     json_t *env = json_pack("{s:s, s:I, s:o}", "jsonrpc", "2.0", "id", (json_int_t)(r + 1),
@@ -132,18 +136,25 @@ static void replies_free(replies_t *r) {
   free(r->len);
 }
 
-/* What telescope-mcp does with one drained reply: parse, validate whole,
- * take into the store. */
+/* What telescope-mcp does with one drained reply (vm_client.c,
+ * parse_message): the records cut out of the text, the rest parsed, the
+ * records read from their text and the whole validated, then taken into
+ * the store. */
 static void ingest_one(store_t *st, const char *text, size_t len) {
   char err[RECORD_ERR_LEN];
   json_error_t jerr;
-  json_t *env = json_loadb(text, len, 0, &jerr);
+  size_t rest, rl;
+  char *cut = vm_wire_cut_records(text, len, &rest, &rl);
+  if (!cut) die("no records to cut");
+  json_t *env = json_loadb(cut, rest, 0, &jerr);
   if (!env) die(jerr.text);
   record_reply_t r;
-  if (record_reply_parse(&r, json_object_get(env, "result"), err, sizeof err) < 0) die(err);
+  if (record_reply_parse_raw(&r, json_object_get(env, "result"), cut + rest, rl, err, sizeof err) < 0)
+    die(err);
   if (store_add_reply(st, &r, NULL) < 0) die("out of memory");
   record_reply_close(&r);
   json_decref(env);
+  free(cut);
 }
 
 static size_t summarise(const store_t *st) {

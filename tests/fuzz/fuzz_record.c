@@ -9,13 +9,15 @@
  * (seq strictly increasing, interaction fields paired, bounded counts); each
  * record survives record_frame_to_json -> record_frame_parse unchanged; a
  * reply taken twice adds nothing the second time; every summary and listing
- * is produced and stays within its byte bound. */
+ * is produced and stays within its byte bound. The read path's reader of
+ * protocol-3 records from their text agrees with all of it (check_text_path). */
 #include <jansson.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "fuzz.h"
 #include "record.h"
+#include "vm_wire.h"
 #include "store.h"
 #include "summary.h"
 
@@ -140,8 +142,51 @@ static void take_reply(store_t *st, const json_t *reply) {
   FUZZ_ASSERT(all_zero(&r, sizeof r));
 }
 
+static int same_record(const frame_t *a, const frame_t *b) {
+  json_t *ja = record_frame_to_json(a, 1), *jb = record_frame_to_json(b, 1);
+  int same = ja && jb && json_equal(ja, jb);
+  json_decref(ja);
+  json_decref(jb);
+  return same;
+}
+
+/* The read path's reader: the input, as the result of a reply, with its
+ * records cut out of the text as it came (vm_wire_cut_records) and read
+ * from that text (record_reply_parse_raw). What jansson refuses, it refuses;
+ * otherwise it gives what the tree reader gives: the same outcome, the same
+ * message, the same records. */
+static void check_text_path(const uint8_t *data, size_t size, const json_t *input) {
+  size_t len = size + 11, rest, rl;
+  char *msg = malloc(len);
+  FUZZ_ASSERT(msg != NULL);
+  memcpy(msg, "{\"result\":", 10);
+  memcpy(msg + 10, data, size);
+  msg[len - 1] = '}';
+  char *b = vm_wire_cut_records(msg, len, &rest, &rl);
+  json_t *env = b ? json_loadb(b, rest, 0, NULL) : NULL;
+  if (env) {
+    record_reply_t t, r;
+    char et[RECORD_ERR_LEN] = "", er[RECORD_ERR_LEN] = "";
+    int rt = record_reply_parse_raw(&t, json_object_get(env, "result"), b + rest, rl, et, sizeof et);
+    if (!json_is_object(input)) {
+      FUZZ_ASSERT(rt == -1); /* the records' text was not JSON */
+    } else {
+      int rr = record_reply_parse(&r, input, er, sizeof er);
+      FUZZ_ASSERT(rt == rr && strcmp(et, er) == 0);
+      FUZZ_ASSERT(t.nrecords == r.nrecords && t.has_records == r.has_records);
+      for (size_t i = 0; i < t.nrecords; i++) FUZZ_ASSERT(same_record(&t.records[i], &r.records[i]));
+      record_reply_close(&r);
+    }
+    record_reply_close(&t);
+    json_decref(env);
+  }
+  free(b);
+  free(msg);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   json_t *input = json_loadb((const char *)data, size, JSON_DECODE_ANY, NULL);
+  check_text_path(data, size, input);
   if (!input) return 0;
   store_t *st = store_new(summary_budget_us(0, 60));
   FUZZ_ASSERT(st != NULL);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "record.h"
+#include "vm_wire.h"
 
 static const char *base_reply =
     "{\"protocol\":1,\"watcherVersion\":\"0.1.0\",\"runId\":\"r-abc\",\"livenessCounter\":18342,"
@@ -24,6 +25,8 @@ static const char *base_reply =
     "{\"seq\":1043,\"frameNumber\":5522,\"atUs\":81250000,\"vsyncStartUs\":81242800,"
     "\"buildUs\":100,\"rasterUs\":200,\"vsyncOverheadUs\":0,\"totalSpanUs\":400,\"blocks\":{}}]}";
 
+static void assert_same_by_text(const json_t *reply);
+
 static json_t *load_base(void) {
   json_error_t e;
   json_t *j = json_loads(base_reply, 0, &e);
@@ -33,6 +36,7 @@ static json_t *load_base(void) {
 
 START_TEST(valid_reply_normalised) {
   json_t *j = load_base();
+  assert_same_by_text(j);
   record_reply_t r;
   char err[RECORD_ERR_LEN] = "";
   ck_assert_int_eq(record_reply_parse(&r, j, err, sizeof err), 0);
@@ -198,7 +202,57 @@ static void apply(json_t *j, const bad_case_t *c) {
     json_object_set_new(target, c->key, json_loads(c->value, JSON_DECODE_ANY, NULL));
 }
 
+/* The reply as telescope-mcp reads a watcher's: in its JSON-RPC envelope,
+ * the records cut out of the text (vm_wire_cut_records) and read from it
+ * (record_reply_parse_raw). A reply without a records array has nothing to
+ * cut and is read whole, as vm_client does. */
+static int parse_by_text(record_reply_t *out, const json_t *reply, char *err, size_t errlen) {
+  json_t *env = json_pack("{s:s, s:s, s:O}", "jsonrpc", "2.0", "id", "1", "result", reply);
+  char *text = json_dumps(env, JSON_COMPACT);
+  json_decref(env);
+  size_t rest, len;
+  char *b = vm_wire_cut_records(text, strlen(text), &rest, &len);
+  int rc;
+  if (!b) {
+    rc = record_reply_parse(out, reply, err, errlen);
+  } else {
+    json_t *msg = json_loadb(b, rest, 0, NULL);
+    ck_assert_ptr_nonnull(msg);
+    rc = record_reply_parse_raw(out, json_object_get(msg, "result"), b + rest, len, err, errlen);
+    json_decref(msg);
+    free(b);
+  }
+  free(text);
+  return rc;
+}
+
+static void assert_same_records(const record_reply_t *a, const record_reply_t *b);
+
+/* Read from the text, the reply gives what the tree reader gives: the same
+ * outcome, the same message, the same records and fields. */
+static void assert_same_by_text(const json_t *reply) {
+  record_reply_t a, b;
+  char ea[RECORD_ERR_LEN] = "", eb[RECORD_ERR_LEN] = "";
+  int ra = record_reply_parse(&a, reply, ea, sizeof ea);
+  int rb = parse_by_text(&b, reply, eb, sizeof eb);
+  ck_assert_int_eq(ra, rb);
+  ck_assert_str_eq(ea, eb);
+  if (ra == 0) {
+    assert_same_records(&a, &b);
+    ck_assert_int_eq(a.has_records, b.has_records);
+    ck_assert_int_eq(a.protocol, b.protocol);
+    ck_assert_int_eq(a.last_seq, b.last_seq);
+    ck_assert_str_eq(a.run_id, b.run_id);
+  } else {
+    ck_assert_ptr_null(b.records);
+    ck_assert_ptr_null(b.run_id);
+  }
+  record_reply_close(&a);
+  record_reply_close(&b);
+}
+
 static void expect_refused(json_t *j, const char *want) {
+  assert_same_by_text(j);
   record_reply_t r;
   memset(&r, 0x5a, sizeof r); /* garbage in: must come back zeroed */
   char err[RECORD_ERR_LEN] = "";
@@ -442,6 +496,8 @@ START_TEST(protocol_3_same_as_2) {
   char err[RECORD_ERR_LEN] = "";
   ck_assert_msg(record_reply_parse(&r2, j2, err, sizeof err) == 0, "%s", err);
   ck_assert_msg(record_reply_parse(&r3, j3, err, sizeof err) == 0, "%s", err);
+  assert_same_by_text(j2);
+  assert_same_by_text(j3);
   ck_assert_int_eq(r3.protocol, 3);
   assert_same_records(&r2, &r3);
   ck_assert_str_eq(r3.records[0].interaction_id, "scroll-feed");

@@ -53,7 +53,7 @@ static void call_closed(uv_handle_t *h) {
 static void call_fire(uv_timer_t *t) {
   struct vm_call *c = t->data;
   F.inflight--;
-  vm_result_t res = {DIAG_NONE, 0, "", NULL};
+  vm_result_t res = {DIAG_NONE, 0, "", NULL, NULL, 0};
   json_t *reply = NULL;
   if (c->fail != DIAG_NONE) {
     res.diag = c->fail;

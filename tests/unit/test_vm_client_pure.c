@@ -167,6 +167,53 @@ END_TEST
 /* Where a hand-over sends us: a relative Location is resolved against the
  * URI dialled, an http DDS URI is normalised to its ws form, a
  * non-loopback one is refused unless allowed, and hops are bounded. */
+/* Where a reply's result.records array lies, or 0: only at that place,
+ * only once, only an array, never behind a member name with an escape. */
+START_TEST(records_span_found_only_at_result_records) {
+  static const struct {
+    const char *text;
+    const char *want; /* the span's text, NULL: not found */
+  } cases[] = {
+      {"{\"jsonrpc\":\"2.0\",\"result\":{\"a\":1,\"records\":[[1,[2]],[3]],\"b\":\"]\"},\"id\":\"7\"}",
+       "[[1,[2]],[3]]"},
+      {" { \"result\" : { \"records\" :\n [ ] } , \"id\" : 1 } ", "[ ]"},
+      /* brackets and quotes inside strings do not count */
+      {"{\"result\":{\"x\":\"[\\\"{\",\"records\":[\"]\",\"\\\"]\"]},\"id\":1}",
+       "[\"]\",\"\\\"]\"]"},
+      {"{\"result\":{\"records\":{}},\"id\":1}", NULL},          /* not an array */
+      {"{\"result\":{\"records\":[1],\"records\":[2]},\"id\":1}", NULL}, /* twice */
+      {"{\"result\":{\"records\":[1]},\"result\":{},\"id\":1}", NULL},   /* result twice */
+      {"{\"result\":{\"rec\\u006frds\":[1]},\"id\":1}", NULL},   /* an escape in a name */
+      {"{\"result\":{\"inner\":{\"records\":[1]}},\"id\":1}", NULL}, /* too deep */
+      {"{\"params\":{\"records\":[1]},\"id\":1}", NULL},          /* not the result */
+      {"{\"result\":[{\"records\":[1]}],\"id\":1}", NULL},        /* result not an object */
+      {"[{\"result\":{\"records\":[1]}}]", NULL},                  /* a batch */
+      {"{\"result\":{\"records\":[1,2}", NULL},                    /* cut short */
+      {"{\"result\":{\"records\":[1]}}}", NULL},                   /* one close too many */
+      {"{\"result\":{\"records\":[\"]}}", NULL},                  /* ends inside a string */
+      {"{\"result\":{\"note\":\"records\",\"x\":[1]},\"id\":1}", NULL}, /* a value */
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    size_t at = 99, len = 99, n = strlen(cases[i].text);
+    int got = vm_wire_records_span(cases[i].text, n, &at, &len);
+    ck_assert_msg(got == (cases[i].want != NULL), "case %zu: %d", i, got);
+    if (!cases[i].want) continue;
+    ck_assert_msg(len == strlen(cases[i].want) && !memcmp(cases[i].text + at, cases[i].want, len),
+                  "case %zu: %.*s", i, (int)len, cases[i].text + at);
+    /* The cut: "[]" in the records' place, then the records. */
+    size_t rest, rl;
+    char *b = vm_wire_cut_records(cases[i].text, n, &rest, &rl);
+    ck_assert_ptr_nonnull(b);
+    ck_assert_uint_eq(rl, len);
+    ck_assert_uint_eq(rest, n - len + 2);
+    ck_assert(!memcmp(b, cases[i].text, at) && !memcmp(b + at, "[]", 2) &&
+              !memcmp(b + at + 2, cases[i].text + at + len, n - at - len) &&
+              !memcmp(b + rest, cases[i].want, len));
+    free(b);
+  }
+}
+END_TEST
+
 START_TEST(follow_targets_are_resolved_and_policed) {
   vm_handover_t c;
   memset(&c, 0, sizeof c);
@@ -204,6 +251,7 @@ int main(void) {
   tcase_add_test(tc, rxbuf_over_limit_drops_and_stays_bounded);
   tcase_add_test(tc, classify_replies_and_events);
   tcase_add_test(tc, follow_targets_are_resolved_and_policed);
+  tcase_add_test(tc, records_span_found_only_at_result_records);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);
