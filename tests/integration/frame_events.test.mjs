@@ -333,26 +333,30 @@ for (const watcher of [false, true]) test(`${watcher ? 'watcher' : 'no watcher'}
 // one at a time: the first may come well before the last. A stop that
 // answered on the first left the rest out (CI, stop 26: "the stop's last
 // frame 23, the app's last 24"). Here the app holds its timings until the
-// stop's round trip has reached it, then hands a batch of a dozen over, each
-// message 15 ms after the one before.
-test('a stop whose last batch comes message by message holds all of it', async () => {
-  const { s, m } = await setup(['--no-watcher', '--fps', '30']);
-  assert.equal((await m.call({ action: 'start' })).isError, false);
-  await sleep(500);
-  assert.match(await s.cmd('timings-delay 60000'), /^ok/);
-  await sleep(450);
-  await s.cmd('scenario idle');
-  const st = await s.stats();
-  assert.ok(st.timingsPending >= 8, `a batch was held: ${JSON.stringify(st)}`);
-  const drawn = st.lastFrameNumber;
-  const syncs = async () => (await s.methods()).filter((x) => x === 'getVersion').length;
-  const before = await syncs();
-  const stop = m.call({ action: 'stop', detail: 'frames', limit: 1000 });
-  await until(async () => (await syncs()) > before, { what: "the stop's round trip reached the app", timeoutMs: 5000 * TIMEOUT_SCALE, everyMs: 1 });
-  assert.match(await s.cmd('write-gap 15'), /^ok/);
-  assert.match(await s.cmd('timings-delay 0'), /^ok/);
-  const r = await stop;
-  assert.equal(r.isError, false, r.text);
-  const last = r.sc.frames.at(-1)?.frameNumber;
-  assert.equal(last, drawn, `the stop's last frame ${last}, the app's last ${drawn}`);
-});
+// call's round trip has reached it, then hands a batch of a dozen over, each
+// message 15 ms after the one before. A stop also waits for the app's last
+// batch before its last read (sessions.c, wait_batch), so the read of an open
+// session is what shows an answer given on the first message alone.
+for (const action of ['stop', 'read']) {
+  test(`a ${action} whose last batch comes message by message holds all of it`, async () => {
+    const { s, m } = await setup(['--no-watcher', '--fps', '30']);
+    assert.equal((await m.call({ action: 'start' })).isError, false);
+    await sleep(500);
+    assert.match(await s.cmd('timings-delay 60000'), /^ok/);
+    await sleep(450);
+    await s.cmd('scenario idle');
+    const st = await s.stats();
+    assert.ok(st.timingsPending >= 8, `a batch was held: ${JSON.stringify(st)}`);
+    const drawn = st.lastFrameNumber;
+    const syncs = async () => (await s.methods()).filter((x) => x === 'getVersion').length;
+    const before = await syncs();
+    const call = m.call({ action, detail: 'frames', limit: 1000 });
+    await until(async () => (await syncs()) > before, { what: `the ${action}'s round trip reached the app`, timeoutMs: 5000 * TIMEOUT_SCALE, everyMs: 1 });
+    assert.match(await s.cmd('write-gap 15'), /^ok/);
+    assert.match(await s.cmd('timings-delay 0'), /^ok/);
+    const r = await call;
+    assert.equal(r.isError, false, r.text);
+    const last = r.sc.frames.at(-1)?.frameNumber;
+    assert.equal(last, drawn, `the ${action}'s last frame ${last}, the app's last ${drawn}`);
+  });
+}
