@@ -209,6 +209,15 @@ static const struct {
 #undef A_
 #undef C_
 
+/* The record's integer fields, in record_keys order. */
+static void frame_fields(frame_t *f, int64_t *dst[F_BLOCKS]) {
+  int64_t *const all[F_BLOCKS] = {&f->seq,           &f->frame_number,      &f->at_us,
+                                  &f->vsync_start_us, &f->build_us,          &f->raster_us,
+                                  &f->vsync_overhead_us, &f->total_span_us, &f->layer_cache_count,
+                                  &f->picture_cache_count};
+  memcpy(dst, all, sizeof all);
+}
+
 /* The interaction of a protocol-3 record: its 12th element, an index
  * into the reply's interactions table (pairs checked when it was read). */
 static int pair_at(const json_t *pairs, int64_t at, const char *wh, json_t **iid, json_t **lby,
@@ -273,10 +282,8 @@ int record_frame_parse_in(frame_t *out, const json_t *rec, const char *where, re
       return -1;
   }
   f.layer_cache_count = f.picture_cache_count = -1;
-  int64_t *dst[F_BLOCKS] = {&f.seq,           &f.frame_number,      &f.at_us,
-                            &f.vsync_start_us, &f.build_us,          &f.raster_us,
-                            &f.vsync_overhead_us, &f.total_span_us, &f.layer_cache_count,
-                            &f.picture_cache_count};
+  int64_t *dst[F_BLOCKS];
+  frame_fields(&f, dst);
   for (int k = 0; k < F_BLOCKS; k++)
     if (record_get_value(field[k], record_keys[k], field_rule[k].required || positional, field_rule[k].min,
                   field_rule[k].max, dst[k], wh, err, errlen) < 0)
@@ -299,6 +306,23 @@ int record_frame_parse_in(frame_t *out, const json_t *rec, const char *where, re
 fail_blocks:
   record_frame_close(&f);
   return -1;
+}
+
+int record_seq_check(const record_reply_t *r, size_t i, const char *where, char *err,
+                     size_t errlen) {
+  int64_t seq = r->records[i].seq;
+  if (i > 0 && seq <= r->records[i - 1].seq)
+    return errbuf_fail(err, errlen, "%s.seq: %lld does not increase (previous %lld)", where,
+                       (long long)seq, (long long)r->records[i - 1].seq);
+  /* firstSeq is the oldest record the watcher still holds: a record older
+   * than it would make a second look at the same reply count losses. */
+  if (seq < r->first_seq)
+    return errbuf_fail(err, errlen, "%s.seq: %lld is before the reply's firstSeq %lld", where,
+                       (long long)seq, (long long)r->first_seq);
+  if (seq > r->last_seq)
+    return errbuf_fail(err, errlen, "%s.seq: %lld is beyond the reply's lastSeq %lld", where,
+                       (long long)seq, (long long)r->last_seq);
+  return 0;
 }
 
 /* ---- protocol 3 read from its text ------------------------------------
@@ -351,10 +375,8 @@ static int frame_from_text(frame_t *out, text_t *x, record_tables_t *t) {
   char err[RECORD_ERR_LEN];
   frame_t f;
   memset(&f, 0, sizeof f);
-  int64_t *dst[F_BLOCKS] = {&f.seq,           &f.frame_number,      &f.at_us,
-                            &f.vsync_start_us, &f.build_us,          &f.raster_us,
-                            &f.vsync_overhead_us, &f.total_span_us, &f.layer_cache_count,
-                            &f.picture_cache_count};
+  int64_t *dst[F_BLOCKS];
+  frame_fields(&f, dst);
   if (!take(x, '[')) return -1;
   for (int k = 0; k < F_BLOCKS; k++)
     if (!take_int(x, dst[k]) || !take(x, ',') || *dst[k] < field_rule[k].min ||
@@ -408,11 +430,10 @@ int record_frames_from_text(record_reply_t *r, const char *p, size_t n, record_t
         if (!nr) goto fail;
         r->records = nr;
       }
-      frame_t *f = &r->records[r->nrecords];
-      if (frame_from_text(f, &x, t) < 0) goto fail;
+      char err[RECORD_ERR_LEN];
+      if (frame_from_text(&r->records[r->nrecords], &x, t) < 0) goto fail;
       r->nrecords++;
-      if ((r->nrecords > 1 && f->seq <= f[-1].seq) || f->seq < r->first_seq || f->seq > r->last_seq)
-        goto fail;
+      if (record_seq_check(r, r->nrecords - 1, "", err, sizeof err) < 0) goto fail;
     } while (take(&x, ','));
     if (!take(&x, ']')) goto fail;
   }

@@ -33,6 +33,11 @@ int record_check_string(const json_t *v, const char *where, const char *key, siz
 int record_frame_parse_in(frame_t *out, const json_t *rec, const char *where,
                           record_tables_t *names, char *err, size_t errlen);
 
+/* Record i of r against the records before it and the reply's firstSeq and
+ * lastSeq: 0, or -1 with err written ("<where>.seq: …"). */
+int record_seq_check(const record_reply_t *r, size_t i, const char *where, char *err,
+                     size_t errlen);
+
 /* Protocol 3: the records array's text [p, p + n) into r->records, with
  * every check the tree reader makes (r->first_seq and r->last_seq set,
  * tables t ready); 0 and r->has_records set, or -1 with r's records left

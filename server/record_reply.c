@@ -168,23 +168,7 @@ static int records_from_tree(record_reply_t *r, const json_t *reply, const json_
       if (record_frame_parse_in(&r->records[i], json_array_get(recs, i), where, names, err, errlen) < 0)
         goto fail_records;
       r->nrecords++;
-      if (i > 0 && r->records[i].seq <= r->records[i - 1].seq) {
-        errbuf_fail(err, errlen, "%s.seq: %lld does not increase (previous %lld)", where,
-             (long long)r->records[i].seq, (long long)r->records[i - 1].seq);
-        goto fail_records;
-      }
-      /* firstSeq is the oldest record the watcher still holds: a record older
-       * than it would make a second look at the same reply count losses. */
-      if (r->records[i].seq < r->first_seq) {
-        errbuf_fail(err, errlen, "%s.seq: %lld is before the reply's firstSeq %lld", where,
-                    (long long)r->records[i].seq, (long long)r->first_seq);
-        goto fail_records;
-      }
-      if (r->records[i].seq > r->last_seq) {
-        errbuf_fail(err, errlen, "%s.seq: %lld is beyond the reply's lastSeq %lld", where,
-             (long long)r->records[i].seq, (long long)r->last_seq);
-        goto fail_records;
-      }
+      if (record_seq_check(r, i, where, err, errlen) < 0) goto fail_records;
     }
   }
   name_table_close(&table);

@@ -502,9 +502,6 @@ export class Runner {
     if (!measure) return '';
     const s1 = await this.pair.stats();
     const m1 = s1.methods[page] ?? 0;
-    // A drain past one page needs more than a page (500 records) waiting:
-    // more than three pages drawn in the window makes one certain with the
-    // watcher. A machine that held the sim below that cannot show it.
     // With the watcher the sim counts the reads that went on from the last
     // seq of a reply that said more: a drain past one page, whatever the
     // machine's load did to the drain ticks.
