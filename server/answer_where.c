@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "appsrc_cpu.h"
+#include "json_len.h"
 #include "summary.h"
 
 typedef struct {
@@ -85,8 +86,6 @@ int answer_where_start(op_t *op, json_t *r, store_t *st, uint64_t from, uint64_t
   return 0;
 }
 
-static size_t compact_len(const json_t *j) { return json_dumpb(j, NULL, 0, JSON_COMPACT); }
-
 /* Least useful first: the worst frames' places and their topBlocks (their
  * own cause says why they missed), the context entries and the `top` of each
  * function, then all but the first entry, then the whole object with the
@@ -95,28 +94,28 @@ void answer_where_fit(op_t *op, json_t *sum) {
   json_t *where = json_object_get(sum, "where"), *rb = json_object_get(sum, "rebuilds");
   json_t *fns = json_object_get(where, "functions"), *wid = json_object_get(rb, "widgets"), *e;
   size_t i;
-  if (!sum || compact_len(sum) <= SUMMARY_MAX_BYTES) return;
+  if (!sum || json_compact_len(sum) <= SUMMARY_MAX_BYTES) return;
   json_array_foreach(json_object_get(sum, "worstFrames"), i, e) json_object_del(e, "at");
   if (summary_fit_worst_blocks(sum, SUMMARY_MAX_BYTES) <= SUMMARY_MAX_BYTES) return;
-  for (i = json_array_size(fns); i-- > 0 && compact_len(sum) > SUMMARY_MAX_BYTES;) {
+  for (i = json_array_size(fns); i-- > 0 && json_compact_len(sum) > SUMMARY_MAX_BYTES;) {
     const char *code = json_string_value(json_object_get(json_array_get(fns, i), "code"));
     if (!code || strcmp(code, "app")) json_array_remove(fns, i);
   }
   json_array_foreach(fns, i, e) json_object_del(e, "top");
-  while (compact_len(sum) > SUMMARY_MAX_BYTES &&
+  while (json_compact_len(sum) > SUMMARY_MAX_BYTES &&
          (json_array_size(fns) > 1 || json_array_size(wid) > 1)) {
     if (json_array_size(wid) > 1) json_array_remove(wid, json_array_size(wid) - 1);
-    if (json_array_size(fns) > 1 && compact_len(sum) > SUMMARY_MAX_BYTES)
+    if (json_array_size(fns) > 1 && json_compact_len(sum) > SUMMARY_MAX_BYTES)
       json_array_remove(fns, json_array_size(fns) - 1);
   }
-  if (rb && compact_len(sum) > SUMMARY_MAX_BYTES) {
+  if (rb && json_compact_len(sum) > SUMMARY_MAX_BYTES) {
     json_object_del(sum, "rebuilds");
     op_warn(op, "rebuilds: left out, the summary is at its %d-byte bound", SUMMARY_MAX_BYTES);
   }
-  if (where && compact_len(sum) > SUMMARY_MAX_BYTES) {
+  if (where && json_compact_len(sum) > SUMMARY_MAX_BYTES) {
     json_object_del(sum, "where");
     json_t *fs = json_object_get(sum, "findings"); /* their places too, last first */
-    for (i = json_array_size(fs); i-- > 0 && compact_len(sum) > SUMMARY_MAX_BYTES;)
+    for (i = json_array_size(fs); i-- > 0 && json_compact_len(sum) > SUMMARY_MAX_BYTES;)
       json_object_del(json_array_get(fs, i), "at");
     op_warn(op, "where: left out, the summary is at its %d-byte bound", SUMMARY_MAX_BYTES);
   }

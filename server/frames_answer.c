@@ -6,6 +6,7 @@
 
 #include "causes.h"
 #include "cursor.h"
+#include "json_len.h"
 #include "summary.h"
 
 #define POLL_MS 50 /* watch and probe: how often to look at the counter */
@@ -43,7 +44,7 @@ static void fit_worst(json_t *js) {
   size_t len = summary_fit_worst_blocks(js, SUMMARY_MAX_BYTES);
   while (json_array_size(wf) && len > SUMMARY_MAX_BYTES) {
     json_array_remove(wf, json_array_size(wf) - 1);
-    len = json_dumpb(js, NULL, 0, JSON_COMPACT);
+    len = json_compact_len(js);
   }
 }
 
@@ -51,7 +52,7 @@ int answer_put_frames(op_t *op, json_t *r, store_t *st, uint64_t from, int filte
                       int64_t budget_us, answer_take_t *out) {
   const char *iid = filter ? op->a.interaction_id : NULL;
   int list = op->a.detail != D_SUMMARY;
-  size_t used = json_dumpb(r, NULL, 0, JSON_COMPACT);
+  size_t used = json_compact_len(r);
   /* Room for the listing: the call's cap less what the rest takes (the
    * summary is at most SUMMARY_MAX_BYTES) and a margin for the envelope. */
   size_t other = used + SUMMARY_MAX_BYTES + 2048;

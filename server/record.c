@@ -5,6 +5,7 @@
 #include "json_put.h"
 #include "record_impl.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,38 @@ size_t record_utf8_length(const char *s) {
   for (; *s; s++)
     if (((unsigned char)*s & 0xC0) != 0x80) n++;
   return n;
+}
+
+typedef struct {
+  size_t refs;
+  char text[];
+} name_t;
+
+static name_t *name_of(char *text) { return (name_t *)(text - offsetof(name_t, text)); }
+
+char *record_name_new(const char *s) {
+  size_t n = strlen(s) + 1;
+  name_t *m = malloc(sizeof *m + n);
+  if (!m) return NULL;
+  m->refs = 1;
+  memcpy(m->text, s, n);
+  return m->text;
+}
+
+char *record_name_ref(char *name) {
+  name_of(name)->refs++;
+  return name;
+}
+
+void record_name_unref(char *name) {
+  if (name && --name_of(name)->refs == 0) free(name_of(name));
+}
+
+void record_tables_drop_names(record_tables_t *t) {
+  if (t->shared)
+    for (size_t i = 0; i < t->n; i++) record_name_unref(t->shared[i]);
+  free(t->shared);
+  t->shared = NULL;
 }
 
 char *record_dup(const char *s) {
@@ -120,7 +153,7 @@ static int parse_blocks(frame_t *f, const json_t *blocks, const char *where, cha
       return -1;
     if (rb->self_micros > rb->micros)
       return errbuf_fail(err, errlen, "%s.selfMicros: larger than micros", path);
-    if (!(rb->name = record_dup(name))) return errbuf_fail(err, errlen, "%s: out of memory", path);
+    if (!(rb->name = record_name_new(name))) return errbuf_fail(err, errlen, "%s: out of memory", path);
     f->nblocks++;
   }
   return 0;
@@ -158,8 +191,10 @@ static int quad_put(frame_t *f, record_tables_t *t, size_t i, const int64_t v[4]
   rb->micros = v[1];
   rb->self_micros = v[2];
   rb->count = v[3];
-  if (!(rb->name = record_dup(t->names[v[0]])))
+  char **shared = &t->shared[v[0]];
+  if (!*shared && !(*shared = record_name_new(t->names[v[0]])))
     return errbuf_fail(err, errlen, "%s.blocks[%zu]: out of memory", where, i);
+  rb->name = record_name_ref(*shared);
   f->nblocks++;
   return 0;
 }
@@ -352,20 +387,14 @@ static int take(text_t *x, char c) {
  * exponent; up to 18 digits (longer ones are beyond every bound anyway). */
 static int take_int(text_t *x, int64_t *out) {
   skip_ws(x);
-  const char *q = x->p;
-  int neg = q < x->e && *q == '-';
+  const char *q = x->p, *e = x->e;
+  int neg = q < e && *q == '-';
   q += neg;
-  if (q == x->e || *q < '0' || *q > '9') return 0;
+  const char *d = q, *lim = e - q > 18 ? q + 18 : e;
   int64_t v = 0;
-  const char *d = q;
-  if (*q == '0')
-    q++;
-  else
-    for (; q < x->e && *q >= '0' && *q <= '9'; q++) {
-      if (q - d == 18) return 0;
-      v = v * 10 + (*q - '0');
-    }
-  if (q < x->e && ((*q >= '0' && *q <= '9') || *q == '.' || *q == 'e' || *q == 'E')) return 0;
+  for (; q < lim && (unsigned)(*q - '0') < 10; q++) v = v * 10 + (*q - '0');
+  if (q == d || (*d == '0' && q - d > 1)) return 0; /* no digit, or a leading zero */
+  if (q < e && ((unsigned)(*q - '0') < 10 || *q == '.' || *q == 'e' || *q == 'E')) return 0;
   *out = neg ? -v : v;
   x->p = q;
   return 1;
@@ -455,7 +484,7 @@ int record_frame_parse(frame_t *out, const json_t *rec, const char *where, char 
 }
 
 void record_frame_close(frame_t *f) {
-  for (size_t i = 0; i < f->nblocks; i++) free(f->blocks[i].name);
+  for (size_t i = 0; i < f->nblocks; i++) record_name_unref(f->blocks[i].name);
   free(f->blocks);
   free(f->interaction_id);
   free(f->linked_by);
@@ -474,9 +503,9 @@ int record_frame_copy(frame_t *dst, const frame_t *src) {
     if (!(dst->blocks = calloc(src->nblocks, sizeof *dst->blocks))) goto fail;
     for (size_t i = 0; i < src->nblocks; i++) {
       dst->blocks[i] = src->blocks[i];
-      if (!(dst->blocks[i].name = record_dup(src->blocks[i].name))) goto fail;
-      dst->nblocks++;
+      record_name_ref(dst->blocks[i].name);
     }
+    dst->nblocks = src->nblocks;
   }
   return 0;
 fail:

@@ -40,7 +40,7 @@
 #define RECORD_PROTOCOL_MAX 3 /* the newest wire form this server reads */
 
 typedef struct {
-  char *name; /* owned */
+  char *name; /* a counted name (record_name_new): one reference owned */
   int64_t micros, self_micros, count;
 } record_block_t;
 
@@ -101,6 +101,16 @@ int record_frame_copy(frame_t *dst, const frame_t *src);
 /* The record as FramePerfRecord JSON (new reference): with_blocks 0 is
  * detail "frames" (no "blocks" key), 1 is detail "blocks" (full record). */
 json_t *record_frame_to_json(const frame_t *f, int with_blocks);
+
+/* Block names are counted strings, shared: a protocol-2/3 reply allocates
+ * each entry of its blockNames table once, and every record naming it, and
+ * every copy of such a record (the store's), holds one reference. The
+ * pointer is the text itself, so readers use it as any string; only these
+ * three make or drop one. record_name_new: NULL on OOM; record_name_ref
+ * returns its argument; record_name_unref(NULL) does nothing. */
+char *record_name_new(const char *s);
+char *record_name_ref(char *name);
+void record_name_unref(char *name);
 
 /* Number of Unicode code points in a UTF-8 string (schema minLength/maxLength). */
 size_t record_utf8_length(const char *s);

@@ -10,6 +10,7 @@
  * one entry twice is caught in O(1) per block without clearing anything. */
 typedef struct {
   const char **names; /* borrowed from the reply */
+  char **shared;      /* each entry's counted name, made on first use (n slots) */
   size_t n;
   uint32_t *seen;
   uint32_t mark;
@@ -18,6 +19,9 @@ typedef struct {
 } record_tables_t;
 
 char *record_dup(const char *s);
+/* Drops the tables' references to their counted names (the records that
+ * took one keep theirs) and frees the slots. */
+void record_tables_drop_names(record_tables_t *t);
 /* Integer v (the member key of the message) within [min, max] into *out:
  * 1 when read, 0 when absent and not required, -1 with err written. Reals
  * are refused: the schema says integer. */

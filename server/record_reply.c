@@ -65,8 +65,9 @@ static int name_table_init(record_tables_t *t, const json_t *names, char *err, s
   if (n == 0) return 0;
   json_t *set = json_object();
   t->names = calloc(n, sizeof *t->names);
+  t->shared = calloc(n, sizeof *t->shared);
   t->seen = calloc(n, sizeof *t->seen);
-  if (!set || !t->names || !t->seen) {
+  if (!set || !t->names || !t->shared || !t->seen) {
     errbuf_fail(err, errlen, "reply.blockNames: out of memory");
     goto fail;
   }
@@ -99,6 +100,7 @@ static int name_table_init(record_tables_t *t, const json_t *names, char *err, s
 fail:
   json_decref(set);
   free(t->names);
+  free(t->shared);
   free(t->seen);
   memset(t, 0, sizeof *t);
   return -1;
@@ -128,6 +130,7 @@ static int pairs_check(const json_t *pairs, char *err, size_t errlen) {
 }
 
 static void name_table_close(record_tables_t *t) {
+  record_tables_drop_names(t);
   free(t->names);
   free(t->seen);
   memset(t, 0, sizeof *t);

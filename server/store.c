@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "json_len.h"
+
 struct store {
   summary_t *summary;
   summary_clock_t clock;
@@ -22,15 +24,20 @@ struct store {
   size_t cap, head, count;
 };
 
-store_t *store_new(int64_t budget_us) {
+store_t *store_new_plain(void) {
   store_t *st = calloc(1, sizeof *st);
   if (!st) return NULL;
-  if (!(st->summary = summary_new(budget_us, 1))) {
+  summary_clock_init(&st->clock);
+  st->tracking[0] = st->tracking[1] = st->tracking[2] = -1;
+  return st;
+}
+
+store_t *store_new(int64_t budget_us) {
+  store_t *st = store_new_plain();
+  if (st && !(st->summary = summary_new(budget_us, 1))) {
     free(st);
     return NULL;
   }
-  summary_clock_init(&st->clock);
-  st->tracking[0] = st->tracking[1] = st->tracking[2] = -1;
   return st;
 }
 
@@ -40,7 +47,7 @@ void store_set_tracking(store_t *st, int widgets, int layouts, int paints) {
   st->tracking[0] = widgets;
   st->tracking[1] = layouts;
   st->tracking[2] = paints;
-  summary_set_tracking(st->summary, widgets, layouts, paints);
+  if (st->summary) summary_set_tracking(st->summary, widgets, layouts, paints);
 }
 
 void store_free(store_t *st) {
@@ -127,7 +134,7 @@ int store_add_reply(store_t *st, const record_reply_t *r, store_add_result_t *re
       continue;
     }
     f->startup = !st->include_startup && store_is_startup(f, r->frame_events, st->run_new);
-    if (summary_add_frame(st->summary, f) < 0 || keep_recent(st, f) < 0) return -1;
+    if ((st->summary && summary_add_frame(st->summary, f) < 0) || keep_recent(st, f) < 0) return -1;
     /* Adjacent seqs with a jump in frameNumber: frames the engine numbered
      * but never reported (begun and not drawn, or an event lost). */
     if (st->last_number >= 0 && f->seq == st->last_taken + 1 && f->frame_number > st->last_number + 1)
@@ -175,6 +182,7 @@ int store_take_restarted(store_t *st) {
 }
 
 const summary_t *store_summary(const store_t *st, const char *interaction_id) {
+  if (!st->summary) return NULL;
   return interaction_id ? summary_interaction(st->summary, interaction_id) : st->summary;
 }
 
@@ -215,7 +223,7 @@ json_t *store_frames_to_json(const store_t *st, const char *interaction_id, size
     picked++;
     json_t *j = record_frame_to_json(f, with_blocks);
     if (!j) goto oom;
-    size_t n = json_dumpb(j, NULL, 0, JSON_COMPACT) + (json_array_size(a) ? 1 : 0);
+    size_t n = json_compact_len(j) + (json_array_size(a) ? 1 : 0);
     if (max_bytes && (skipped || used + n > max_bytes)) {
       json_decref(j);
       skipped++;
@@ -265,7 +273,7 @@ int store_range_take(const store_t *st, const store_range_t *q, store_take_t *ou
       if (out->listed == q->limit) break;
       json_t *j = record_frame_to_json(f, q->with_blocks);
       if (!j) goto oom;
-      size_t n = json_dumpb(j, NULL, 0, JSON_COMPACT) + (out->listed ? 1 : 0);
+      size_t n = json_compact_len(j) + (out->listed ? 1 : 0);
       if (q->max_bytes && used + n > q->max_bytes && out->listed) {
         json_decref(j);
         break;
@@ -294,7 +302,7 @@ void store_take_close(store_take_t *t) {
 void store_drop_blocks(store_t *st) {
   for (size_t i = 0; i < st->count; i++) {
     frame_t *f = &st->recent[(st->head + i) % st->cap];
-    for (size_t b = 0; b < f->nblocks; b++) free(f->blocks[b].name);
+    for (size_t b = 0; b < f->nblocks; b++) record_name_unref(f->blocks[b].name);
     free(f->blocks);
     f->blocks = NULL;
     f->nblocks = 0;

@@ -30,6 +30,9 @@ typedef struct {
 
 /* A new empty store judging jank against budget_us. NULL on OOM. */
 store_t *store_new(int64_t budget_us);
+/* A store that keeps no summary of its own (store_summary is NULL): a read
+ * outside sessions, which summarises only the range it takes. */
+store_t *store_new_plain(void);
 void store_free(store_t *st);
 
 /* Takes the records of one validated reply (borrowed). A reply without

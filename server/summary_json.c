@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "json_put.h"
+#include "json_len.h"
 #include "summary_impl.h"
 
 static const char *const spark_chars[8] = {"\xe2\x96\x81", "\xe2\x96\x82", "\xe2\x96\x83",
@@ -182,7 +183,7 @@ json_t *summary_to_json_bounded(const summary_t *s, size_t max_bytes) {
   for (size_t i = 0; i < nsteps; i++) {
     json_t *o = summary_to_json(s, steps[i][0], steps[i][1], steps[i][2]);
     if (!o || i + 1 == nsteps) return o;
-    size_t n = json_dumpb(o, NULL, 0, JSON_COMPACT);
+    size_t n = json_compact_len(o);
     if (n <= max_bytes) return o;
     json_decref(o);
   }
@@ -191,13 +192,13 @@ json_t *summary_to_json_bounded(const summary_t *s, size_t max_bytes) {
 
 size_t summary_fit_worst_blocks(json_t *summary, size_t max_bytes) {
   json_t *wf = json_object_get(summary, "worstFrames");
-  size_t n = json_array_size(wf), len = json_dumpb(summary, NULL, 0, JSON_COMPACT);
+  size_t n = json_array_size(wf), len = json_compact_len(summary);
   for (size_t keep = SUMMARY_WORST_BLOCKS; keep-- > 0 && len > max_bytes;)
     for (size_t i = n; i-- > 0 && len > max_bytes;) {
       json_t *tb = json_object_get(json_array_get(wf, i), "topBlocks");
       if (json_array_size(tb) <= keep) continue;
       while (json_array_size(tb) > keep) json_array_remove(tb, json_array_size(tb) - 1);
-      len = json_dumpb(summary, NULL, 0, JSON_COMPACT);
+      len = json_compact_len(summary);
     }
   return len;
 }

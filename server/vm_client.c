@@ -75,8 +75,9 @@ static json_t *parse_message(vm_client_t *c, char **cut, size_t *cut_len, json_e
   size_t rest = 0, len = 0;
   char id[40];
   vm_request_t *r = NULL;
-  char *b = c->rx.len < CUT_MIN_BYTES ? NULL : vm_wire_cut_records(c->rx.buf, c->rx.len, &rest, &len);
-  json_t *msg = b ? json_loadb(b, rest, 0, jerr) : NULL;
+  int cut_it = c->rx.len >= CUT_MIN_BYTES && vm_requests_awaiting(&c->rq, "ext.telescope.frames");
+  char *b = cut_it ? vm_wire_cut_records(c->rx.buf, c->rx.len, &rest, &len) : NULL;
+  json_t *msg = b ? json_loadb(b + len, rest, 0, jerr) : NULL;
   if (msg && vm_msg_classify(msg, id, sizeof id) == VM_MSG_REPLY && !json_object_get(msg, "error"))
     r = vm_requests_find(&c->rq, id);
   *cut = NULL;
@@ -86,8 +87,7 @@ static json_t *parse_message(vm_client_t *c, char **cut, size_t *cut_len, json_e
     free(b);
     return json_loadb(c->rx.buf, c->rx.len, 0, jerr);
   }
-  memmove(b, b + rest, len);
-  *cut = b;
+  *cut = b; /* the records come first: the rest after them is not read again */
   *cut_len = len;
   return msg;
 }

@@ -84,6 +84,12 @@ vm_request_t *vm_requests_find(vm_requests_t *c, const char *id) {
   return NULL;
 }
 
+int vm_requests_awaiting(const vm_requests_t *c, const char *method) {
+  for (const vm_request_t *r = c->pending; r; r = r->next)
+    if (!r->done && !r->deferred && strcmp(r->method, method) == 0) return 1;
+  return 0;
+}
+
 void vm_requests_fail_written_soon(vm_requests_t *c, const char *detail) {
   for (vm_request_t *r = c->pending; r; r = r->next)
     if (!r->frame) vm_request_fail_soon(r, DIAG_NOT_CONNECTED, 0, detail);

@@ -65,5 +65,7 @@ void vm_requests_fail_all_soon(vm_requests_t *q, diag_code_t diag, const char *d
 void vm_requests_fail_written_soon(vm_requests_t *q, const char *detail);
 /* The pending request with this id (not answered, not failing), or NULL. */
 vm_request_t *vm_requests_find(vm_requests_t *q, const char *id);
+/* Whether a request for method is waiting for its reply. */
+int vm_requests_awaiting(const vm_requests_t *q, const char *method);
 
 #endif

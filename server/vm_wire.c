@@ -214,7 +214,17 @@ int vm_wire_records_span(const char *p, size_t n, size_t *at, size_t *len) {
   int value = K_NONE; /* ':' came after it: its value starts next */
   int rec_open = 0;   /* inside the records array */
   size_t name_at = 0, start = 0, end = 0;
+  /* Deeper than the result's members, with no name pending, only strings
+   * and nesting change anything: the rest (most of a reply: the records'
+   * numbers) is passed over in a tight loop, as are a string's plain bytes. */
+  static const unsigned char deep[256] = {['"'] = 1, ['['] = 1, [']'] = 1, ['{'] = 1, ['}'] = 1};
+  static const unsigned char quoted[256] = {['"'] = 1, ['\\'] = 1};
   for (size_t i = 0; i < n; i++) {
+    if (in_str && !esc)
+      while (i < n && !quoted[(unsigned char)p[i]]) i++;
+    else if (depth > 2 && key == K_NONE && value == K_NONE)
+      while (i < n && !deep[(unsigned char)p[i]]) i++;
+    if (i == n) break;
     char c = p[i];
     if (in_str) {
       if (esc) {
@@ -290,10 +300,10 @@ char *vm_wire_cut_records(const char *p, size_t n, size_t *rest, size_t *len) {
   size_t before = n - rl + 2;
   char *b = malloc(before + rl);
   if (!b) return NULL;
-  memcpy(b, p, at);
-  memcpy(b + at, "[]", 2);
-  memcpy(b + at + 2, p + at + rl, n - at - rl);
-  memcpy(b + before, p + at, rl);
+  memcpy(b, p + at, rl);
+  memcpy(b + rl, p, at);
+  memcpy(b + rl + at, "[]", 2);
+  memcpy(b + rl + at + 2, p + at + rl, n - at - rl);
   *rest = before;
   *len = rl;
   return b;

@@ -65,8 +65,8 @@ vm_rx_status_t vm_rxbuf_feed(vm_rxbuf_t *rx, const char *data, size_t n, int fin
  * the rest and by the records' reader. */
 int vm_wire_records_span(const char *p, size_t n, size_t *at, size_t *len);
 /* p with its records (vm_wire_records_span) cut out: a new buffer holding
- * the message with "[]" in their place, *rest bytes, then the records'
- * text, *len bytes. NULL when there is nothing to cut (or no memory). */
+ * the records' text, *len bytes, then the message with "[]" in their place,
+ * *rest bytes. NULL when there is nothing to cut (or no memory). */
 char *vm_wire_cut_records(const char *p, size_t n, size_t *rest, size_t *len);
 
 /* What a parsed message is. */

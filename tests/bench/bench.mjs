@@ -129,8 +129,9 @@ summed over ${rounds * o.calls} calls):
 ${Object.keys(R).map((k) => `| ${k} | ${fmt(R[k].cpu.mcp, 2)} | ${fmt(R[k].cpu.sim, 2)} | ${fmt(R[k].cpu.node, 2)} |`).join('\n')}
 
 For \`read\`, telescope-mcp's CPU time goes to receiving the reply's ${fmt(o.rawBytes / 1024, 0)} KB
-(libwebsockets 4.1 takes a client's incoming message through its state machine one byte at a
-time), reading it (the records are cut out of the text and read from it without a JSON tree; the
+(libwebsockets 4.1, the version Debian 12 ships, takes a client's incoming message through its
+state machine one byte at a time: warmcat/libwebsockets issues 2071 and 3394; a block path for
+the payload came only with 4.5), reading it (the records are cut out of the text and read from it without a JSON tree; the
 rest is parsed with jansson; section 3 measures that rate in-process), the validation of every
 record, the summary and the result text, where the raw client only parses the same bytes with
 V8's \`JSON.parse\`. That is work, not waiting: the price of checking every record before an

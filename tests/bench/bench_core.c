@@ -146,10 +146,10 @@ static void ingest_one(store_t *st, const char *text, size_t len) {
   size_t rest, rl;
   char *cut = vm_wire_cut_records(text, len, &rest, &rl);
   if (!cut) die("no records to cut");
-  json_t *env = json_loadb(cut, rest, 0, &jerr);
+  json_t *env = json_loadb(cut + rl, rest, 0, &jerr);
   if (!env) die(jerr.text);
   record_reply_t r;
-  if (record_reply_parse_raw(&r, json_object_get(env, "result"), cut + rest, rl, err, sizeof err) < 0)
+  if (record_reply_parse_raw(&r, json_object_get(env, "result"), cut, rl, err, sizeof err) < 0)
     die(err);
   if (store_add_reply(st, &r, NULL) < 0) die("out of memory");
   record_reply_close(&r);
@@ -253,7 +253,7 @@ static void reply_build(record_reply_t *r, size_t n) {
     f->nblocks = BENCH_BLOCKS;
     for (size_t b = 0; b < BENCH_BLOCKS; b++) {
       record_block_t *bl = &f->blocks[b];
-      bl->name = strdup(block_names[b]);
+      bl->name = record_name_new(block_names[b]);
       if (!bl->name) die("out of memory");
       bl->self_micros = 20 + (seq * 7 + (int64_t)b * 13) % 200;
       bl->micros = bl->self_micros + (b + 1 == BENCH_BLOCKS ? 2500 : 0);

@@ -163,11 +163,11 @@ static void check_text_path(const uint8_t *data, size_t size, const json_t *inpu
   memcpy(msg + 10, data, size);
   msg[len - 1] = '}';
   char *b = vm_wire_cut_records(msg, len, &rest, &rl);
-  json_t *env = b ? json_loadb(b, rest, 0, NULL) : NULL;
+  json_t *env = b ? json_loadb(b + rl, rest, 0, NULL) : NULL;
   if (env) {
     record_reply_t t, r;
     char et[RECORD_ERR_LEN] = "", er[RECORD_ERR_LEN] = "";
-    int rt = record_reply_parse_raw(&t, json_object_get(env, "result"), b + rest, rl, et, sizeof et);
+    int rt = record_reply_parse_raw(&t, json_object_get(env, "result"), b, rl, et, sizeof et);
     if (!json_is_object(input)) {
       FUZZ_ASSERT(rt == -1); /* the records' text was not JSON */
     } else {

@@ -33,12 +33,12 @@ static frames_t make(uint64_t seed, size_t n, double jank, int64_t build_extra) 
     f->build_us = uniform(3000, 7000) + build_extra;
     f->raster_us = uniform(2000, 5000);
     f->blocks = calloc(2, sizeof(record_block_t));
-    f->blocks[0] = (record_block_t){strdup("BUILD"), f->build_us, f->build_us / 2, 1};
+    f->blocks[0] = (record_block_t){record_name_new("BUILD"), f->build_us, f->build_us / 2, 1};
     f->nblocks = 1;
     if ((double)uniform(0, 9999) < jank * 10000) {
       int64_t slow = uniform(19167, 42500);
       f->build_us += slow;
-      f->blocks[1] = (record_block_t){strdup("SlowWidget"), slow, slow, 1};
+      f->blocks[1] = (record_block_t){record_name_new("SlowWidget"), slow, slow, 1};
       f->nblocks = 2;
     }
     f->total_span_us = f->build_us + f->raster_us + 500;
@@ -255,7 +255,7 @@ START_TEST(interactions_and_findings) {
   for (size_t i = 300; i < 600; i += 5) {
     frame_t *f = &a.f[i];
     f->build_us += 25000;
-    f->blocks[1] = (record_block_t){strdup("SlowWidget"), 25000, 25000, 1};
+    f->blocks[1] = (record_block_t){record_name_new("SlowWidget"), 25000, 25000, 1};
     f->nblocks = 2;
   }
   json_t *findings =

@@ -216,9 +216,9 @@ static int parse_by_text(record_reply_t *out, const json_t *reply, char *err, si
   if (!b) {
     rc = record_reply_parse(out, reply, err, errlen);
   } else {
-    json_t *msg = json_loadb(b, rest, 0, NULL);
+    json_t *msg = json_loadb(b + len, rest, 0, NULL);
     ck_assert_ptr_nonnull(msg);
-    rc = record_reply_parse_raw(out, json_object_get(msg, "result"), b + rest, len, err, errlen);
+    rc = record_reply_parse_raw(out, json_object_get(msg, "result"), b, len, err, errlen);
     json_decref(msg);
     free(b);
   }

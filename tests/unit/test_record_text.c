@@ -15,6 +15,7 @@ static const char *names[] = {"LAYOUT", "ProductCard", "BUILD"};
 typedef struct {
   record_tables_t t;
   uint32_t seen[3];
+  char *shared[3];
   json_t *pairs;
   record_reply_t r;
 } fixture_t;
@@ -25,6 +26,7 @@ static void setup(fixture_t *x) {
   x->t.names = names;
   x->t.n = 3;
   x->t.seen = x->seen;
+  x->t.shared = x->shared;
   x->t.positional = 1;
   x->t.pairs = x->pairs;
   x->r.first_seq = 1000;
@@ -37,6 +39,7 @@ static int read_text(fixture_t *x, const char *text) {
 
 static void teardown(fixture_t *x) {
   record_reply_close(&x->r);
+  for (size_t i = 0; i < 3; i++) record_name_unref(x->shared[i]);
   json_decref(x->pairs);
 }
 

@@ -400,6 +400,70 @@ START_TEST(delivery_filtered_by_interaction) {
 }
 END_TEST
 
+/* A store without its own summary (a read outside sessions): it keeps,
+ * delivers and drops duplicates as any, and the range it hands out is
+ * summarised as with a session's store. */
+START_TEST(plain_store_keeps_frames_without_a_summary) {
+  store_t *plain = store_new_plain(), *full = store_new(16667);
+  for (int k = 0; k < 2; k++) { /* the second feed is all duplicates */
+    feed(plain, "A", 1, 40, 1, 40);
+    feed(full, "A", 1, 40, 1, 40);
+  }
+  ck_assert_ptr_null(store_summary(plain, NULL));
+  ck_assert_uint_eq(store_frames_seen(plain), 40);
+  store_take_t a, b;
+  take(plain, 0, NULL, 0, 0, 0, &a);
+  take(full, 0, NULL, 0, 0, 0, &b);
+  ck_assert_uint_eq(a.taken, 40);
+  json_t *ja = summary_to_json(a.summary, 0, 0, 0), *jb = summary_to_json(b.summary, 0, 0, 0);
+  size_t flags = JSON_SORT_KEYS | JSON_COMPACT;
+  char *ta = json_dumps(ja, flags), *tb = json_dumps(jb, flags);
+  ck_assert_str_eq(ta, tb);
+  ck_assert_ptr_nonnull(strstr(ta, "\"frames\":40"));
+  free(ta);
+  free(tb);
+  json_decref(ja);
+  json_decref(jb);
+  store_take_close(&a);
+  store_take_close(&b);
+  store_free(plain);
+  store_free(full);
+}
+END_TEST
+
+/* Block names are shared (record.h): the records of a protocol-2 reply and
+ * the store's copies of them hold one name, which outlives the reply. */
+START_TEST(block_names_shared_and_outlive_the_reply) {
+  json_t *j = json_loads(
+      "{\"protocol\":2,\"watcherVersion\":\"x\",\"runId\":\"R\",\"livenessCounter\":1,"
+      "\"nowUs\":0,\"collecting\":true,\"lifecycle\":null,\"framesEnabled\":true,"
+      "\"refreshRate\":60.0,\"interaction\":null,\"firstSeq\":1,\"lastSeq\":2,\"pending\":0,"
+      "\"droppedAttributions\":0,\"blockNames\":[\"BUILD\",\"Card\"],\"records\":["
+      "{\"seq\":1,\"frameNumber\":10,\"atUs\":9000,\"vsyncStartUs\":1000,\"buildUs\":900,"
+      "\"rasterUs\":800,\"vsyncOverheadUs\":10,\"totalSpanUs\":2000,\"blocks\":[1,500,500,1,0,900,400,1]},"
+      "{\"seq\":2,\"frameNumber\":11,\"atUs\":26000,\"vsyncStartUs\":18000,\"buildUs\":900,"
+      "\"rasterUs\":800,\"vsyncOverheadUs\":10,\"totalSpanUs\":2000,\"blocks\":[0,900,400,1]}]}",
+      0, NULL);
+  ck_assert_ptr_nonnull(j);
+  record_reply_t r;
+  char err[RECORD_ERR_LEN] = "";
+  ck_assert_msg(record_reply_parse(&r, j, err, sizeof err) == 0, "%s", err);
+  json_decref(j);
+  ck_assert_ptr_eq(r.records[0].blocks[1].name, r.records[1].blocks[0].name);
+  store_t *st = store_new(16667);
+  ck_assert_int_eq(store_add_reply(st, &r, NULL), 0);
+  char *build = r.records[1].blocks[0].name;
+  record_reply_close(&r);
+  ck_assert_ptr_eq(store_at(st, 0)->blocks[1].name, build);
+  ck_assert_ptr_eq(store_at(st, 1)->blocks[0].name, build);
+  ck_assert_str_eq(store_at(st, 1)->blocks[0].name, "BUILD");
+  ck_assert_str_eq(store_at(st, 0)->blocks[0].name, "Card");
+  store_drop_blocks(st);
+  ck_assert_uint_eq(store_at(st, 0)->nblocks, 0);
+  store_free(st);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("store");
   TCase *tc = tcase_create("store");
@@ -415,6 +479,8 @@ int main(void) {
   tcase_add_test(tc, delivery_every_frame_once);
   tcase_add_test(tc, delivery_cut_by_bytes_and_evicted);
   tcase_add_test(tc, delivery_filtered_by_interaction);
+  tcase_add_test(tc, plain_store_keeps_frames_without_a_summary);
+  tcase_add_test(tc, block_names_shared_and_outlive_the_reply);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);

@@ -14,7 +14,7 @@
 #include "trace.h"
 
 static record_block_t blk(const char *name, int64_t micros, int64_t self) {
-  return (record_block_t){strdup(name), micros, self, 1};
+  return (record_block_t){record_name_new(name), micros, self, 1};
 }
 
 static frame_t frame(int64_t seq, int64_t vsync, int64_t build, int64_t raster) {
@@ -145,7 +145,7 @@ START_TEST(one_frame_nesting_by_hand) {
   assert_nested(doc, 1);
   json_decref(blocks);
   json_decref(doc);
-  for (int i = 0; i < 4; i++) free(b[i].name);
+  for (int i = 0; i < 4; i++) record_name_unref(b[i].name);
 }
 END_TEST
 
@@ -374,8 +374,8 @@ START_TEST(timeline_slices_and_frame_causes) {
                    7 + 3 * 2 + 2); /* metadata, frames on two tracks, two blocks */
   json_decref(doc);
   for (size_t k = 0; k < 2; k++) {
-    free(b0[k].name);
-    free(b1[k].name);
+    record_name_unref(b0[k].name);
+    record_name_unref(b1[k].name);
   }
 }
 END_TEST

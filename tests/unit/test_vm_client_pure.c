@@ -200,15 +200,15 @@ START_TEST(records_span_found_only_at_result_records) {
     if (!cases[i].want) continue;
     ck_assert_msg(len == strlen(cases[i].want) && !memcmp(cases[i].text + at, cases[i].want, len),
                   "case %zu: %.*s", i, (int)len, cases[i].text + at);
-    /* The cut: "[]" in the records' place, then the records. */
+    /* The cut: the records, then the message with "[]" in their place. */
     size_t rest, rl;
     char *b = vm_wire_cut_records(cases[i].text, n, &rest, &rl);
     ck_assert_ptr_nonnull(b);
     ck_assert_uint_eq(rl, len);
     ck_assert_uint_eq(rest, n - len + 2);
-    ck_assert(!memcmp(b, cases[i].text, at) && !memcmp(b + at, "[]", 2) &&
-              !memcmp(b + at + 2, cases[i].text + at + len, n - at - len) &&
-              !memcmp(b + rest, cases[i].want, len));
+    const char *m = b + len;
+    ck_assert(!memcmp(b, cases[i].want, len) && !memcmp(m, cases[i].text, at) &&
+              !memcmp(m + at, "[]", 2) && !memcmp(m + at + 2, cases[i].text + at + len, n - at - len));
     free(b);
   }
 }
