@@ -44,7 +44,6 @@ struct vm_call {
   int done, deferred;
   diag_code_t res_diag;
   int res_rpc;
-  const vm_client_reply_t *reply; /* the client's reply, during on_ext_reply only */
   char detail[400];
   vm_call_t *prev, *next;
 };

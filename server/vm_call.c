@@ -86,8 +86,8 @@ static int result_is_error(json_t *result) {
 
 static void on_call_closed(uv_handle_t *h);
 
-static void call_finish(vm_call_t *call, diag_code_t diag, int rpc, const char *detail,
-                        json_t *result) {
+/* Ends the call with res (its detail "" when NULL) given to its callback. */
+static void call_end(vm_call_t *call, vm_result_t *res) {
   vm_app_t *app = call->app;
   if (call->done) return;
   call->done = 1;
@@ -101,15 +101,15 @@ static void call_finish(vm_call_t *call, diag_code_t diag, int rpc, const char *
     vm_client_cancel(call->req);
     call->req = NULL;
   }
-  if (call->cb) {
-    vm_result_t res = {diag, rpc, detail ? detail : "", result, NULL, 0};
-    if (result && call->reply) {
-      res.records = call->reply->records;
-      res.records_len = call->reply->records_len;
-    }
-    call->cb(call->arg, &res);
-  }
+  if (!res->detail) res->detail = "";
+  if (call->cb) call->cb(call->arg, res);
   uv_close((uv_handle_t *)&call->timer, on_call_closed);
+}
+
+static void call_finish(vm_call_t *call, diag_code_t diag, int rpc, const char *detail,
+                        json_t *result) {
+  vm_result_t res = {diag, rpc, detail, result, NULL, 0};
+  call_end(call, &res);
 }
 
 static void on_call_timer(uv_timer_t *t) {
@@ -252,9 +252,9 @@ static void on_ext_reply(void *arg, const vm_client_reply_t *r) {
     return;
   }
   if (is_watcher) app->watcher = WATCHER_PRESENT;
-  call->reply = r; /* its records, cut out of the text, go with the result */
-  call_finish(call, DIAG_NONE, 0, "ok", r->result);
-  call->reply = NULL;
+  /* its records, cut out of the text, go with the result */
+  vm_result_t res = {DIAG_NONE, 0, "ok", r->result, r->records, r->records_len};
+  call_end(call, &res);
 }
 
 /* A VM method's reply: the VM (or DDS, DWDS) answered, or it did not. */
