@@ -62,10 +62,13 @@ static void on_request_timer(uv_timer_t *t) {
   vm_request_finish(r, &reply);
 }
 
+/* Still waiting for its reply: not answered, not failing. */
+static int awaits_reply(const vm_request_t *r) { return !r->done && !r->deferred; }
+
 /* Fails r on the next loop turn: callers never see their cb re-entered, and
  * lws callbacks never run user code that might tear the socket down. */
 void vm_request_fail_soon(vm_request_t *r, diag_code_t diag, int rpc, const char *detail) {
-  if (r->done || r->deferred) return;
+  if (!awaits_reply(r)) return;
   r->deferred = 1;
   r->fail_diag = diag;
   r->fail_rpc = rpc;
@@ -80,13 +83,13 @@ void vm_requests_fail_all_soon(vm_requests_t *c, diag_code_t diag, const char *d
 
 vm_request_t *vm_requests_find(vm_requests_t *c, const char *id) {
   for (vm_request_t *r = c->pending; r; r = r->next)
-    if (!r->done && !r->deferred && strcmp(r->id, id) == 0) return r;
+    if (awaits_reply(r) && strcmp(r->id, id) == 0) return r;
   return NULL;
 }
 
 int vm_requests_awaiting(const vm_requests_t *c, const char *method) {
   for (const vm_request_t *r = c->pending; r; r = r->next)
-    if (!r->done && !r->deferred && strcmp(r->method, method) == 0) return 1;
+    if (awaits_reply(r) && strcmp(r->method, method) == 0) return 1;
   return 0;
 }
 

@@ -297,14 +297,14 @@ int vm_wire_records_span(const char *p, size_t n, size_t *at, size_t *len) {
 char *vm_wire_cut_records(const char *p, size_t n, size_t *rest, size_t *len) {
   size_t at, rl;
   if (vm_wire_records_span(p, n, &at, &rl) != 1) return NULL;
-  size_t before = n - rl + 2;
-  char *b = malloc(before + rl);
+  size_t restlen = n - rl + 2; /* the message with "[]" for its records */
+  char *b = malloc(rl + restlen);
   if (!b) return NULL;
   memcpy(b, p + at, rl);
   memcpy(b + rl, p, at);
   memcpy(b + rl + at, "[]", 2);
   memcpy(b + rl + at + 2, p + at + rl, n - at - rl);
-  *rest = before;
+  *rest = restlen;
   *len = rl;
   return b;
 }

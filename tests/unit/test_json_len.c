@@ -3,7 +3,6 @@
  * caps are judged by it. */
 #include <check.h>
 #include <float.h>
-#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
