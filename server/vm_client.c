@@ -564,6 +564,8 @@ vm_request_t *vm_client_call(vm_client_t *c, const char *method, json_t *params,
   return r;
 }
 
+int vm_client_backoff_ms(const vm_client_t *c) { return c->backoff_ms; }
+
 void vm_client_cancel(vm_request_t *r) {
   if (r) vm_request_finish(r, NULL);
 }

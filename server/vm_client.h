@@ -116,6 +116,11 @@ void vm_client_cancel(vm_request_t *req);
  * when the URI changes. */
 void vm_client_disconnect(vm_client_t *c, const char *why);
 
+/* How long the client waits after its last failed dial before the next
+ * (ms, 50 doubling to 1 000); 0 when no dial failed since it last
+ * connected, so a drop after a good connection redials at once. */
+int vm_client_backoff_ms(const vm_client_t *c);
+
 /* Cancels every request silently, closes the socket, drops the client's
  * reference to the shared lws context and frees the client once its handles
  * are closed and the context is destroyed (by the last client to close),

@@ -107,6 +107,21 @@ test('two apps: status lists both and asks which; vmServiceUri picks one', async
   assert.match(none.sc.diagnosis.evidence.detail, /names none of the apps/);
 });
 
+test('two apps listed under one name: app names neither, it asks which', async () => {
+  const d = await dtd();
+  const a = await sim(), b = await sim();
+  await register(d, a, 'demo');
+  await register(d, b, 'demo');
+  const m = await mcp(['--dtd-uri', d.uri]);
+  for (const action of ['status', 'read']) {
+    const r = await m.call({ action, app: 'demo' });
+    assert.equal(r.sc.diagnosis?.code, 'app_choice', `${action}: ${r.text}`);
+    assert.equal(r.isError, action !== 'status');
+  }
+  assert.ok(!(await a.methods()).includes('ext.telescope.frames'), 'the first was not picked silently');
+  assert.ok(!(await b.methods()).includes('ext.telescope.frames'), 'nor the second');
+});
+
 test('an app that unregisters, or dies, is said', async () => {
   const d = await dtd();
   const s = await sim();

@@ -506,6 +506,30 @@ START_TEST(worst_frames_by_cause) {
 }
 END_TEST
 
+/* The GC range of a line covers only the frames that had GC: one frame
+ * with 1.5 ms of it and one with none read "GC 1.5 ms", never "0.0–1.5". */
+START_TEST(gc_range_of_the_frames_that_had_gc) {
+  json_t *r = json_loads(
+      "{\"action\":\"stop\",\"summary\":{\"frames\":9,\"budgetUs\":16667,"
+      "\"jank\":{\"frames\":2,\"ratio\":0.2222,\"frozen\":0,\"buildMissed\":2,"
+      "\"rasterMissed\":0,\"boundBy\":\"build\"},\"worstFrames\":["
+      "{\"seq\":4,\"frameNumber\":40,\"buildUs\":25000,\"rasterUs\":1000,\"totalSpanUs\":1,"
+      "\"gcUs\":1500,\"cause\":{\"kind\":\"widget\",\"name\":\"Tile\",\"us\":9000}},"
+      "{\"seq\":6,\"frameNumber\":60,\"buildUs\":24000,\"rasterUs\":1000,\"totalSpanUs\":1,"
+      "\"cause\":{\"kind\":\"widget\",\"name\":\"Tile\",\"us\":8000}}]}}",
+      0, NULL);
+  ck_assert_ptr_nonnull(r);
+  char *t = render(r, 0, "gc range");
+  ck_assert_msg(strstr(t,
+                       "frames 40, 60: Tile 8.0\xe2\x80\x93"
+                       "9.0 ms (build 24.0\xe2\x80\x93"
+                       "25.0 ms, GC 1.5 ms)") != NULL,
+                "%s", t);
+  free(t);
+  json_decref(r);
+}
+END_TEST
+
 /* A worst frame's own cause (frame_cause.h) is its label, whatever its
  * largest block: 854 builds for 8.4 ms as calm frames do, its PAINT is why. */
 START_TEST(worst_frame_labelled_by_its_own_cause) {
@@ -572,6 +596,7 @@ int main(void) {
   tcase_add_test(tc, warnings_cursor_truncation_chart_frames);
   tcase_add_test(tc, worst_frames_by_cause);
   tcase_add_test(tc, worst_frame_labelled_by_its_own_cause);
+  tcase_add_test(tc, gc_range_of_the_frames_that_had_gc);
   tcase_add_test(tc, startup_gc_and_next_lines);
   tcase_add_test(tc, tool_doc_budget_and_promises);
   suite_add_tcase(s, tc);

@@ -62,6 +62,13 @@ static const json_t *finding(const json_t *sum, size_t i) {
 
 static const char *kind_of(const json_t *f) { return json_string_value(json_object_get(f, "kind")); }
 
+static const json_t *finding_of_kind(const json_t *sum, const char *kind) {
+  size_t i;
+  const json_t *f;
+  json_array_foreach(json_object_get(sum, "findings"), i, f) if (!strcmp(kind_of(f), kind)) return f;
+  return NULL;
+}
+
 START_TEST(gc_in_the_build_of_janky_frames_comes_first) {
   frames(0);
   vmtl_event_t e[N];
@@ -86,6 +93,12 @@ START_TEST(gc_in_the_build_of_janky_frames_comes_first) {
   ck_assert_int_eq(json_integer_value(json_object_get(f, "perJankFrameUs")), 15000);
   /* the others: a 300 µs pause in half of them (never the helper's 25 ms) */
   ck_assert_int_lt(json_integer_value(json_object_get(f, "perOtherFrameUs")), 300);
+  /* The build finding keeps the build time beyond the GC (never beyond
+   * shader compilation, of which there is none): per janky frame 30 000
+   * − 15 000 − 6 000 otherwise = 9 000 µs of its 13 333 over the budget. */
+  const json_t *build = finding_of_kind(sum, "build");
+  ck_assert_ptr_nonnull(build);
+  ck_assert_int_eq(json_integer_value(json_object_get(build, "explainedUs")), N / 5 * 9000);
   /* every worst frame is a janky one and says how long its GC was */
   size_t i;
   json_t *w;
@@ -112,19 +125,17 @@ START_TEST(shader_compilation_outranks_the_raster_finding) {
   ck_assert_str_eq(kind_of(finding(sum, 0)), "shader");
   ck_assert_int_eq(json_integer_value(json_object_get(finding(sum, 0), "perJankFrameUs")), 18000);
   ck_assert_str_eq(kind_of(finding(sum, 1)), "raster");
+  /* The raster finding keeps the raster time beyond the shader compilation
+   * (never beyond the GC, of which there is none): per janky frame 30 000
+   * − 18 000 − 4 000 otherwise = 8 000 µs of its 13 333 over the budget. */
+  ck_assert_int_eq(json_integer_value(json_object_get(finding(sum, 1), "explainedUs")),
+                   N / 5 * 8000);
   json_t *w0 = json_array_get(json_object_get(sum, "worstFrames"), 0);
   ck_assert_int_eq(json_integer_value(json_object_get(w0, "shaderUs")), 18000);
   ck_assert_ptr_null(json_object_get(w0, "gcUs"));
   json_decref(sum);
 }
 END_TEST
-
-static const json_t *finding_of_kind(const json_t *sum, const char *kind) {
-  size_t i;
-  const json_t *f;
-  json_array_foreach(json_object_get(sum, "findings"), i, f) if (!strcmp(kind_of(f), kind)) return f;
-  return NULL;
-}
 
 /* perOtherFrameUs is the mean over the frames that missed neither budget: a
  * frame janky on raster alone is a janky frame for the shader cause too, so

@@ -423,6 +423,58 @@ START_TEST(top_app_function_in_a_frame) {
 }
 END_TEST
 
+/* "mostly in": the leaf each function's janky samples sat in most, counted
+ * for that function alone. HeavyTile.build: 10 samples under jsonDecode;
+ * _parseFeed: 5 under memmove and 1 under jsonDecode, so memmove (the
+ * counts of HeavyTile.build's leaves must not carry over: 11 > 5). */
+START_TEST(each_function_its_own_leaves) {
+  enum { N = 16 };
+  static int st[N][6];
+  int64_t ts[N];
+  for (int i = 0; i < N; i++) {
+    ts[i] = 1000 + i * 1000;
+    st[i][0] = i < 10 ? F_DECODE : i < 15 ? F_NATIVE : F_DECODE;
+    st[i][1] = i < 10 ? F_HEAVY : F_PARSE;
+    st[i][2] = -1;
+  }
+  /* one janky window holding every sample, one calm window with none */
+  cpuprof_window_t w[2] = {{0, 30000, 10000}, {40000, 56000, 0}};
+  json_t *r = reply(1000, ts, (const int(*)[6])st, N);
+  cpuprof_t p = {0};
+  char err[128];
+  ck_assert_int_eq(cpuprof_add(&p, r, "sim_app", err, sizeof err), 0);
+  json_t *where = cpuprof_where_json(&p, w, 2, 833, 10000);
+  const json_t *heavy = NULL, *parse = NULL, *f;
+  size_t i;
+  json_array_foreach(json_object_get(where, "functions"), i, f) {
+    if (!strcmp(s_of(f, "function"), "HeavyTile.build")) heavy = f;
+    if (!strcmp(s_of(f, "function"), "_parseFeed")) parse = f;
+  }
+  ck_assert_ptr_nonnull(heavy);
+  ck_assert_ptr_nonnull(parse);
+  ck_assert_str_eq(s_of(heavy, "top"), "jsonDecode");
+  ck_assert_str_eq(s_of(parse, "top"), "memmove");
+  json_decref(where);
+  cpuprof_close(&p);
+  json_decref(r);
+}
+END_TEST
+
+/* A finding names a widget class; its place is that class's method, on the
+ * '.' after the whole name: Tile is not TileList. */
+START_TEST(a_finding_gets_the_place_of_its_own_class) {
+  json_t *findings = json_loads("[{\"kind\":\"widget\",\"name\":\"Tile\"}]", 0, NULL);
+  json_t *where = json_loads(
+      "{\"functions\":[{\"function\":\"TileList.build\",\"file\":\"lib/tile_list.dart\","
+      "\"line\":3},{\"function\":\"Tile.build\",\"file\":\"lib/tile.dart\",\"line\":9}]}",
+      0, NULL);
+  ck_assert_int_eq(cpuprof_attach(findings, where), 0);
+  ck_assert_str_eq(s_of(json_array_get(findings, 0), "at"), "Tile.build (lib/tile.dart:9)");
+  json_decref(findings);
+  json_decref(where);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("cpuprof");
   TCase *tc = tcase_create("core");
@@ -435,6 +487,8 @@ int main(void) {
   tcase_add_test(tc, plan_ranges_around_the_newest_janky_frames);
   tcase_add_test(tc, windows_older_than_the_ring_are_lost_not_idle);
   tcase_add_test(tc, top_app_function_in_a_frame);
+  tcase_add_test(tc, each_function_its_own_leaves);
+  tcase_add_test(tc, a_finding_gets_the_place_of_its_own_class);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);

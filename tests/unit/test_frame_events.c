@@ -166,6 +166,27 @@ START_TEST(since_the_oldest_frame_held_starts_after_it) {
 }
 END_TEST
 
+/* `more` says exactly whether frames are left: 11 frames read 10 at a
+ * time say more, 10 do not. One short would end a drain early, and a stop
+ * would miss its last frame. */
+START_TEST(more_is_exact_at_the_page_edge) {
+  for (int64_t frames = 10; frames <= 11; frames++) {
+    fe_t *fe = fe_new(NULL, NULL);
+    for (int64_t n = 1; n <= frames; n++) ck_assert_int_eq(add(fe, "isolates/1", n), 1);
+    record_reply_t r;
+    answer(fe, json_pack("{s:s, s:s, s:s}", "action", "read", "since", "0", "limit", "10"), &r);
+    ck_assert_uint_eq(r.nrecords, 10);
+    ck_assert_msg(r.more == (frames == 11), "%lld frames: more %d", (long long)frames, r.more);
+    record_reply_close(&r);
+    answer(fe, json_pack("{s:s, s:s, s:s}", "action", "read", "since", "10", "limit", "10"), &r);
+    ck_assert_uint_eq(r.nrecords, (size_t)(frames - 10));
+    ck_assert(!r.more);
+    record_reply_close(&r);
+    fe_free(fe);
+  }
+}
+END_TEST
+
 START_TEST(a_new_isolate_is_a_new_run) {
   fe_t *fe = fe_new(NULL, NULL);
   for (int64_t n = 1; n <= 5; n++) add(fe, "isolates/1", n);
@@ -302,6 +323,7 @@ int main(void) {
   TCase *tc = tcase_create("core");
   tcase_add_test(tc, frames_come_back_as_records);
   tcase_add_test(tc, each_frame_once_and_reads_page);
+  tcase_add_test(tc, more_is_exact_at_the_page_edge);
   tcase_add_test(tc, ring_is_bounded_and_says_where_it_starts);
   tcase_add_test(tc, web_frames_without_numbers_are_counted_in_order);
   tcase_add_test(tc, web_frames_with_one_constant_number_are_all_kept);

@@ -151,12 +151,56 @@ START_TEST(bounded_like_the_tree_reader) {
 }
 END_TEST
 
+/* The most blocks a record may name, and one more, as the tree reader
+ * (test_record.c count_limits): 256 read, 257 refused. */
+START_TEST(block_cap_like_the_tree_reader) {
+  enum { NN = RECORD_MAX_BLOCKS + 1 };
+  static char namebuf[NN][8];
+  static const char *many[NN];
+  static uint32_t seen[NN];
+  static char *shared[NN];
+  for (int i = 0; i < NN; i++) {
+    snprintf(namebuf[i], sizeof namebuf[i], "B%d", i);
+    many[i] = namebuf[i];
+  }
+  size_t cap = 64 + (size_t)NN * 24;
+  char *text = malloc(cap);
+  for (int extra = 0; extra < 2; extra++) {
+    size_t len = (size_t)snprintf(text, cap, "[[1042,5521,81234567,81226100,4200,3100,120,8000,3,1,[");
+    for (int i = 0; i < RECORD_MAX_BLOCKS + extra; i++)
+      len += (size_t)snprintf(text + len, cap - len, "%s%d,1,1,1", i ? "," : "", i);
+    len += (size_t)snprintf(text + len, cap - len, "]]]");
+    record_reply_t r;
+    record_tables_t t;
+    memset(&r, 0, sizeof r);
+    memset(&t, 0, sizeof t);
+    memset(seen, 0, sizeof seen);
+    memset(shared, 0, sizeof shared);
+    t.names = many;
+    t.n = NN;
+    t.seen = seen;
+    t.shared = shared;
+    t.positional = 1;
+    r.first_seq = 1000;
+    r.last_seq = 1043;
+    int rc = record_frames_from_text(&r, text, len, &t);
+    ck_assert_msg(rc == (extra ? -1 : 0), "%d blocks: %d", RECORD_MAX_BLOCKS + extra, rc);
+    ck_assert_uint_eq(r.nrecords, extra ? 0 : 1);
+    if (!extra) ck_assert_uint_eq(r.records[0].nblocks, RECORD_MAX_BLOCKS);
+    record_reply_close(&r);
+    for (int i = 0; i < NN; i++) record_name_unref(shared[i]);
+  }
+  free(text);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("record_text");
   TCase *tc = tcase_create("read");
   tcase_add_test(tc, reads_records_with_any_white_space);
   tcase_add_test(tc, gives_up_on_what_it_was_not_written_for);
   tcase_add_test(tc, bounded_like_the_tree_reader);
+  tcase_add_test(tc, block_cap_like_the_tree_reader);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);

@@ -452,6 +452,48 @@ START_TEST(hot_restart_followed) {
 }
 END_TEST
 
+/* A hot restart resets the drain's position even when the drain right
+ * after it finds the new run empty: the 4 frames that come next are all
+ * seen, not read after the old run's seq 6. */
+START_TEST(hot_restart_into_an_empty_run) {
+  session_options_t o = {0};
+  session_t *s = open_one(&o);
+  draw(6);
+  ck_assert_uint_eq(drain_now(s), 6);
+  wm_restart(F.wm, "run-2");
+  F.frame = 0;
+  drain_now(s); /* the new run, still empty */
+  RUN_UNTIL(wm_collecting(F.wm));
+  ck_assert_uint_eq(store_restarts(session_store(s)), 1);
+  draw(4);
+  ck_assert_uint_eq(drain_now(s), 10);
+  session_unref(s);
+}
+END_TEST
+
+/* Overlapping sessions switch on the union of their tracking: a capture
+ * without tracking, then a start with trackWidgets, leaves widget tracking
+ * on, and the start completes (it waits for its switch). */
+START_TEST(overlapping_sessions_track_the_union) {
+  session_options_t cap = {0}, with = {0};
+  cap.capture = 1;
+  with.track[WP_TRACK_WIDGETS] = 1;
+  session_t *a = open_one(&cap);
+  ck_assert_int_eq(F.tracking[0], 0);
+  session_t *b = open_one(&with); /* bounded: never completing fails here */
+  ck_assert_ptr_ne(a, b);
+  ck_assert_int_eq(F.tracking[0], 1);
+  /* a third without tracking leaves it on */
+  session_t *c = open_one(&cap);
+  draw(2);
+  drain_now(c);
+  ck_assert_int_eq(F.tracking[0], 1);
+  session_unref(a);
+  session_unref(b);
+  session_unref(c);
+}
+END_TEST
+
 START_TEST(cancelled_waiters_are_silent) {
   session_options_t o = {0};
   got_t g = {0};
@@ -555,6 +597,8 @@ int main(void) {
   tcase_add_test(tc, open_fails_cleanly);
   tcase_add_test(tc, late_stop_is_put_right_on_next_contact);
   tcase_add_test(tc, hot_restart_followed);
+  tcase_add_test(tc, hot_restart_into_an_empty_run);
+  tcase_add_test(tc, overlapping_sessions_track_the_union);
   tcase_add_test(tc, cancelled_waiters_are_silent);
   tcase_add_test(tc, open_while_the_last_close_settles);
   tcase_add_test(tc, joined_closes_answered_in_the_order_they_came);

@@ -86,6 +86,10 @@ START_TEST(startup_frames_marked) {
   f.seq = 1, f.frame_number = 2; /* the 3.20 recording's warm-up frame */
   ck_assert_int_eq(store_is_startup(&f, 0, 0), 1);
   ck_assert_int_eq(store_is_startup(&f, 1, 0), 1);
+  f.frame_number = 3; /* the bound: the engine had hardly begun */
+  ck_assert_int_eq(store_is_startup(&f, 0, 0), 1);
+  f.frame_number = 4; /* one past it: a frame like any other */
+  ck_assert_int_eq(store_is_startup(&f, 0, 0), 0);
   f.frame_number = 827; /* the watcher's first record, long after the app began */
   ck_assert_int_eq(store_is_startup(&f, 0, 0), 0);
   ck_assert_int_eq(store_is_startup(&f, 0, 1), 1); /* ... of a run a hot restart began */

@@ -12,6 +12,7 @@
 #include "../vm/loop_util.h"
 #include "../vm/sim_proc.h"
 #include "log.h"
+#include "vm_app_impl.h"
 #include "vm_client.h"
 
 typedef struct {
@@ -402,6 +403,46 @@ START_TEST(killed_app_fails_pending_then_reconnects_via_uri_file) {
   fx_close(&f);
   sim_stop(&s);
   unlink(file);
+}
+END_TEST
+
+/* The backoff starts over once a dial succeeds: an outage long enough to
+ * push it to 1 s, the app back on the same URI, then a second drop: the
+ * first redial after it waits 50 ms, not the outage's 1 s. */
+START_TEST(backoff_starts_over_after_a_good_connect) {
+  sim_proc_t s;
+  sim_start(&s, NULL);
+  char port[16], token[64];
+  snprintf(port, sizeof port, "%d", s.port);
+  snprintf(token, sizeof token, "%s", s.token);
+  const char *same[] = {"--port", port, "--token", token, NULL};
+  fixture_t f;
+  fx_open(&f, s.http_uri, NULL, 3000);
+  got_t g = {.loop = &f.loop};
+  frames_call(&f, &g, "status");
+  assert_ok(&g);
+  ck_assert_int_eq(vm_client_backoff_ms(f.app->client), 0);
+  sim_kill(&s);
+  for (int i = 0; i < 30 && vm_client_backoff_ms(f.app->client) < 1000; i++) {
+    frames_call(&f, &g, "status");
+    ck_assert_int_eq(g.diag, DIAG_NOT_CONNECTED);
+  }
+  ck_assert_int_eq(vm_client_backoff_ms(f.app->client), 1000);
+  sim_start(&s, same); /* the same app again: same port, same token */
+  ck_assert_int_eq(s.port, atoi(port));
+  for (int i = 0; i < 30; i++) { /* the dial waits out the backoff first */
+    frames_call(&f, &g, "status");
+    if (g.diag == DIAG_NONE) break;
+  }
+  assert_ok(&g);
+  ck_assert_int_eq(vm_client_backoff_ms(f.app->client), 0);
+  sim_kill(&s);
+  frames_call(&f, &g, "status");
+  ck_assert_int_eq(g.diag, DIAG_NOT_CONNECTED);
+  ck_assert_int_eq(vm_client_backoff_ms(f.app->client), 50);
+  got_reset(&g);
+  fx_close(&f);
+  sim_stop(&s);
 }
 END_TEST
 
@@ -810,6 +851,7 @@ int main(void) {
   tcase_add_test(tc, every_uri_form_connects);
   tcase_add_test(tc, ipv6_loopback);
   tcase_add_test(tc, wrong_token_is_rejected);
+  tcase_add_test(tc, backoff_starts_over_after_a_good_connect);
   tcase_add_test(tc, watcher_missing_then_registered);
   tcase_add_test(tc, paused_isolate_answers_at_once);
   tcase_add_test(tc, hot_restart_and_reload_are_followed);
