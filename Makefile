@@ -8,6 +8,7 @@
 #   make fuzz      a longer fuzz run (FUZZ_SECONDS per target, default 600)
 #   make bench     the benchmarks of tests/bench (results: BENCHMARKS.md)
 #   make mutants   plant each bug of tests/mutants/ in a copy, run the tests that cover it
+#   make mutants-auto  mechanical mutants of the C lines changed lately, sampled (a seed printed)
 
 BUILD      ?= build
 BUILD_TYPE ?= RelWithDebInfo
@@ -26,7 +27,7 @@ APT_DEMO  := nodejs npm
 APT_TEST  := check valgrind clang libclang-rt-14-dev chromium
 
 .PHONY: all deps deps-build deps-demo deps-test node-deps configure build test demo check-hard \
-        fuzz bench mutants clean format
+        fuzz bench mutants mutants-auto clean format
 
 all: build
 
@@ -106,6 +107,15 @@ bench: deps-test build node-deps
 # run; killed / survived / not applicable and a score. Not part of make test.
 mutants: deps-test node-deps
 	@node tests/mutants/run.mjs build-mutants $(MUTANTS)
+
+# Mutants nobody chose: the classic operators (relational, logical, compound
+# assignment, ±1, deleted statements, swapped arguments) over the C lines
+# changed since MUTANTS_BASE (default: 200 commits back), MUTANTS_COUNT of
+# them (default 40) sampled with MUTANTS_SEED (printed; random when unset).
+# One that does not build is skipped. The score goes to tests/mutants/SCORES.md.
+mutants-auto: deps-test node-deps
+	@node tests/mutants/auto.mjs $(if $(MUTANTS_BASE),--base $(MUTANTS_BASE)) \
+	  $(if $(MUTANTS_COUNT),--count $(MUTANTS_COUNT)) $(if $(MUTANTS_SEED),--seed $(MUTANTS_SEED)) build-mutants
 
 format:
 	@clang-format -i server/*.c server/*.h watcher/sim/*.c watcher/sim/*.h tests/unit/*.c
