@@ -17,8 +17,9 @@
 
 typedef struct dtd_conn dtd_conn_t;
 typedef struct dtd_app dtd_app_t;
+typedef struct dtd_daemon dtd_daemon_t;
 
-typedef struct {
+struct dtd_daemon {
   uv_loop_t *loop;
   char host[64];   /* listen address (default 127.0.0.1) */
   int port;        /* 0: ephemeral; the bound port after dtd_daemon_start */
@@ -32,7 +33,12 @@ typedef struct {
   struct lws_vhost *vhost;
   dtd_conn_t *conns;
   dtd_app_t *apps; /* registered (and being registered) VM services, in order */
-} dtd_daemon_t;
+  /* What is done with the transport's events, set before dtd_daemon_start
+   * (dtd_methods_attach): the transport calls nothing above it by name. */
+  void (*on_message)(dtd_conn_t *c, const char *text, size_t len); /* one whole text message */
+  void (*on_conn_gone)(dtd_conn_t *c); /* c is going */
+  void (*on_stop)(dtd_daemon_t *d);    /* before the context is destroyed */
+};
 
 /* Listens on d->host:d->port. 0, or -1 with a message on stderr. */
 int dtd_daemon_start(dtd_daemon_t *d);

@@ -45,11 +45,4 @@ void dtd_reply_error(dtd_conn_t *c, json_t *req, int code, const char *message, 
  * to every client when all is set, else to those listening to stream. */
 void dtd_notify(dtd_daemon_t *d, const char *stream, const char *kind, json_t *data, int all);
 
-/* dtd_methods.c: one whole text message from c. */
-void dtd_handle_message(dtd_conn_t *c, const char *text, size_t len);
-/* c is going: its services are dropped, registrations it waits on forget it. */
-void dtd_conn_gone(dtd_conn_t *c);
-/* Closes the watches and frees every app (shutdown). */
-void dtd_apps_free(dtd_daemon_t *d);
-
 #endif
