@@ -8,7 +8,6 @@
 #include <string.h>
 #include <time.h>
 
-#include "dtd_impl.h"
 
 #define DTD_RX_MAX ((size_t)16 << 20)
 

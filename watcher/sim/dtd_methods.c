@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dtd_impl.h"
+#include "dtd_daemon.h"
 #include "dtd_methods.h"
 
 /* pkg/dtd/lib/src/rpc_error_codes.dart. kConnectionFailed's number is not in
