@@ -3,14 +3,55 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <uv.h>
 
 #include "appsrc_timeline.h"
 #include "container_of.h"
 #include "drain.h"
 #include "history.h"
 #include "log.h"
-#include "sessions_impl.h"
 #include "switches.h"
+#include "waits.h"
+
+/* The session manager's state: this file alone owns it. */
+typedef enum { COLL_OFF = 0, COLL_ON } coll_t;
+struct sessions {
+  uv_loop_t *loop;
+  wp_transport_t t;
+  int have_t;
+  sessions_reply_cb on_reply;
+  void *reply_arg;
+  unsigned own_ids, *ids; /* the last session id given (ids: shared over apps) */
+
+  session_t *open;    /* opening, active and closing sessions */
+  session_t *current; /* the `start`ed one, in open */
+  history_t history;  /* closed, with their own reference */
+
+  /* Attribution in the app as our own calls left it. */
+  coll_t coll;
+  int coll_dirty; /* a switch call may still run late: compare on the next reply */
+  int watcher_dirty; /* a watcher we left (source switched) may collect: its next reply says */
+  switches_t sw; /* the profile* switches (switches.h) */
+  int settling; /* the last session closed: switching back before its closers are answered */
+  int reconcile_tries; /* status calls made to settle a doubtful switch with no session open */
+  char *interaction_id, *linked_by;
+  appsrc_timeline_t *tl; /* the VM timeline (appsrc_timeline.h); owned */
+
+  /* One control call at a time: start/stop/status/mark (ctl), switches, timeline. */
+  wp_call_t *ctl;
+  int ctl_value;
+
+  drain_t drain; /* one generation at a time, feeding every begun session */
+  void *batch;   /* the transport's batch wait, for the closes that wait (close_batch 1) */
+
+  uv_timer_t timer;
+  waits_t q; /* its idle handle is closed with the timer */
+  int handles_open;
+  int checking, recheck;
+  int freeing;
+};
+
+static inline uint64_t now_ms(sessions_t *m) { return uv_now(m->loop); }
 
 static void pump(sessions_t *m);
 static void check_waiters(sessions_t *m);
@@ -32,6 +73,80 @@ static void timer_ensure(sessions_t *m) {
 }
 
 static char *dup_or_null(const char *s) { return s ? strdup(s) : NULL; }
+
+/* ---- the open list ----------------------------------------------------
+ * The open sessions and each session's passage through them: opened, begun
+ * at a reply's position, active once its switches are on, closed into the
+ * history (or failed). */
+
+static session_t *sessions_session_new(sessions_t *m, const session_options_t *opt) {
+  session_t *s = session_new(++*m->ids, opt, now_ms(m));
+  if (!s) return NULL;
+  s->next = m->open;
+  m->open = s;
+  appsrc_timeline_attach(m->tl, &s->tl);
+  return s;
+}
+
+static void sessions_unlink(sessions_t *m, session_t *s) {
+  for (session_t **p = &m->open; *p; p = &(*p)->next)
+    if (*p == s) {
+      *p = s->next;
+      break;
+    }
+  s->next = NULL;
+  appsrc_timeline_detach(m->tl, &s->tl);
+  if (m->current == s) m->current = NULL;
+}
+
+static void sessions_close_now(sessions_t *m, session_t *s, const wp_status_t *st) {
+  s->state = SESSION_CLOSED;
+  s->stopped_ms = now_ms(m);
+  if (st && wp_failed(st)) s->end = *st;
+  sessions_unlink(m, s);
+  history_push(&m->history, s); /* takes the open list's reference */
+  if (!m->open) {
+    log_debug("sessions: the last open session closed");
+    m->settling = 1;
+    drain_forget_run(&m->drain); /* the next session starts the drain afresh */
+  }
+  log_debug("session %s closed (%llu frames)", s->id,
+            (unsigned long long)(s->store ? store_frames_seen(s->store) : 0));
+}
+
+static void sessions_fail_open(sessions_t *m, session_t *s, const wp_status_t *st) {
+  s->open_failed = 1;
+  s->open_status = *st;
+  s->state = SESSION_CLOSED;
+  sessions_unlink(m, s);
+  if (!m->open) drain_forget_run(&m->drain);
+  session_unref(s); /* the open list's reference; waiters keep theirs */
+}
+
+static void sessions_begin(sessions_t *m, session_t *s, const record_reply_t *r) {
+  if (session_begin(s, r, m->sw.on, now_ms(m)) < 0) {
+    wp_status_t st;
+    wp_status_set(&st, DIAG_NONE, RPC_INTERNAL_ERROR, "out of memory");
+    sessions_fail_open(m, s, &st);
+    return;
+  }
+  drain_begin_run(&m->drain, r);
+}
+
+static void sessions_promote(sessions_t *m) {
+  int closing = 0;
+  for (session_t *s = m->open, *next; s; s = next) {
+    next = s->next;
+    if (s->state != SESSION_OPENING || !session_activate(s, m->sw.on, m->sw.failed)) continue;
+    if (s->close_requested) {
+      s->state = SESSION_CLOSING;
+      s->close_ms = now_ms(m);
+      s->close_gen = m->drain.gen_started + 1;
+      closing = 1;
+    }
+  }
+  if (closing) drain_start(&m->drain);
+}
 
 /* ---- control calls ----------------------------------------------------- */
 

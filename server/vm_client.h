@@ -34,42 +34,12 @@
 #include <uv.h>
 
 #include "codes.h"
+#include "vm_reply.h"
 
 #define VM_CLIENT_MAX_MESSAGE (64u * 1024u * 1024u)
 #define VM_CLIENT_DEFAULT_TIMEOUT_MS 3000
 
 typedef struct vm_client vm_client_t;
-typedef struct vm_request vm_request_t;
-
-/* The outcome of one request. Exactly one of these holds:
- *   diag != DIAG_NONE   the request never got a usable reply: NOT_CONNECTED
- *                       (refused, closed, not allowed), CONNECTION_REJECTED
- *                       (HTTP 403 / not a WebSocket), UNRESPONSIVE (timeout);
- *   error != NULL       the app answered with a JSON-RPC error (rpc_code);
- *   result != NULL      the app answered with a result.
- * A reply we could not use gives diag NONE, no error/result objects and
- * rpc_code RPC_INTERNAL_ERROR when it was over VM_CLIENT_MAX_MESSAGE (we stop
- * keeping it at the limit and only scan the rest for its id, so memory stays
- * bounded) or RPC_PARSE_ERROR when it was not valid JSON. Either way the
- * offending message is dropped with a log line and the connection stays up.
- * Choice: a malformed message whose top-level "id" cannot be found fails
- * nothing at once (failing every pending call for one bad message would
- * punish the innocent); the call it answered ends at its timeout
- * (UNRESPONSIVE). Objects are borrowed for the callback only. */
-typedef struct {
-  diag_code_t diag;
-  int rpc_code;
-  const char *detail; /* token-free, human readable */
-  json_t *result;
-  json_t *error;
-  /* An ext.telescope.frames result's "records" array, cut out of the text
-   * before the parse (vm_wire_records_span): result holds "[]" in its place.
-   * NULL when nothing was cut. Borrowed for the callback, like result. */
-  const char *records;
-  size_t records_len;
-} vm_client_reply_t;
-
-typedef void (*vm_client_reply_cb)(void *arg, const vm_client_reply_t *reply);
 
 typedef enum {
   VM_CLIENT_CONNECTED,

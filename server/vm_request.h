@@ -13,7 +13,7 @@
 #include <jansson.h>
 #include <uv.h>
 
-#include "vm_client.h"
+#include "vm_reply.h"
 
 typedef struct vm_requests vm_requests_t;
 

@@ -22,8 +22,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Bytes kept of an event's name (NUL included), cut at a UTF-8 boundary. */
-#define VMTL_NAME_MAX 48
+#include "vmtl_names.h" /* VMTL_NAME_MAX, vmtl_thread_t */
+
 /* Pulls overlap by up to this much; repeats inside it are dropped. */
 #define VMTL_LOOKBACK_US 2000000
 #define VMTL_MAX_OPEN 64                 /* unmatched "B" events kept per thread */
@@ -39,13 +39,6 @@ typedef enum { VMTL_GC = 0, VMTL_SHADER, VMTL_RASTER } vmtl_kind_t;
  * VMTL_RASTER: any other event on the raster thread lasting >= VMTL_RASTER_MIN_US,
  * except the frame's own envelope (args.frame_number): kept so an answer can
  * name the longest raster work when no shader is to blame. */
-typedef enum {
-  VMTL_THREAD_UNKNOWN = 0, /* no name known for the tid */
-  VMTL_THREAD_UI,          /* ".ui", or ".platform": the merged platform/UI thread */
-  VMTL_THREAD_RASTER,      /* ".raster", ".gpu" */
-  VMTL_THREAD_OTHER        /* named, but none of those (DartWorker, .io, ...) */
-} vmtl_thread_t;
-
 typedef struct {
   int64_t ts_us, dur_us; /* timeline clock; dur >= 0 */
   vmtl_kind_t kind;
@@ -85,10 +78,5 @@ void vmtl_parser_free(vmtl_parser_t *p);
 int vmtl_parse(vmtl_parser_t *p, const json_t *result,
                void (*sink)(void *arg, const vmtl_event_t *ev), void *arg, vmtl_pull_stats_t *st,
                char *err, size_t errlen);
-
-/* The class of a VM thread name, with or without the VM's " (<tid>)" decoration:
- * "io.flutter.1.ui (22531)" and "1.platform" are UI, "1.raster" and "io.flutter.1.gpu"
- * RASTER, "" UNKNOWN, anything else OTHER. name may be NULL (UNKNOWN). */
-vmtl_thread_t vmtl_thread_classify(const char *name);
 
 #endif

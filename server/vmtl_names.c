@@ -1,5 +1,6 @@
 #include "vmtl_names.h"
 
+#include <stdint.h>
 #include <string.h>
 
 /* Length of the well-formed UTF-8 sequence at s (n bytes left), or 0. */

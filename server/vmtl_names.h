@@ -6,7 +6,15 @@
 
 #include <stddef.h>
 
-#include "vmtl.h"
+/* Bytes kept of an event's name (NUL included), cut at a UTF-8 boundary. */
+#define VMTL_NAME_MAX 48
+
+typedef enum {
+  VMTL_THREAD_UNKNOWN = 0, /* no name known for the tid */
+  VMTL_THREAD_UI,          /* ".ui", or ".platform": the merged platform/UI thread */
+  VMTL_THREAD_RASTER,      /* ".raster", ".gpu" */
+  VMTL_THREAD_OTHER        /* named, but none of those (DartWorker, .io, ...) */
+} vmtl_thread_t;
 
 /* PLATFORM is kept apart from UI inside the parser: it runs the root isolate when the platform
  * and UI threads are merged, and the raster work when there is no raster thread (macOS). */
@@ -19,5 +27,10 @@ void vmtl_copy_name(char *out, const char *s, size_t n);
 vmtl_cls_t vmtl_thread_class(const char *s, size_t n);
 /* What a class is called outside the parser (PLATFORM is UI). */
 vmtl_thread_t vmtl_thread_public(vmtl_cls_t c);
+
+/* The class of a VM thread name, with or without the VM's " (<tid>)" decoration:
+ * "io.flutter.1.ui (22531)" and "1.platform" are UI, "1.raster" and "io.flutter.1.gpu"
+ * RASTER, "" UNKNOWN, anything else OTHER. name may be NULL (UNKNOWN). */
+vmtl_thread_t vmtl_thread_classify(const char *name);
 
 #endif

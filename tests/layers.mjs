@@ -1,37 +1,72 @@
-// The server's files call each other in layers: no file calls (or reads a
-// global of) a file that, directly or through others, calls it back. Read
-// from the object files' symbol tables (nm), so a call is a call whatever
-// header declared it. Callbacks handed down as function pointers are how a
-// lower file answers a higher one; they are not links here.
+// The files of each program call each other in layers: no file calls (or
+// reads a global of) a file that, directly or through others, calls it
+// back. Read from the object files' symbol tables (nm), so a call is a call
+// whatever header declared it. Callbacks handed down as function pointers
+// are how a lower file answers a higher one; they are not links here.
 //
-// The headers in server/ include each other without a loop too.
+// The headers of each program's folder include each other without a loop
+// too.
 //
-// Usage: node tests/layers.mjs <libtelescope_core.a>   (exit 1 on a loop)
+// Usage: node tests/layers.mjs LIB.a HEADER_DIR [LIB.a HEADER_DIR ...]
+// (the server's core and server/, the simulator's and watcher/sim/, ...;
+// exit 1 on a loop)
 import { execFileSync } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { basename, join } from 'node:path';
 
-const lib = process.argv[2];
-if (!lib) {
-  console.error('usage: node tests/layers.mjs <libtelescope_core.a>');
+const args = process.argv.slice(2);
+if (!args.length || args.length % 2) {
+  console.error('usage: node tests/layers.mjs LIB.a HEADER_DIR [LIB.a HEADER_DIR ...]');
   process.exit(2);
 }
-const defs = new Map(); // symbol -> file
-const uses = new Map(); // file -> Set(symbol)
-let file = null;
-for (const line of execFileSync('nm', [lib], { encoding: 'utf8' }).split('\n')) {
-  const member = /^(\S+)\.o:$/.exec(line);
-  if (member) {
-    file = member[1];
-    uses.set(file, new Set());
-    continue;
+let failed = 0;
+for (let a = 0; a < args.length; a += 2) failed |= check(args[a], args[a + 1]);
+process.exit(failed ? 1 : 0);
+
+function check(lib, headerDir) {
+  const defs = new Map(); // symbol -> file
+  const uses = new Map(); // file -> Set(symbol)
+  let file = null;
+  for (const line of execFileSync('nm', [lib], { encoding: 'utf8' }).split('\n')) {
+    const member = /^(\S+)\.o:$/.exec(line);
+    if (member) {
+      file = member[1];
+      uses.set(file, new Set());
+      continue;
+    }
+    const m = /^\s*[0-9a-f]*\s+([A-Za-z])\s+(\S+)$/.exec(line);
+    if (!m || !file) continue;
+    if (m[1] === 'U') uses.get(file).add(m[2]);
+    else if ('TDBR'.includes(m[1])) defs.set(m[2], file);
   }
-  const m = /^\s*[0-9a-f]*\s+([A-Za-z])\s+(\S+)$/.exec(line);
-  if (!m || !file) continue;
-  if (m[1] === 'U') uses.get(file).add(m[2]);
-  else if ('TDBR'.includes(m[1])) defs.set(m[2], file);
+  const edges = new Map();
+  for (const [file, u] of uses) {
+    const to = new Set();
+    for (const sym of u) {
+      const d = defs.get(sym);
+      if (d && d !== file) to.add(d);
+    }
+    edges.set(file, to);
+  }
+  const loops = loopsOf(edges);
+  report('call', edges, loops);
+
+  const includes = new Map();
+  for (const h of readdirSync(headerDir).filter((f) => f.endsWith('.h'))) {
+    const text = readFileSync(join(headerDir, h), 'utf8');
+    includes.set(h, new Set([...text.matchAll(/^#include "([^"]+)"/gm)].map((m) => m[1])));
+  }
+  const hloops = loopsOf(includes);
+  report('include', includes, hloops);
+  if (!edges.size) {
+    console.error(`layers: ${lib} holds no object file`);
+    return 1;
+  }
+  if (loops.length || hloops.length) return 1;
+  console.log(`layers: ${basename(lib)}: ${edges.size} files and ${includes.size} headers of ${headerDir}, no loop`);
+  return 0;
 }
+
 // Tarjan's strongly connected components: any with more than one node is a loop.
 function loopsOf(edges) {
   let index = 0;
@@ -65,25 +100,3 @@ function report(what, edges, loops) {
   }
 }
 
-const edges = new Map();
-for (const [file, u] of uses) {
-  const to = new Set();
-  for (const sym of u) {
-    const d = defs.get(sym);
-    if (d && d !== file) to.add(d);
-  }
-  edges.set(file, to);
-}
-const loops = loopsOf(edges);
-report('call', edges, loops);
-
-const SERVER = join(dirname(fileURLToPath(import.meta.url)), '..', 'server');
-const includes = new Map();
-for (const h of readdirSync(SERVER).filter((f) => f.endsWith('.h'))) {
-  const text = readFileSync(join(SERVER, h), 'utf8');
-  includes.set(h, new Set([...text.matchAll(/^#include "([^"]+)"/gm)].map((m) => m[1])));
-}
-const hloops = loopsOf(includes);
-report('include', includes, hloops);
-if (loops.length || hloops.length) process.exit(1);
-console.log(`layers: ${edges.size} files and ${includes.size} headers, no loop`);

@@ -8,7 +8,6 @@
 #include <string.h>
 #include <time.h>
 
-#include "dtd_impl.h"
 
 #define DTD_RX_MAX ((size_t)16 << 20)
 
@@ -67,7 +66,7 @@ static void conn_free(dtd_conn_t *c) {
       *pp = c->next;
       break;
     }
-  dtd_conn_gone(c);
+  if (c->d->on_conn_gone) c->d->on_conn_gone(c);
   for (struct dtd_msg *m = c->out_head, *n; m; m = n) {
     n = m->next;
     free(m);
@@ -119,7 +118,7 @@ static int callback_dtd(struct lws *wsi, enum lws_callback_reasons reason, void 
         size_t n = c->rx_len;
         c->rx[n] = '\0';
         c->rx_len = 0;
-        dtd_handle_message(c, (const char *)c->rx, n);
+        if (c->d->on_message) c->d->on_message(c, (const char *)c->rx, n);
       }
       return 0;
     }
@@ -249,7 +248,7 @@ void dtd_daemon_uri(const dtd_daemon_t *d, char *out, size_t n) {
 }
 
 void dtd_daemon_stop(dtd_daemon_t *d) {
-  dtd_apps_free(d);
+  if (d->on_stop) d->on_stop(d);
   if (d->ctx) {
     lws_context_destroy(d->ctx);
     d->ctx = NULL;

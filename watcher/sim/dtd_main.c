@@ -12,6 +12,7 @@
 #include <jansson.h>
 
 #include "dtd_daemon.h"
+#include "dtd_methods.h"
 #include "dtd_wsc.h"
 
 static const char usage_text[] =
@@ -158,6 +159,7 @@ static int run_daemon(int argc, char **argv) {
   d->loop = loop;
   if (!no_auth) make_secret(d->token);
   make_secret(d->secret);
+  dtd_methods_attach(d);
   if (dtd_daemon_start(d)) return 1;
   dtd_daemon_uri(d, uri, sizeof uri);
   if (uri_file) {

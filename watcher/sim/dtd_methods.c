@@ -8,7 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dtd_impl.h"
+#include "dtd_daemon.h"
+#include "dtd_methods.h"
 
 /* pkg/dtd/lib/src/rpc_error_codes.dart. kConnectionFailed's number is not in
  * the versions read (it came later than 143): 144 is our guess, used only for
@@ -313,7 +314,8 @@ static void handle_request(dtd_conn_t *c, json_t *req) {
   dtd_reply_error(c, req, K_METHOD_NOT_FOUND, msg, NULL);
 }
 
-void dtd_handle_message(dtd_conn_t *c, const char *text, size_t len) {
+/* One whole text message from c. */
+static void handle_message(dtd_conn_t *c, const char *text, size_t len) {
   json_error_t jerr;
   json_t *msg = json_loadb(text, len, 0, &jerr);
   if (!msg) {
@@ -338,7 +340,8 @@ void dtd_handle_message(dtd_conn_t *c, const char *text, size_t len) {
   json_decref(msg);
 }
 
-void dtd_conn_gone(dtd_conn_t *c) {
+/* c is going: its services are dropped, registrations it waits on forget it. */
+static void conn_gone(dtd_conn_t *c) {
   const char *svc, *m;
   json_t *methods, *caps;
   for (dtd_app_t *a = c->d->apps; a; a = a->next)
@@ -352,10 +355,17 @@ void dtd_conn_gone(dtd_conn_t *c) {
   }
 }
 
-void dtd_apps_free(dtd_daemon_t *d) {
+/* Closes the watches and frees every app (shutdown). */
+static void apps_free(dtd_daemon_t *d) {
   while (d->apps) {
     dtd_app_t *a = d->apps;
     d->apps = a->next;
     app_free(a);
   }
+}
+
+void dtd_methods_attach(dtd_daemon_t *d) {
+  d->on_message = handle_message;
+  d->on_conn_gone = conn_gone;
+  d->on_stop = apps_free;
 }

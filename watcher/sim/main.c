@@ -943,6 +943,7 @@ int main(int argc, char **argv) {
       return 2;
     }
     s->cfg.fps = sim_replay_refresh_rate(s->replay);
+    s->up.replay_tick = sim_replay_tick;
     /* widgetLocationIdMap answers the recording's locations from the start. */
     const sim_rebuild_loc_t *locs = sim_replay_locations(s->replay, &n_locs);
     if (locs) sim_rebuild_use(&s->rebuild, locs, n_locs);

@@ -114,6 +114,17 @@ struct sim_conn {
   int dds;        /* came in through the simulated DDS endpoint: DDS's wire rules */
 };
 
+/* Indexes into s->vm.bool_ext (Flutter's boolean extensions). */
+enum {
+  SIM_EXT_PROFILE_WIDGETS = 0,
+  SIM_EXT_PROFILE_USER_WIDGETS,
+  SIM_EXT_PROFILE_LAYOUTS,
+  SIM_EXT_PROFILE_PAINTS,
+  SIM_EXT_DEBUG_PAINT,
+  SIM_EXT_PERF_OVERLAY,
+  SIM_EXT_TRACK_REBUILDS /* ext.flutter.inspector.trackRebuildDirtyWidgets */
+};
+
 typedef struct sim {
   sim_config_t cfg;
   uv_loop_t *loop;
@@ -229,7 +240,29 @@ typedef struct sim {
   sim_dwds_t dwds;       /* web: DWDS's injected client, batching the page's events */
   struct sim_replay *replay; /* --replay: the recording; the generator draws only its frames */
   char run_id[40];
+
+  /* How a lower file reaches a higher one without naming it (tests/layers.mjs
+   * holds the sim's files in layers too): set once at start-up by the file
+   * that answers. The transport and the frame sources sit below sim_vm; the
+   * generator's tick below the recording it plays. */
+  struct {
+    /* sim_vm: an Extension-stream event (data stolen) */
+    void (*post_event)(struct sim *s, const char *extension_kind, json_t *data);
+    /* sim_vm: one whole message from a client, and a client gone */
+    void (*message)(struct sim *s, sim_conn_t *c, const char *text, size_t len, int binary);
+    void (*conn_closed)(struct sim *s, sim_conn_t *c);
+    /* sim_replay: the recording's frames due now, on the generator's tick */
+    void (*replay_tick)(struct sim *s);
+  } up;
 } sim_t;
+
+/* The app posts an Extension-stream event (Flutter.Frame, …): data stolen. */
+static inline void sim_post_event(sim_t *s, const char *extension_kind, json_t *data) {
+  if (s->up.post_event)
+    s->up.post_event(s, extension_kind, data);
+  else
+    json_decref(data);
+}
 
 /* splitmix64: small, seedable, good enough for simulated durations. */
 static inline uint64_t sim_rand_next(uint64_t *state) {

@@ -5,9 +5,7 @@
 #include <string.h>
 
 #include "sim_clock.h"
-#include "sim_replay.h"
 #include "sim_timings.h"
-#include "sim_vm.h"
 
 #define MAX_EVENTS 128
 
@@ -331,7 +329,7 @@ static void draw_frame(sim_t *s, int64_t now) {
      * rebuilt in this frame, every card and its Text, SlowWidget only when
      * it ran. */
     int counts[SIM_LOC__COUNT] = {1, d.n_cards, d.n_cards, jank_us > 0};
-    sim_vm_post_event(s, "Flutter.RebuiltWidgets",
+    sim_post_event(s, "Flutter.RebuiltWidgets",
                       sim_rebuild_event(&s->rebuild, timing.vsync_start_us, timing.frame_number,
                                         counts));
   }
@@ -421,7 +419,7 @@ static void on_tick(uv_timer_t *t) {
 
   if (s->model && s->vm.watcher && wm_take_probe(s->model)) probe = 1;
   if (s->replay) { /* the recording's frames only; a probe draws nothing */
-    sim_replay_tick(s);
+    s->up.replay_tick(s);
     sim_timings_arm(s);
     schedule_tick(s);
     return;

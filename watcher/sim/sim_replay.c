@@ -6,7 +6,6 @@
 #include "sim_clock.h"
 #include "sim_gen.h"
 #include "sim_log.h"
-#include "sim_vm.h"
 
 /* Playback starts this long after the measurement started, so the first
  * frame is the session's and not a frame drawn before it. */
@@ -401,7 +400,7 @@ static void post_rebuilt(sim_t *s, sim_replay_t *r, int64_t frame_number, int64_
   int64_t *pairs = malloc((2 * n + 1) * sizeof *pairs);
   if (!pairs) return;
   for (i = 0; i < 2 * n; i++) pairs[i] = num(json_array_get(e->events, i));
-  sim_vm_post_event(s, "Flutter.RebuiltWidgets",
+  sim_post_event(s, "Flutter.RebuiltWidgets",
                     sim_rebuild_event_pairs(&s->rebuild, vsync_us, frame_number, pairs, n));
   free(pairs);
   r->rebuilds_posted++;

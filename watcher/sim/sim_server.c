@@ -7,7 +7,6 @@
 #include <sys/socket.h>
 
 #include "sim_log.h"
-#include "sim_vm.h"
 
 /* A queued outgoing text frame, with lws's LWS_PRE headroom in front. */
 struct sim_msg {
@@ -313,7 +312,7 @@ static int callback_vmservice(struct lws *wsi, enum lws_callback_reasons reason,
         int binary = lws_frame_is_binary(wsi);
         size_t n = c->rx_len;
         c->rx_len = 0;
-        if (!c->close_code) sim_vm_handle_message(s, c, (const char *)c->rx, n, binary);
+        if (!c->close_code) s->up.message(s, c, (const char *)c->rx, n, binary);
         if (c->close_code && !c->out_head) {
           lws_close_reason(wsi, (enum lws_close_status)c->close_code, NULL, 0);
           return -1;
@@ -329,7 +328,7 @@ static int callback_vmservice(struct lws *wsi, enum lws_callback_reasons reason,
     case LWS_CALLBACK_CLOSED:
       if (pss->conn) {
         sim_log("connection %llu closed", (unsigned long long)pss->conn->serial);
-        sim_vm_conn_closed(s, pss->conn);
+        s->up.conn_closed(s, pss->conn);
         conn_free(s, pss->conn);
         pss->conn = NULL;
       }

@@ -4,7 +4,6 @@
 #include <string.h>
 
 #include "sim_clock.h"
-#include "sim_vm.h"
 
 /* Engine rule (shell.cc): in debug/profile, timings are reported at most
  * ~100 ms after a frame, the first frame at once, and at once when 100
@@ -111,7 +110,7 @@ void sim_timings_flush(sim_t *s) {
      * (debug/profile), whether or not a watcher is installed. */
     for (i = 0; i < n && !s->cfg.plain_dart; i++) {
       const wm_timing_t *t = &s->timings.pend[i];
-      sim_vm_post_event(
+      sim_post_event(
           s, "Flutter.Frame",
           json_pack("{s:I, s:I, s:I, s:I, s:I, s:I}", "number", (json_int_t)t->frame_number,
                     "startTime", (json_int_t)t->build_start_us, "elapsed",

@@ -1629,6 +1629,9 @@ void sim_vm_set_hang(sim_t *s, int on) {
 }
 
 int sim_vm_init(sim_t *s) {
+  s->up.post_event = sim_vm_post_event;
+  s->up.message = sim_vm_handle_message;
+  s->up.conn_closed = sim_vm_conn_closed;
   uint64_t g = 1000000000000000ull + sim_rand_next(&s->rng) % 8000000000000000ull;
 
   snprintf(s->vm.group_id, sizeof s->vm.group_id, "isolateGroups/%llu", (unsigned long long)g);

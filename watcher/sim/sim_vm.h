@@ -9,16 +9,6 @@
 
 #include "sim.h"
 
-/* Indexes into s->vm.bool_ext (Flutter's boolean extensions). */
-enum {
-  SIM_EXT_PROFILE_WIDGETS = 0,
-  SIM_EXT_PROFILE_USER_WIDGETS,
-  SIM_EXT_PROFILE_LAYOUTS,
-  SIM_EXT_PROFILE_PAINTS,
-  SIM_EXT_DEBUG_PAINT,
-  SIM_EXT_PERF_OVERLAY,
-  SIM_EXT_TRACK_REBUILDS /* ext.flutter.inspector.trackRebuildDirtyWidgets */
-};
 
 /* The first isolate, the method log. 0 or -1. */
 int sim_vm_init(sim_t *s);
