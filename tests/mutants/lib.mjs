@@ -34,7 +34,6 @@ export const COVER = {
   'server/vm_call.c': plus(unit('vm_isolate_pure', 'vm_loop'), '^vm\\.sim$|^integration\\.(connect|dds_dwds|session)$',
     [...APP, 'test_vm_sim']),
   'server/sessions.c': plus(unit('sessions'), '^integration\\.(session|frame_events)$'),
-  'server/sessions_list.c': plus(unit('sessions'), '^integration\\.(session|frame_events)$'),
   'server/drain.c': plus(unit('sessions'), '^integration\\.session$'),
   'server/appsrc_timeline.c': plus(unit('sessions'), '^integration\\.(session|frame_events)$'),
   'server/wproto.c': plus(unit('sessions', 'watcher_vectors'), '^integration\\.session$'),
