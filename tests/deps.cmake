@@ -1,0 +1,9 @@
+# scripts/deps.sh (make deps) on debian, ubuntu, fedora, arch, alpine and
+# macos, with stand-in package managers (tests/deps.test.mjs): the dry run's
+# commands, the detection, and a libwebsockets without libuv support.
+find_program(NODE_EXECUTABLE node)
+if(NODE_EXECUTABLE)
+  add_test(NAME deps.systems
+           COMMAND ${NODE_EXECUTABLE} --test --test-reporter=spec ${CMAKE_CURRENT_SOURCE_DIR}/deps.test.mjs)
+  set_tests_properties(deps.systems PROPERTIES LABELS examples TIMEOUT 60)
+endif()
