@@ -29,7 +29,8 @@ function(telescope_check_lws_libuv config_h plugin_dirs)
     endforeach()
     message(FATAL_ERROR "libwebsockets loads its libuv support from a plugin, libwebsockets-evlib_uv, "
                         "found in none of: ${plugin_dirs}. Debian, Ubuntu: apt-get install "
-                        "libwebsockets-evlib-uv; elsewhere docs/install.md, \"No libuv support\"")
+                        "libwebsockets-evlib-uv; Alpine: apk add libwebsockets-evlib_uv; elsewhere "
+                        "docs/install.md, \"No libuv support\"")
   endif()
 endfunction()
 

@@ -71,7 +71,8 @@ case $os in
     demo="nodejs npm"
     test="check valgrind clang chromium" ;;
   alpine)
-    build="build-base cmake pkgconf jansson-dev libuv-dev libwebsockets-dev"
+    # Alpine ships libwebsockets' libuv plugin apart too: libwebsockets-evlib_uv.
+    build="build-base cmake pkgconf jansson-dev libuv-dev libwebsockets-dev libwebsockets-evlib_uv"
     demo="nodejs npm"
     test="check-dev valgrind clang chromium" ;;
   macos)
@@ -186,6 +187,7 @@ if grep -q '^#define LWS_WITH_EVLIB_PLUGINS$' "$incdir/lws_config.h"; then
   echo "deps: which is not in $libdir: no context can be created without it. Fix:" >&2
   case $os in
     debian|ubuntu) echo "  ${sudo}apt-get install libwebsockets-evlib-uv" >&2 ;;
+    alpine) echo "  ${sudo}apk add libwebsockets-evlib_uv" >&2 ;;
     *) echo "  $fix_source" >&2 ;;
   esac
   exit 1

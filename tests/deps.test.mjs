@@ -79,7 +79,7 @@ const FRESH = {
            ['dnf install -y nodejs npm'], ['dnf install -y check-devel valgrind clang chromium']],
   arch: [['pacman -S --needed --noconfirm base-devel cmake pkgconf jansson libuv libwebsockets'],
          ['pacman -S --needed --noconfirm nodejs npm'], ['pacman -S --needed --noconfirm check valgrind clang chromium']],
-  alpine: [['apk add build-base cmake pkgconf jansson-dev libuv-dev libwebsockets-dev'],
+  alpine: [['apk add build-base cmake pkgconf jansson-dev libuv-dev libwebsockets-dev libwebsockets-evlib_uv'],
            ['apk add nodejs npm'], ['apk add check-dev valgrind clang chromium']],
   macos: [['brew install cmake pkg-config jansson libuv libwebsockets'], ['brew install node'], ['brew install check']],
 };
@@ -171,7 +171,7 @@ function lws(name, defines, plugin) {
 }
 const FRESH_INSTALLED = 'build-essential cmake pkg-config libjansson-dev libuv1-dev libwebsockets-dev libwebsockets-evlib-uv ' +
   'gcc make pkgconf-pkg-config jansson-devel libuv-devel libwebsockets-devel base-devel pkgconf jansson libuv libwebsockets ' +
-  'build-base jansson-dev libuv-dev libwebsockets-dev';
+  'build-base jansson-dev libuv-dev libwebsockets-dev libwebsockets-evlib_uv';
 
 test('libwebsockets without libuv support is reported, with the fix', () => {
   const none = lws('no-libuv', ['LWS_LIBRARY_VERSION "4.3.2"', 'LWS_WITH_EVLIB_PLUGINS'], false);
@@ -189,6 +189,9 @@ test('libuv support as a plugin: the plugin file must be there (Debian: libwebso
   assert.equal(deb.rc, 1);
   assert.match(deb.err, /libwebsockets-evlib_uv,\n.*not in .*plugin-missing\/lib/);
   assert.match(deb.err, /apt-get install libwebsockets-evlib-uv/);
+  const alpine = deps('build', { TELESCOPE_OS: 'alpine', ...noPlugin });
+  assert.equal(alpine.rc, 1);
+  assert.match(alpine.err, /apk add libwebsockets-evlib_uv/);
   const arch = deps('build', { TELESCOPE_OS: 'arch', ...noPlugin });
   assert.equal(arch.rc, 1);
   assert.match(arch.err, /-DLWS_WITH_LIBUV=ON -DLWS_WITH_EVLIB_PLUGINS=OFF/);
