@@ -1,5 +1,6 @@
 # telescope — the front door. Each target installs only what it needs on a
-# fresh Debian machine, then builds, then runs:
+# fresh machine (Debian, Ubuntu, Fedora, Arch, Alpine, macOS with Homebrew:
+# scripts/deps.sh, docs/install.md), then builds, then runs:
 #
 #   make build     the compiler, cmake and the libraries; configure and build
 #   make demo      ... plus Node/npm and the pinned MCP SDK; run a scripted session
@@ -13,50 +14,25 @@
 BUILD      ?= build
 BUILD_TYPE ?= RelWithDebInfo
 CMAKE_ARGS ?=
-JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
+JOBS       ?= $(shell nproc 2>/dev/null || sysctl -n hw.ncpu 2>/dev/null || echo 2)
 CTEST_ARGS ?=
-
-# What building and running needs (libwebsockets' libuv support is a runtime
-# plugin: without libwebsockets-evlib-uv no context can be created).
-APT_BUILD := build-essential cmake pkg-config libjansson-dev libuv1-dev \
-             libwebsockets-dev libwebsockets-evlib-uv
-# The demo's scripted MCP client.
-APT_DEMO  := nodejs npm
-# Only the tests: unit tests (Check), leak checks, the sanitizer and fuzz
-# build, and the headless browser the chart tests render SVG with.
-APT_TEST  := check valgrind clang libclang-rt-14-dev chromium
 
 .PHONY: all deps deps-build deps-demo deps-test node-deps configure build test demo check-hard \
         fuzz bench mutants mutants-auto clean format
 
 all: build
 
-# Packages: installed with apt-get when we are root or have password-less
-# sudo; otherwise the exact command is printed and make stops. A Node that
-# did not come from apt (nvm, NodeSource) counts as installed.
-define install_missing
-	@missing=""; \
-	for p in $(1); do \
-	  case $$p in nodejs|npm) command -v $${p%js} >/dev/null 2>&1 && continue;; esac; \
-	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
-	done; \
-	if [ -n "$$missing" ]; then \
-	  if [ "$$(id -u)" = 0 ]; then SUDO=""; \
-	  elif sudo -n true 2>/dev/null; then SUDO="sudo"; \
-	  else echo "Missing packages:$$missing"; \
-	       echo "Run: sudo apt-get update && sudo apt-get install -y$$missing"; exit 1; fi; \
-	  echo "Installing:$$missing"; \
-	  $$SUDO apt-get update -qq && \
-	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; \
-	fi
-endef
-
+# Packages: scripts/deps.sh installs what each step needs and is missing with
+# the system's package manager (apt-get, dnf, pacman, apk, Homebrew), as root
+# or with password-less sudo; otherwise it prints the command and make stops.
+# TELESCOPE_DEPS_DRY_RUN=1 prints the commands only; TELESCOPE_OS=NAME skips
+# the detection. A node not from the package manager (nvm...) counts.
 deps-build:
-	$(call install_missing,$(APT_BUILD))
+	@sh scripts/deps.sh build
 deps-demo: deps-build
-	$(call install_missing,$(APT_DEMO))
+	@sh scripts/deps.sh demo
 deps-test: deps-demo
-	$(call install_missing,$(APT_TEST))
+	@sh scripts/deps.sh test
 deps: deps-test
 
 # The Node packages the demo and the client tests use, pinned by

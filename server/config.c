@@ -4,10 +4,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "setup.h"
+
 static const char usage_text[] =
     "Usage: telescope-mcp [OPTIONS]\n"
     "       telescope-mcp [OPTIONS] --sim [SIM OPTIONS]\n"
     "       telescope-mcp check [CHECK OPTIONS]   (measure once for CI; check --help)\n"
+    "       telescope-mcp --setup CLIENT [-- OPTIONS]   (register with an MCP client)\n"
     "\n"
     "An MCP server on stdio that gives AI coding agents sight of a Flutter app's\n"
     "frame performance through one tool, telescope_frames. Start it from an MCP\n"
@@ -33,6 +36,10 @@ static const char usage_text[] =
     "  --sim [SIM OPTIONS]        start telescope-sim (a simulated Flutter app) as a child\n"
     "                             and use it; every argument after --sim goes to the sim\n"
     "                             (e.g. --sim --scenario janky --seed 7); it ends with us\n"
+    "  --setup CLIENT [-- OPTIONS]  print what registers this server, by its absolute\n"
+    "                             path and with OPTIONS, with CLIENT: " SETUP_CLIENTS "\n"
+    "                             (claude-code: the claude mcp add command; the others:\n"
+    "                             the JSON or TOML on stdout, its file on stderr)\n"
     "  --help, -h                 print this help and exit\n"
     "  --version                  print the version and exit\n"
     "\n"
@@ -119,6 +126,24 @@ config_result_t config_parse(config_t *cfg, int argc, char **argv, FILE *out, FI
     if (strcmp(a, "--sim") == 0) {
       cfg->sim_argv = argv + i + 1;
       cfg->sim_argc = argc - i - 1;
+      break;
+    }
+    /* Likewise everything after --setup CLIENT is the configured server's. */
+    if (strcmp(a, "--setup") == 0) {
+      if (i != 1) {
+        fprintf(err, "telescope-mcp: --setup comes first; the options of the server it "
+                     "registers go after --setup CLIENT --\n");
+        return CONFIG_USAGE;
+      }
+      if (i + 1 >= argc) {
+        fprintf(err, "telescope-mcp: --setup needs a client: %s\n", SETUP_CLIENTS);
+        return CONFIG_USAGE;
+      }
+      cfg->setup_client = argv[i + 1];
+      i += 2;
+      if (i < argc && strcmp(argv[i], "--") == 0) i++;
+      cfg->setup_argv = argv + i;
+      cfg->setup_argc = argc - i;
       break;
     }
     if (strcmp(a, "--allow-remote") == 0) {

@@ -24,6 +24,10 @@ typedef struct {
   char **sim_argv;           /* --sim: the telescope-sim options after it (borrowed from argv);
                                 NULL without --sim */
   int sim_argc;              /* how many there are (may be 0) */
+  const char *setup_client;  /* --setup CLIENT: print CLIENT's configuration and exit (setup.h);
+                                borrowed from argv, NULL without --setup */
+  char **setup_argv;         /* the server arguments after CLIENT (and an optional --); borrowed */
+  int setup_argc;            /* how many there are (may be 0) */
 } config_t;
 
 #define CONFIG_DEFAULT_CALL_TIMEOUT_MS 3000u

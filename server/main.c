@@ -19,6 +19,7 @@
 #include "frames_tool.h"
 #include "log.h"
 #include "mcp.h"
+#include "setup.h"
 #include "sim_child.h"
 #include "stdio_transport.h"
 #include "vm_lws_ctx.h"
@@ -170,6 +171,11 @@ int main(int argc, char **argv) {
   if (argc > 1 && !strcmp(argv[1], "check")) return check_main(argc - 1, argv + 1);
   switch (config_parse(&app.cfg, argc, argv, stdout, stderr)) {
     case CONFIG_RUN:
+      if (app.cfg.setup_client) {
+        rc = setup_main(app.cfg.setup_client, app.cfg.setup_argv, app.cfg.setup_argc);
+        config_close(&app.cfg);
+        return rc;
+      }
       break;
     case CONFIG_DONE:
       config_close(&app.cfg);
