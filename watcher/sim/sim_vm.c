@@ -730,10 +730,12 @@ static void flutter_ext_reply(sim_t *s, sim_call_t *k, size_t i) {
       s->gen.probe_requested = 1;
       r = json_pack("{s:s}", "type", "Success");
       break;
-    case EXT_LOCATION_MAP: /* _locationIdMapToJson(), plus the binding's type/method */
-      r = sim_rebuild_location_map(&s->rebuild);
-      json_object_set_new(r, "type", json_string("_extensionType"));
-      json_object_set_new(r, "method", json_string(k->method));
+    case EXT_LOCATION_MAP:
+      /* _registerSignalServiceExtension answers {'result': await callback()}
+       * (widget_inspector.dart): the map of _locationIdMapToJson() is under
+       * "result", beside the binding's type/method. */
+      r = json_pack("{s:o, s:s, s:s}", "result", sim_rebuild_location_map(&s->rebuild), "type",
+                    "_extensionType", "method", k->method);
       break;
     case EXT_REASSEMBLE:
       s->gen.probe_requested = 1;
