@@ -422,6 +422,11 @@ void sim_vm_post_event(sim_t *s, const char *extension_kind, json_t *data) {
    * its recorder before flutter#171592 never set it (docs/flutter-apis.md). */
   if (s->cfg.web_frame_number != -2 && !strcmp(extension_kind, "Flutter.Frame"))
     json_object_set_new(data, "number", json_integer(s->cfg.web_frame_number));
+  /* ... and the inspector's _onFrameStart reads frameData.frameNumber, which
+   * web_ui's FrameData.webOnly() gave as -1 in that era (flutter/engine
+   * lib/web_ui/lib/window.dart at 12ce4480: `int get frameNumber => -1`). */
+  if (s->cfg.web_frame_number != -2 && !strcmp(extension_kind, "Flutter.RebuiltWidgets"))
+    json_object_set_new(data, "frameNumber", json_integer(-1));
   if (s->dwds.on) /* web: the page's postEvent goes through emitDebugEvent */
     sim_dwds_post(&s->dwds, extension_kind, data);
   else
