@@ -146,6 +146,20 @@ await run({
     } finally { await sim.stop(); }
   },
 
+  async 'vm: the errors a switched-off profiler and an OS timeline recorder answer'() {
+    const sim = await Sim.start(['--mode', 'vm', '--seed', '15', '--profiler', 'off', '--timeline-recorder', 'Systrace']);
+    try {
+      const c = await Client.connect(sim.wsUri);
+      const iso = (await c.call('getVM')).isolates[0].id;
+      // The code only: the message's words differ between service.md's table
+      // and vm_service's RPCErrorKind (README.md).
+      const err = { extra: true, values: ['error.code'] };
+      check('vm/getCpuSamples.error100.json', await c.send('getCpuSamples', { isolateId: iso, timeOriginMicros: 0, timeExtentMicros: 1 }), err);
+      check('vm/getVMTimeline.error114.json', await c.send('getVMTimeline', {}), err);
+      c.close();
+    } finally { await sim.stop(); }
+  },
+
   async 'dds: the unknown-method error DDS sends'() {
     const sim = await Sim.start(['--seed', '12']);
     try {
