@@ -283,4 +283,39 @@ await run({
       assert.ok(c.recordsWritten >= b.framesDrawn, 'lowering the delay releases them');
     } finally { await sim.stop(); }
   },
+
+  async 'frame numbering with steps and gaps: FrameTiming, Flutter.Frame, Flutter.RebuiltWidgets and the records agree'() {
+    // iOS numbers frames 2 apart (the project's recordings: 87, 89, 91…) and
+    // any engine skips a number when a vsync began no frame (flutter#94896).
+    const sim = await Sim.start(['--seed', '5', '--frame-step', '2', '--frame-gaps', '4', '--timings-batch-ms', '20']);
+    try {
+      const c = await Client.connect(sim.wsUri);
+      const iso = await isolateOf(c);
+      await c.call('streamListen', { streamId: 'Extension' });
+      const kind = (k) => c.events.filter((e) => e.event.extensionKind === k).map((e) => e.event.extensionData);
+      const start = await c.call('ext.telescope.frames', { isolateId: iso, action: 'start' });
+      await c.call('ext.flutter.inspector.trackRebuildDirtyWidgets', { isolateId: iso, enabled: 'true' });
+      await waitFor('12 numbered frames', () => kind('Flutter.Frame').length >= 12, 8000, 20);
+      const nums = kind('Flutter.Frame').map((f) => f.number);
+      const steps = nums.slice(1).map((n, i) => n - nums[i]);
+      assert.ok(steps.every((d) => d === 2 || d === 4), `steps ${steps}`);
+      assert.ok(steps.filter((d) => d === 4).length >= 2, `gaps in ${nums}`);
+      // Every fourth frame skips one: never two gaps in a row.
+      assert.ok(!steps.some((d, i) => d === 4 && steps[i + 1] === 4), `steps ${steps}`);
+      const frames = new Set(nums);
+      const rb = kind('Flutter.RebuiltWidgets').map((e) => e.frameNumber).filter((n) => n <= nums.at(-1));
+      assert.ok(rb.length >= 3 && rb.every((n) => frames.has(n)), `rebuilds ${rb} vs frames ${nums}`);
+      const r = await c.call('ext.telescope.frames', { isolateId: iso, action: 'read', since: String(start.lastSeq) });
+      const recs = r.records.map((x) => x.frameNumber).filter((n) => n <= nums.at(-1));
+      assert.ok(recs.length >= 5 && recs.every((n) => frames.has(n)), `records ${recs} vs frames ${nums}`);
+      // The stdin command changes it at run time: contiguous from here on.
+      assert.match(await sim.cmd('frame-step 1'), /^ok frame-step 1 gaps 0/);
+      const n0 = kind('Flutter.Frame').length;
+      await waitFor('frames after the change', () => kind('Flutter.Frame').length >= n0 + 6, 8000, 20);
+      const later = kind('Flutter.Frame').slice(n0 + 1).map((f) => f.number);
+      assert.ok(later.slice(1).every((n, i) => n === later[i] + 1), `contiguous ${later}`);
+      assert.match(await sim.cmd('frame-step 2 1'), /^error/);
+      c.close();
+    } finally { await sim.stop(); }
+  },
 });

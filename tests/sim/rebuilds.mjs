@@ -91,13 +91,13 @@ await run({
       }
       assert.equal(evs[0].startTime, 0);
       assert.ok(checked >= 10, `${checked} events joined to frames`);
-      // The location table: every location given an id, one encoding.
+      // The location table: every location given an id, one encoding, under
+      // "result" (_registerSignalServiceExtension).
       const map = await c.call(MAP, { isolateId: iso });
       assert.equal(map.type, '_extensionType');
       assert.equal(map.method, MAP);
-      delete map.type;
-      delete map.method;
-      const all = locationsOf(map);
+      assert.deepEqual(Object.keys(map).sort(), ['method', 'result', 'type']);
+      const all = locationsOf(map.result);
       assert.deepEqual(Object.keys(all).map(Number).sort((a, b) => a - b), [byName.FeedList, byName.ProductCard, byName.Text, slowId].sort((a, b) => a - b));
       // Off: no more events.
       await c.call(TRACK, { isolateId: iso, enabled: 'false' });
@@ -109,8 +109,45 @@ await run({
       const iso2 = await isolateOf(c);
       assert.equal((await c.call(TRACK, { isolateId: iso2 })).enabled, 'false');
       const map2 = await c.call(MAP, { isolateId: iso2 });
-      assert.deepEqual(Object.keys(map2).sort(), ['method', 'type']);
+      assert.deepEqual(map2.result, {});
       c.close();
+    } finally { await sim.stop(); }
+  },
+
+  async 'locations once per isolate: switching tracking off and on, or a second client, gets bare ids; a hot restart announces again'() {
+    // _ElementLocationStatsTracker.add puts a location in newLocations only
+    // when its _stats slot is empty; resetCounts (called by the switch's
+    // setter and by performReassemble) clears the counts, never _stats.
+    const sim = await Sim.start(['--seed', '3', '--mode', 'vm']);
+    try {
+      const c = await Client.connect(sim.wsUri);
+      const iso = await isolateOf(c);
+      await c.call('streamListen', { streamId: 'Extension' });
+      await c.call(TRACK, { isolateId: iso, enabled: 'true' });
+      await waitFor('events with locations', () => rebuilt(c).length >= 3, 8000, 20);
+      assert.ok(rebuilt(c)[0].locations, 'the first event of the run announces');
+      await c.call(TRACK, { isolateId: iso, enabled: 'false' });
+      assert.match(await sim.cmd('reload'), /^ok/);
+      const c2 = await Client.connect(sim.wsUri);
+      await c2.call('streamListen', { streamId: 'Extension' });
+      // (DDS would replay the stream's history: --mode vm has none.)
+      const replayed = rebuilt(c2).length;
+      await c2.call(TRACK, { isolateId: iso, enabled: 'true' });
+      await waitFor('events after the second switch-on', () => rebuilt(c2).length >= replayed + 3, 8000, 20);
+      for (const e of rebuilt(c2).slice(replayed)) {
+        assert.equal(e.locations, undefined, 'no location announced twice in one isolate');
+        assert.equal(e.newLocations, undefined);
+      }
+      // The table still names them all.
+      assert.ok(Object.keys((await c2.call(MAP, { isolateId: iso })).result).length > 0);
+      assert.match(await sim.cmd('restart'), /^ok restarted/);
+      const iso2 = await isolateOf(c2);
+      const before = rebuilt(c2).length;
+      await c2.call(TRACK, { isolateId: iso2, enabled: 'true' });
+      await waitFor('the new isolate\'s first event', () => rebuilt(c2).length > before, 8000, 20);
+      assert.ok(rebuilt(c2)[before].locations, 'a new isolate announces again');
+      c.close();
+      c2.close();
     } finally { await sim.stop(); }
   },
 

@@ -186,6 +186,29 @@ await run({
     } finally { await sim.stop(); }
   },
 
+  async 'web before flutter#171592 (--web-frame-number 1): Flutter.Frame says 1, Flutter.RebuiltWidgets -1'() {
+    // web_ui's FrameTiming defaults frameNumber to 1; its FrameData.webOnly()
+    // answers frameNumber -1, which the inspector's _onFrameStart reads.
+    for (const [args, old] of [[['--web-frame-number', '1'], true], [[], false]]) {
+      const sim = await Sim.start(['--mode', 'web', '--dwds-batch-ms', '0', '--seed', '6', ...args]);
+      try {
+        const { c, iso } = await listen(sim);
+        await c.call('ext.flutter.inspector.trackRebuildDirtyWidgets', { isolateId: iso, enabled: 'true' });
+        const rb = () => c.events.filter((e) => e.event.extensionKind === 'Flutter.RebuiltWidgets').map((e) => e.event.extensionData);
+        await waitFor('rebuild events and frames', () => rb().length >= 5 && frames(c).length >= 5, 8000, 20);
+        const numbers = frameNumbers(c);
+        if (old) {
+          assert.ok(numbers.every((n) => n === 1), `frames ${numbers}`);
+          assert.ok(rb().every((e) => e.frameNumber === -1), `rebuilds ${rb().map((e) => e.frameNumber)}`);
+        } else {
+          assert.ok(rb().every((e) => e.frameNumber > 0), `rebuilds ${rb().map((e) => e.frameNumber)}`);
+          assert.ok(numbers.some((n) => n > 1));
+        }
+        c.close();
+      } finally { await sim.stop(); }
+    }
+  },
+
   async 'web: an idle app\'s tail reaches a client through both delays after one scheduleFrame'() {
     const sim = await Sim.start(['--mode', 'web', '--seed', '5']);
     try {

@@ -18,6 +18,7 @@
 #define K_INVALID_PARAMS -32602
 #define K_INVALID_REQUEST -32600
 #define K_PARSE_ERROR -32700
+#define K_SERVER_ERROR -32000 /* json_rpc_2 error_code.SERVER_ERROR: a handler threw */
 #define K_STREAM_ALREADY_SUBSCRIBED 103
 #define K_STREAM_NOT_SUBSCRIBED 104
 #define K_SERVICE_ALREADY_REGISTERED 111
@@ -305,12 +306,20 @@ static void handle_request(dtd_conn_t *c, json_t *req) {
     if (!strcmp(m, CONNECTED_APP ".getVmServices")) return get_vm_services(c, req);
   }
   /* The fallback: a Service.method call goes to the client that registered
-   * it (not forwarded by this stand-in); json_rpc_2 itself answers a name
-   * without a dot. */
-  if (strchr(m, '.'))
-    snprintf(msg, sizeof msg, "Unknown service method: %s", m);
-  else
-    snprintf(msg, sizeof msg, "Unknown method \"%s\".", m);
+   * it (not forwarded by this stand-in). A name without a dot (getVM) makes
+   * _fallback's substring(0, indexOf('.')) throw a RangeError, which
+   * json_rpc_2's Server answers as SERVER_ERROR (-32000) with data {full,
+   * stack} (dtd_client.dart _fallback; json_rpc_2 server.dart). */
+  if (!strchr(m, '.')) {
+    snprintf(msg, sizeof msg, "RangeError (end): Invalid value: Not in inclusive range 0..%zu: -1",
+             strlen(m));
+    dtd_reply_error(c, req, K_SERVER_ERROR, msg,
+                    json_pack("{s:s, s:s}", "full", msg, "stack",
+                              "dart:core  String.substring\n"
+                              "package:dtd_impl/src/dtd_client.dart  DTDClient._fallback\n"));
+    return;
+  }
+  snprintf(msg, sizeof msg, "Unknown service method: %s", m);
   dtd_reply_error(c, req, K_METHOD_NOT_FOUND, msg, NULL);
 }
 

@@ -112,6 +112,9 @@ static const char usage_text[] =
     "                         (default 1000; the VM lists all compiled code)\n"
     "  --cpu-ring N           CPU samples kept (default 60000, the VM's 600\n"
     "                         blocks of 100; the oldest are overwritten)\n"
+    "  --frame-step N         frame numbers go up by N (1..100, default 1; iOS: 2)\n"
+    "  --frame-gaps N         every Nth frame skips one more number, as when the\n"
+    "                         raster thread is backed up (0: none, the default)\n"
     "  --verbose              log connections and lws notices on stderr\n"
     "  --help, --version\n"
     "\n"
@@ -144,6 +147,8 @@ static const char usage_text[] =
     "  reply normal|malformed|huge MB|wrongtypes\n"
     "                        shape of ext.telescope.frames replies\n"
     "  timings-delay MS      hold FrameTimings back MS (frames_pending)\n"
+    "  frame-step N [GAPS]   number the next frames N apart, every GAPS-th\n"
+    "                        skipping one more (as --frame-step, --frame-gaps)\n"
     "  web-timeout MS        web: extension calls unanswered after MS get -32603\n"
     "                        TimeoutException (DWDS WebSocket mode; 0: never)\n"
     "  web-unregistered 32601|32603\n"
@@ -235,6 +240,8 @@ static int parse_args(int argc, char **argv, sim_config_t *cfg) {
     O_MAX_PROFILE_DEPTH,
     O_COMPILED_FUNCTIONS,
     O_CPU_RING,
+    O_FRAME_STEP,
+    O_FRAME_GAPS,
     O_HELP,
     O_VERSION
   };
@@ -272,6 +279,8 @@ static int parse_args(int argc, char **argv, sim_config_t *cfg) {
       {"max-profile-depth", required_argument, NULL, O_MAX_PROFILE_DEPTH},
       {"compiled-functions", required_argument, NULL, O_COMPILED_FUNCTIONS},
       {"cpu-ring", required_argument, NULL, O_CPU_RING},
+      {"frame-step", required_argument, NULL, O_FRAME_STEP},
+      {"frame-gaps", required_argument, NULL, O_FRAME_GAPS},
       {"help", no_argument, NULL, O_HELP},
       {"version", no_argument, NULL, O_VERSION},
       {NULL, 0, NULL, 0}};
@@ -445,6 +454,16 @@ static int parse_args(int argc, char **argv, sim_config_t *cfg) {
         if (parse_long(optarg, 16, 10000000, &v))
           return bad_usage("--cpu-ring wants 16..10000000, got '%s'", optarg);
         cfg->cpu_ring = (size_t)v;
+        break;
+      case O_FRAME_STEP:
+        if (parse_long(optarg, 1, 100, &v))
+          return bad_usage("--frame-step wants 1..100, got '%s'", optarg);
+        cfg->frame_step = (int)v;
+        break;
+      case O_FRAME_GAPS:
+        if (parse_long(optarg, 0, 100000, &v) || v == 1)
+          return bad_usage("--frame-gaps wants 0 or 2..100000, got '%s'", optarg);
+        cfg->frame_gaps = (int)v;
         break;
       case O_VERBOSE:
         cfg->verbose = 1;
@@ -781,6 +800,13 @@ static int run_command(sim_t *s, char *line) {
     s->timings.delay_ms = (int)v;
     sim_timings_flush(s);
     answer("ok timings-delay %ld", v);
+  } else if (!strcmp(cmd, "frame-step")) {
+    long gaps = 0;
+    if (!arg || parse_long(arg, 1, 100, &v) ||
+        (arg2 && (parse_long(arg2, 0, 100000, &gaps) || gaps == 1)))
+      return answer("error frame-step wants a step 1..100 and gaps 0 or 2..100000");
+    sim_gen_set_numbering(s, (int)v, (int)gaps);
+    answer("ok frame-step %ld gaps %ld", v, gaps);
   } else if (!strcmp(cmd, "flood")) {
     int ext = 0;
     if (!arg || parse_long(arg, 0, 1000000, &v))

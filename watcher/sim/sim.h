@@ -91,6 +91,8 @@ typedef struct {
   int max_profile_depth;         /* --max-profile-depth (0: the VM's 128) */
   int compiled_functions;        /* --compiled-functions (-1: SIM_CPU_DEFAULT_COMPILED) */
   size_t cpu_ring;               /* --cpu-ring (0: SIM_CPU_DEFAULT_RING) */
+  int frame_step;                /* --frame-step: frame numbers go up by this (0: 1) */
+  int frame_gaps;                /* --frame-gaps: every Nth frame skips a number (0: none) */
 } sim_config_t;
 
 #define SIM_MAX_WORKERS 4
@@ -203,6 +205,7 @@ typedef struct sim {
     double fps;
     uint64_t frame_index; /* frames drawn so far: seeds each frame */
     int64_t frame_number;
+    int frame_step, frame_gaps; /* the engine's numbering (sim_gen_set_numbering) */
     int inject_left;
     int hold_left;                 /* `draw N`: frames held for one batch */
     int64_t hold_from_us, hold_until_us; /* ... over this stretch of time */

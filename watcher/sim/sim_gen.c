@@ -321,7 +321,13 @@ static void draw_frame(sim_t *s, int64_t now) {
     s->gen.shader_from = s->gen.frame_index + 1; /* new content next frame */
   if (jank_us) s->gen.jank_frames++;
   b.n = 0;
-  s->gen.frame_number++;
+  /* FrameTimingsRecorder's numbers: one per vsync the animator got, so
+   * steps of 2 on iOS and a gap where a vsync began no frame (flutter#94896:
+   * "The frame numbers are not guaranteed to be contiguous"). */
+  s->gen.frame_number += s->gen.frame_step;
+  if (s->gen.frame_gaps && s->gen.frame_index % (uint64_t)s->gen.frame_gaps ==
+                               (uint64_t)s->gen.frame_gaps - 1)
+    s->gen.frame_number += s->gen.frame_step;
   end = build_frame(s, &d, jank_us, now, &b, &timing);
   record_timeline(s, &d, &timing);
   if (s->vm.bool_ext[SIM_EXT_TRACK_REBUILDS] && !s->cfg.plain_dart) {
@@ -509,6 +515,11 @@ void sim_gen_inject(sim_t *s, int n) {
   s->gen.inject_left += n;
 }
 
+void sim_gen_set_numbering(sim_t *s, int step, int gaps) {
+  s->gen.frame_step = step > 0 ? step : 1;
+  s->gen.frame_gaps = gaps;
+}
+
 void sim_gen_draw_held(sim_t *s, int n) {
   int64_t now = sim_clock_now_us();
   s->gen.hold_left = n;
@@ -519,6 +530,7 @@ void sim_gen_draw_held(sim_t *s, int n) {
 int sim_gen_init(sim_t *s) {
   s->gen.fps = s->cfg.fps;
   s->gen.frame_number = 0;
+  sim_gen_set_numbering(s, s->cfg.frame_step, s->cfg.frame_gaps);
   if (uv_timer_init(s->loop, &s->gen.frame_timer) || sim_timings_init(s)) return -1;
   sim_gen_set_scenario(s, s->cfg.scenario);
   s->gen.next_tick_ms = (double)uv_now(s->loop);

@@ -26,6 +26,12 @@ void sim_gen_set_scenario(sim_t *s, sim_scenario_t scenario);
 void sim_gen_set_fps(sim_t *s, double fps);
 /* The next n drawn frames are janky (SlowWidget, build > 2x budget). */
 void sim_gen_inject(sim_t *s, int n);
+/* Frame numbers go up by step (1..100; iOS: 2), and every gaps-th frame
+ * (0: none, else 2..100000) skips one more step, a vsync whose frame the
+ * animator did not begin while the raster thread was backed up
+ * (flutter#94896). FrameTiming, Flutter.Frame, Flutter.RebuiltWidgets and
+ * the watcher's records all carry these numbers. */
+void sim_gen_set_numbering(sim_t *s, int step, int gaps);
 /* `draw N`: nothing is drawn for the next n vsync periods, then those n
  * frames are drawn at once, one period apart: exactly n frames waiting
  * together, however late the machine runs the sim's ticks. */

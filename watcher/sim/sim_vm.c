@@ -422,6 +422,11 @@ void sim_vm_post_event(sim_t *s, const char *extension_kind, json_t *data) {
    * its recorder before flutter#171592 never set it (docs/flutter-apis.md). */
   if (s->cfg.web_frame_number != -2 && !strcmp(extension_kind, "Flutter.Frame"))
     json_object_set_new(data, "number", json_integer(s->cfg.web_frame_number));
+  /* ... and the inspector's _onFrameStart reads frameData.frameNumber, which
+   * web_ui's FrameData.webOnly() gave as -1 in that era (flutter/engine
+   * lib/web_ui/lib/window.dart at 12ce4480: `int get frameNumber => -1`). */
+  if (s->cfg.web_frame_number != -2 && !strcmp(extension_kind, "Flutter.RebuiltWidgets"))
+    json_object_set_new(data, "frameNumber", json_integer(-1));
   if (s->dwds.on) /* web: the page's postEvent goes through emitDebugEvent */
     sim_dwds_post(&s->dwds, extension_kind, data);
   else
@@ -718,9 +723,14 @@ static void flutter_ext_reply(sim_t *s, sim_call_t *k, size_t i) {
          * a frame is drawn even by an idle app. */
         if (flutter_exts[i].bool_index == SIM_EXT_TRACK_REBUILDS && *state && !was)
           s->gen.probe_requested = 1;
-        sim_vm_post_event(
-            s, "Flutter.ServiceExtensionStateChanged",
-            json_pack("{s:s, s:s}", "extension", k->method, "value", *state ? "true" : "false"));
+        /* The binding's registerBoolServiceExtension posts the value as a
+         * string, the inspector's _registerBoolServiceExtension as a bool
+         * (foundation/binding.dart, widgets/widget_inspector.dart). */
+        sim_vm_post_event(s, "Flutter.ServiceExtensionStateChanged",
+                          json_pack("{s:s, s:o}", "extension", k->method, "value",
+                                    strncmp(k->method, "ext.flutter.inspector.", 22)
+                                        ? json_string(*state ? "true" : "false")
+                                        : json_boolean(*state)));
       }
       r = json_pack("{s:s, s:s, s:s}", "enabled", *state ? "true" : "false", "type",
                     "_extensionType", "method", k->method);
@@ -730,10 +740,12 @@ static void flutter_ext_reply(sim_t *s, sim_call_t *k, size_t i) {
       s->gen.probe_requested = 1;
       r = json_pack("{s:s}", "type", "Success");
       break;
-    case EXT_LOCATION_MAP: /* _locationIdMapToJson(), plus the binding's type/method */
-      r = sim_rebuild_location_map(&s->rebuild);
-      json_object_set_new(r, "type", json_string("_extensionType"));
-      json_object_set_new(r, "method", json_string(k->method));
+    case EXT_LOCATION_MAP:
+      /* _registerSignalServiceExtension answers {'result': await callback()}
+       * (widget_inspector.dart): the map of _locationIdMapToJson() is under
+       * "result", beside the binding's type/method. */
+      r = json_pack("{s:o, s:s, s:s}", "result", sim_rebuild_location_map(&s->rebuild), "type",
+                    "_extensionType", "method", k->method);
       break;
     case EXT_REASSEMBLE:
       s->gen.probe_requested = 1;
