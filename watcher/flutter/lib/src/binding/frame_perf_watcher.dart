@@ -16,10 +16,12 @@ import 'package:flutter/gestures.dart';
 import 'package:flutter/scheduler.dart';
 
 import '../core/block_attribution.dart';
+import '../core/drive_plan.dart';
 import '../core/frame_perf_record.dart';
 import '../core/interaction.dart';
 import '../core/params.dart';
 import '../core/watcher_core.dart';
+import 'drive_player.dart';
 
 /// Per-frame performance: frame magnitude from
 /// `SchedulerBinding.addTimingsCallback` joined by frame number with the
@@ -74,6 +76,7 @@ class FramePerfWatcher {
   static FramePerfWatcher? _active;
 
   WatcherCore? _core;
+  DrivePlayer? _driver;
   // Pointers down, by id, PointerPanZoom sessions (trackpad) included.
   final Set<int> _pointersDown = <int>{};
   int _pointerSerial = 0;
@@ -110,6 +113,8 @@ class FramePerfWatcher {
       // a warm-up frame's stale number after it): join by time there.
       ..joinByTime = kIsWeb;
     _active = this;
+    _driver = DrivePlayer(_core!,
+        refreshRate: () => refreshRateOf(SchedulerBinding.instance.platformDispatcher));
     final SchedulerBinding scheduler = SchedulerBinding.instance;
     // Appends to the binding's list: other listeners keep their timings.
     // An app that assigns PlatformDispatcher.onReportTimings itself after
@@ -256,6 +261,29 @@ class FramePerfWatcher {
     }
     final Map<String, Object?> reply;
     try {
+      final String? action = params['action'];
+      if (action == 'drive') {
+        // Everything is checked before the drive starts: a bad call starts
+        // nothing (-32602), a second drive is refused (-32000).
+        parseProtocol(params, telescopeProtocol);
+        final String? text = params['steps'];
+        if (text == null) {
+          throw const WatcherParamError('steps is required: the steps as JSON text');
+        }
+        final List<DriveStep> steps = parseDriveSteps(text);
+        final int repeat = parseDriveRepeat(params);
+        final DriveStatus? running = _driver!.running;
+        if (running != null) {
+          return developer.ServiceExtensionResponse.error(
+            developer.ServiceExtensionResponse.extensionError,
+            'a drive is running (${running.id})',
+          );
+        }
+        _driver!.start(steps, repeat);
+      } else if (action == 'stop') {
+        // Before the reply is built, so the stop's reply reports it.
+        _driver!.cancel('cancelled by stop');
+      }
       reply = core.handle(params, FlutterTimeline.now);
     } on WatcherParamError catch (error) {
       return developer.ServiceExtensionResponse.error(

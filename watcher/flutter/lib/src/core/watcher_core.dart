@@ -3,6 +3,7 @@
 // vectors test it; `watcher/sim/model.c` is its C twin.
 
 import 'block_attribution.dart';
+import 'drive_plan.dart';
 import 'frame_joiner.dart';
 import 'frame_perf_record.dart';
 import 'interaction.dart';
@@ -115,6 +116,12 @@ class WatcherCore {
   bool _takenOver = false;
   bool _resetBuffer = false;
   bool _collectionLost = false;
+
+  /// The drive being played, or the one that ended and was not reported
+  /// since (DRIVE.md §3): every reply carries it while it runs and exactly
+  /// once more after it ended, then it is dropped. Set by the binding that
+  /// plays it.
+  DriveStatus? drive;
 
   /// The app's lifecycle as reported (`resumed`, …, or null); set by the
   /// binding before each reply.
@@ -307,6 +314,7 @@ class WatcherCore {
     _takenOver = false;
     _resetBuffer = false;
     _collectionLost = false;
+    drive = null;
   }
 
   /// `ext.telescope.frames` with the VM's string [params] at [nowUs].
@@ -353,6 +361,13 @@ class WatcherCore {
     }
     _lastCallUs = nowUs;
     final Map<String, Object?> reply = _reply(nowUs, protocol);
+    final DriveStatus? driving = drive;
+    if (driving != null) {
+      reply['drive'] = driving.toJson();
+      if (driving.ended) {
+        drive = null; // reported once after it ended
+      }
+    }
     if (action == WatcherAction.read) {
       final RecordPage page = _ring.after(since, limit, byteCap: config.readBytesCap);
       if (protocol >= 3) {
