@@ -66,7 +66,6 @@ class DrivePlayer {
   Interaction? _previous;
   // The pointer a step holds down now, to release it on a cut or a stop.
   int? _downPointer;
-  Offset _downAt = Offset.zero;
   Offset _lastAt = Offset.zero;
   int _downView = 0;
 
@@ -216,7 +215,6 @@ class DrivePlayer {
     switch (event.kind) {
       case DriveEventKind.down:
         _downPointer = pointer;
-        _downAt = at;
         _downView = viewId;
         pointerEvent = PointerDownEvent(
             viewId: viewId, timeStamp: timeStamp, pointer: pointer, device: _device, position: at);
@@ -247,7 +245,6 @@ class DrivePlayer {
     _downPointer = null;
     GestureBinding.instance.handlePointerEvent(PointerCancelEvent(
         viewId: _downView, pointer: pointer, device: _device, position: _lastAt));
-    _lastAt = _downAt;
   }
 
   void _restoreInteraction(DriveStatus status) {
