@@ -283,10 +283,8 @@ class DrivePlayer {
     if (found.length == 1) {
       return found.single;
     }
-    status.fail(
-        '${step.describe()}: ${found.isEmpty ? 'no widget' : '${found.length} widgets'} '
-        'match $finder',
-        onScreen: _candidates());
+    final String count = found.isEmpty ? 'no widget matches' : '${found.length} widgets match';
+    status.fail('${step.describe()}: $count $finder', onScreen: _candidates());
     return null;
   }
 
