@@ -13,7 +13,7 @@
 #include "record.h"
 
 #define VECTOR_DIR TELESCOPE_SOURCE_DIR "/tests/vectors/watcher"
-#define MIN_VECTORS 23
+#define MIN_VECTORS 25
 #define MAX_VECTORS 256
 
 static char *vector_paths[MAX_VECTORS];

@@ -73,7 +73,9 @@ struct wm {
   int64_t untimed_from_us, last_frame_us;
   int foreign_collection; /* the binding sees collection on that it did not switch */
   int taken_over;         /* the current session's start took another tool's buffer */
-  int discard_drain;      /* the next drain holds that tool's blocks: ignore it */
+  /* The vsyncStart of the last unnumbered timing that took a drain, and that
+   * drain's at_us: each view's timing of a multi-view web frame repeats them. */
+  int64_t taken_vsync_us, taken_at_us;
 
   /* Pending map, oldest first (park order). Small (256), so a linear scan
    * and memmove are cheaper to read than a hash and fast enough. */
@@ -132,6 +134,7 @@ static void state_reset(wm_t *wm) {
   wm->probe = 0;
   wm->dropped = 0;
   wm->max_reported = -1;
+  wm->taken_vsync_us = wm->taken_at_us = -1;
   wm->more_at = -1; /* more_followed counts across runs */
   free(wm->drain_error);
   wm->drain_error = NULL;
@@ -141,7 +144,6 @@ static void state_reset(wm_t *wm) {
   wm->untimed_from_us = wm->last_frame_us = 0;
   wm->foreign_collection = 0;
   wm->taken_over = 0;
-  wm->discard_drain = 0;
 }
 
 static const char *const build_modes[] = {"debug", "profile", "release", NULL};
@@ -310,14 +312,10 @@ void wm_frame_drawn(wm_t *wm, int64_t frame_number, int64_t now_us, const wm_eve
   }
   /* While collection is off FlutterTimeline records nothing, so whatever the
    * caller passes would not exist in the app: it is ignored. So is it once a
-   * drain failed: the binding stopped draining. The first drain after a
-   * start that took another tool's collection over holds everything since
-   * that tool switched it on: not this frame's, so it is ignored too. */
+   * drain failed: the binding stopped draining. (A start that took another
+   * tool's collection over emptied the buffer in its handler, so the next
+   * drain is the frame's own.) */
   int draining = wm->collecting && !wm->drain_error;
-  if (draining && wm->discard_drain) {
-    wm->discard_drain = 0;
-    draining = 0;
-  }
   if (!draining) n_events = 0;
   /* On the web frame numbers say nothing (-1, a constant, or a warm-up's
    * stale one): every drain is joined by time. */
@@ -449,6 +447,8 @@ static void record_write(wm_t *wm, const wm_timing_t *t, pending_t *p) {
  * dropped while another rasterized): it is dropped and counted, never handed
  * to a later frame. t then takes the oldest one left if it drained before
  * the next frame began; else t's own drain is missing and t gets none. */
+#define WM_CLOCK_TOLERANCE_US 1000 /* one tick of Firefox's performance.now() */
+
 static size_t pending_match(wm_t *wm, const wm_timing_t *t, int64_t next_vsync_us) {
   for (size_t i = 0; i < wm->n_pending;) {
     if (wm->pending[i].frame_number < 0 && wm->pending[i].at_us < t->vsync_start_us) {
@@ -462,9 +462,18 @@ static size_t pending_match(wm_t *wm, const wm_timing_t *t, int64_t next_vsync_u
     size_t at = pending_find(wm, t->frame_number);
     if (at != (size_t)-1) return at;
   }
+  /* Another view's timing of the frame whose drain was just taken (its views
+   * render before the frame's one drain); a warm-up repeating the vsync
+   * builds after that drain. A coarse clock (1 ms in Firefox) may stamp a
+   * slow frame's drain with the next vsync: a tick of tolerance. */
+  if (t->vsync_start_us == wm->taken_vsync_us && t->build_finish_us <= wm->taken_at_us)
+    return (size_t)-1;
   for (size_t i = 0; i < wm->n_pending; i++) {
     if (wm->pending[i].frame_number >= 0) continue;
-    if (next_vsync_us >= 0 && wm->pending[i].at_us >= next_vsync_us) return (size_t)-1;
+    if (next_vsync_us >= 0 && wm->pending[i].at_us >= next_vsync_us + WM_CLOCK_TOLERANCE_US)
+      return (size_t)-1;
+    wm->taken_vsync_us = t->vsync_start_us;
+    wm->taken_at_us = wm->pending[i].at_us;
     return i;
   }
   return (size_t)-1;
@@ -829,10 +838,7 @@ json_t *wm_handle(wm_t *wm, json_t *params, int64_t now_us, char **err_detail) {
        * (DevTools, a benchmark harness) is collecting: the buffer holds its
        * blocks since it switched on, which the first drain would hand to
        * one frame. A start while already collecting changes nothing. */
-      if (!wm->collecting) {
-        wm->taken_over = wm->foreign_collection;
-        wm->discard_drain = wm->foreign_collection;
-      }
+      if (!wm->collecting) wm->taken_over = wm->foreign_collection;
       wm->collecting = 1;
       wm->auto_off = 0;
       wm->starts++;

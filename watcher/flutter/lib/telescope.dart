@@ -16,6 +16,7 @@ library telescope;
 export 'src/binding/frame_perf_watcher.dart' show FramePerfWatcher;
 export 'src/binding/telescope_plugin.dart' show TelescopePlugin;
 export 'src/core/block_attribution.dart';
+export 'src/core/drive_plan.dart';
 export 'src/core/frame_joiner.dart';
 export 'src/core/frame_perf_record.dart';
 export 'src/core/interaction.dart';

@@ -156,6 +156,10 @@ void main() {
       timingOf(bumped + 50, 5000),
       timingOf(bumped, 1000),
     ]);
+    // The engine numbers frames from one counter that only grows, across a
+    // hot restart too (docs/flutter-apis.md): later frames of this run are
+    // numbered past any number a timing already carried.
+    fakeFrameNumber = bumped + 50;
 
     final Json read = await callExtension(
         tester, <String, String>{'action': 'read', 'since': '0', 'protocol': '2'});
@@ -189,7 +193,7 @@ void main() {
   testWidgets('stop puts back collection someone else had switched on', (WidgetTester tester) async {
     register();
     await tester.pumpWidget(const Counter());
-    FlutterTimeline.debugCollectionEnabled = true; // DevTools, or the app
+    FlutterTimeline.debugCollectionEnabled = true; // in-app code: a benchmark, a profiler
     await callExtension(tester, <String, String>{'action': 'start'});
     expect(FlutterTimeline.debugCollectionEnabled, isTrue);
     await callExtension(tester, <String, String>{'action': 'stop'});
@@ -204,31 +208,40 @@ void main() {
       (WidgetTester tester) async {
     register();
     await tester.pumpWidget(const Counter());
-    FlutterTimeline.debugCollectionEnabled = true; // DevTools, or the app
+    FlutterTimeline.debugCollectionEnabled = true; // in-app code: a benchmark, a profiler
     FlutterTimeline.startSync('SomeoneElsesBlock');
     FlutterTimeline.finishSync();
     final Json started = await callExtension(tester, <String, String>{'action': 'start'});
     expect(started['collectionTakenOver'], isTrue);
-    expect(TelescopePlugin.watcher!.core!.discardsNextDrain, isTrue);
+    // The handler emptied their buffer: the first frame's drain is its own.
+    expect(FlutterTimeline.debugCollect().timedBlocks, isEmpty);
+    final int pendingBefore = TelescopePlugin.watcher!.core!.pending;
 
     tester.state<CounterState>(find.byType(Counter)).bump();
     await tester.pump();
     final int first = fakeFrameNumber;
-    expect(TelescopePlugin.watcher!.core!.discardsNextDrain, isFalse);
     tester.state<CounterState>(find.byType(Counter)).bump();
     await tester.pump();
     final int second = fakeFrameNumber;
+    // Both drains were parked: a frame number at or below one a timing
+    // already carried would be dropped at park.
+    expect(TelescopePlugin.watcher!.core!.pending, pendingBefore + 2);
     tester.binding.platformDispatcher.onReportTimings!(<FrameTiming>[
       timingOf(first, 1000),
       timingOf(second, 2000),
     ]);
+    // Both records carry their drain's clock, not the timing's buildFinish
+    // (1400, 2400) that a record without a drain gets.
     final Json read = await callExtension(tester, <String, String>{'action': 'read', 'since': '0'});
     final List<Object?> records = read['records']! as List<Object?>;
-    final Json dropped = records.cast<Json>().firstWhere((Json r) => r['frameNumber'] == first);
+    final Json firstRecord = records.cast<Json>().firstWhere((Json r) => r['frameNumber'] == first);
     final Json own = records.cast<Json>().firstWhere((Json r) => r['frameNumber'] == second);
-    expect(dropped['blocks'], isEmpty, reason: 'the first drain held the other tool\'s blocks');
+    expect(firstRecord['atUs'], isNot(1400), reason: 'the first frame joined its drain');
+    expect(own['atUs'], isNot(2400), reason: 'the second frame joined its drain');
+    expect((firstRecord['blocks']! as Json).keys, contains('BUILD'),
+        reason: 'the first frame keeps its own blocks (the reset ran at start)');
+    expect((firstRecord['blocks']! as Json).keys, isNot(contains('SomeoneElsesBlock')));
     expect((own['blocks']! as Json).keys, contains('BUILD'));
-    expect(jsonEncode(records), isNot(contains('SomeoneElsesBlock')));
 
     final Json stopped = await callExtension(tester, <String, String>{'action': 'stop'});
     expect(stopped['collectionTakenOver'], isTrue, reason: 'the stop reply says it too');
@@ -237,6 +250,26 @@ void main() {
     final Json again = await callExtension(tester, <String, String>{'action': 'start'});
     expect(again['collectionTakenOver'], isFalse);
     await callExtension(tester, <String, String>{'action': 'stop'});
+  });
+
+  testWidgets('collection switched off by someone else stays off at stop, and is reported',
+      (WidgetTester tester) async {
+    register();
+    await tester.pumpWidget(const Counter());
+    FlutterTimeline.debugCollectionEnabled = true; // in-app code collects
+    await callExtension(tester, <String, String>{'action': 'start'});
+    FlutterTimeline.debugCollectionEnabled = false; // ... and switches it off mid-session
+    tester.state<CounterState>(find.byType(Counter)).bump();
+    await tester.pump();
+    expect(TelescopePlugin.watcher!.core!.collectionLost, isTrue);
+    final Json stopped = await callExtension(tester, <String, String>{'action': 'stop'});
+    expect(stopped['collectionLost'], isTrue);
+    expect(FlutterTimeline.debugCollectionEnabled, isFalse,
+        reason: 'nobody drains it any more: restored "on" it would grow for ever');
+    final Json again = await callExtension(tester, <String, String>{'action': 'start'});
+    expect(again.containsKey('collectionLost'), isFalse, reason: 'a new session starts clean');
+    await callExtension(tester, <String, String>{'action': 'stop'});
+    expect(FlutterTimeline.debugCollectionEnabled, isFalse);
   });
 
   testWidgets('bad params answer invalidParams', (WidgetTester tester) async {

@@ -16,10 +16,12 @@ import 'package:flutter/gestures.dart';
 import 'package:flutter/scheduler.dart';
 
 import '../core/block_attribution.dart';
+import '../core/drive_plan.dart';
 import '../core/frame_perf_record.dart';
 import '../core/interaction.dart';
 import '../core/params.dart';
 import '../core/watcher_core.dart';
+import 'drive_player.dart';
 
 /// Per-frame performance: frame magnitude from
 /// `SchedulerBinding.addTimingsCallback` joined by frame number with the
@@ -74,6 +76,7 @@ class FramePerfWatcher {
   static FramePerfWatcher? _active;
 
   WatcherCore? _core;
+  DrivePlayer? _driver;
   // Pointers down, by id, PointerPanZoom sessions (trackpad) included.
   final Set<int> _pointersDown = <int>{};
   int _pointerSerial = 0;
@@ -110,6 +113,8 @@ class FramePerfWatcher {
       // a warm-up frame's stale number after it): join by time there.
       ..joinByTime = kIsWeb;
     _active = this;
+    _driver = DrivePlayer(_core!,
+        refreshRate: () => refreshRateOf(SchedulerBinding.instance.platformDispatcher));
     final SchedulerBinding scheduler = SchedulerBinding.instance;
     // Appends to the binding's list: other listeners keep their timings.
     // An app that assigns PlatformDispatcher.onReportTimings itself after
@@ -140,13 +145,21 @@ class FramePerfWatcher {
     _core?.setInteraction(interaction);
   }
 
-  // Runs inside the frame, in the window the engine reports as build time
-  // (native engines record buildFinish in Animator::EndFrame, after the
-  // framework's onDrawFrame returns), so it does only what cannot wait: read
-  // the frame number and the clock, and cut the frame's blocks out of
-  // FlutterTimeline's buffer. The blocks are parked as debugCollect()
-  // returned them; converting and attributing them waits for the timings
-  // callback, which the engine calls outside any frame.
+  // Runs inside the frame, after the framework's own drawFrame. That is
+  // after the frame's buildFinish on current engines: native engines record
+  // it in Animator::EndFrame, which RuntimeController::Render reaches
+  // through OnAllViewsRendered once the last view rendered (engine PR
+  // #51186, multi-view pipeline), inside the binding's drawFrame; the web
+  // records it in renderScene. So this work is not in the buildUs it
+  // measures (it was on older native engines, which ended the build after
+  // onDrawFrame returned), but it still delays the next frame. It does only
+  // what cannot wait: read the frame number and the clock, and cut the
+  // frame's blocks out of FlutterTimeline's buffer. The blocks are parked as
+  // debugCollect() returned them; converting and attributing them waits for
+  // the timings callback, which the engine calls outside any frame. The
+  // drained blocks need not fit in buildUs: FINALIZE TREE finishes after
+  // buildFinish, POST_FRAME comes from the previous frame.
+  // (docs/flutter-apis.md cites the engine sources.)
   void _onFrame() {
     final WatcherCore? core = _core;
     if (core == null) {
@@ -162,16 +175,15 @@ class FramePerfWatcher {
     final int nowUs = FlutterTimeline.now;
     List<TimelineEvent> events = const <TimelineEvent>[];
     // Only while our session collects and no drain failed: a buffer someone
-    // else (DevTools) turned on is left to them.
+    // else (in-app code: a benchmark, a profiler) turned on is left to them.
+    if (core.draining && _collectionOurs && !FlutterTimeline.debugCollectionEnabled) {
+      // Someone switched our collection off mid-session: no blocks from
+      // now on, and stop must not switch it back on for nobody.
+      core.noteCollectionLost();
+    }
     if (core.draining && _collectionOurs && FlutterTimeline.debugCollectionEnabled) {
       try {
-        if (core.discardsNextDrain) {
-          // The buffer holds another tool's blocks since it switched
-          // collection on: dropped unread (O(1)) rather than collected here.
-          FlutterTimeline.debugReset();
-        } else {
-          events = _TimedBlockEvents(FlutterTimeline.debugCollect().timedBlocks);
-        }
+        events = _TimedBlockEvents(FlutterTimeline.debugCollect().timedBlocks);
       } on Object catch (error) {
         // debugCollect asserts (debug builds) when someone left a block
         // open. Every later drain would assert again, so draining stops for
@@ -190,7 +202,9 @@ class FramePerfWatcher {
   }
 
   // Makes FlutterTimeline collection follow core.draining: on, remembering
-  // the value it had; off, restoring that value. Called only where no
+  // the value it had; off, restoring that value if collection is still on
+  // (someone who switched it off mid-session meant it off: restoring "on"
+  // then would leave a buffer nobody drains growing for ever). Called only where no
   // timeline block of the framework is open (the extension handler and the
   // persistent frame callback): toggling inside an open block breaks the
   // buffer's static start stack.
@@ -201,7 +215,11 @@ class FramePerfWatcher {
       FlutterTimeline.debugCollectionEnabled = true;
       _collectionOurs = true;
     } else if (!want && _collectionOurs) {
-      FlutterTimeline.debugCollectionEnabled = _collectionBefore;
+      final bool stillOn = FlutterTimeline.debugCollectionEnabled;
+      if (!stillOn) {
+        core.noteCollectionLost();
+      }
+      FlutterTimeline.debugCollectionEnabled = _collectionBefore && stillOn;
       _collectionOurs = false;
     }
   }
@@ -234,11 +252,38 @@ class FramePerfWatcher {
     core.lifecycle = scheduler.lifecycleState?.name;
     core.framesEnabled = scheduler.framesEnabled;
     core.refreshRate = refreshRateOf(scheduler.platformDispatcher);
-    // Collection on that we did not switch is another tool's (DevTools):
-    // a start then takes its buffer over, and says so.
+    // Collection on that we did not switch is another tool's (in-app code:
+    // a benchmark harness, a profiler): a start then takes its buffer over,
+    // and says so.
     core.foreignCollection = !_collectionOurs && FlutterTimeline.debugCollectionEnabled;
+    if (_collectionOurs && core.draining && !FlutterTimeline.debugCollectionEnabled) {
+      core.noteCollectionLost(); // before the reply is built: a stop says so
+    }
     final Map<String, Object?> reply;
     try {
+      final String? action = params['action'];
+      if (action == 'drive') {
+        // Everything is checked before the drive starts: a bad call starts
+        // nothing (-32602), a second drive is refused (-32000).
+        parseProtocol(params, telescopeProtocol);
+        final String? text = params['steps'];
+        if (text == null) {
+          throw const WatcherParamError('steps is required: the steps as JSON text');
+        }
+        final List<DriveStep> steps = parseDriveSteps(text);
+        final int repeat = parseDriveRepeat(params);
+        final DriveStatus? running = _driver!.running;
+        if (running != null) {
+          return developer.ServiceExtensionResponse.error(
+            developer.ServiceExtensionResponse.extensionError,
+            'a drive is running (${running.id})',
+          );
+        }
+        _driver!.start(steps, repeat);
+      } else if (action == 'stop') {
+        // Before the reply is built, so the stop's reply reports it.
+        _driver!.cancel('cancelled by stop');
+      }
       reply = core.handle(params, FlutterTimeline.now);
     } on WatcherParamError catch (error) {
       return developer.ServiceExtensionResponse.error(
@@ -248,6 +293,11 @@ class FramePerfWatcher {
     }
     // No FlutterTimeline block is open while an extension handler runs.
     _syncCollection(core);
+    if (core.takeBufferReset()) {
+      // The other tool's blocks since it switched collection on: dropped
+      // unread (O(1)) now, so the first frame's drain is that frame's own.
+      FlutterTimeline.debugReset();
+    }
     if (core.takeProbe()) {
       scheduler.scheduleFrame();
     }

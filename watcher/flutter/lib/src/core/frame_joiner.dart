@@ -9,7 +9,8 @@ import 'interaction.dart';
 /// The frame only parks what `FlutterTimeline.debugCollect()` returned
 /// ([events], unconverted); [blocks] attributes them on first use, which is
 /// in the timings callback, outside any frame (issue 21: the watcher's own
-/// work must not land in the build time it measures).
+/// work in the frame delays the next one, and on older engines lands in the
+/// build time it measures).
 class PendingFrame {
   /// The drain of frame [frameNumber] at [atUs].
   PendingFrame({
@@ -54,7 +55,12 @@ class PendingFrame {
 ///   its frame, after the frame's vsyncStart and before the next frame's, on
 ///   the same clock. A timing first drops every unnumbered drain older than
 ///   its vsyncStart (its frame got no timing), then takes the oldest one left
-///   if it drained before the next timing's vsyncStart;
+///   if it drained before the next timing's vsyncStart plus
+///   [clockToleranceUs] (a coarse `performance.now()`, 1 ms in Firefox, can
+///   stamp a slow frame's drain with the next frame's vsync); a timing that
+///   repeats the vsyncStart of the timing that last took a drain and whose
+///   buildFinish is not after that drain is another view of the same frame
+///   (a multi-view web app gets one timing per view) and takes none;
 /// * parking evicts the oldest drains while the map is full by count
 ///   ([capacity]) or the raw blocks would exceed [blockCapacity] (the newest
 ///   is always kept);
@@ -74,10 +80,22 @@ class FrameJoiner {
   /// hundreds, and without timings nothing would take them).
   final int blockCapacity;
 
+  /// How far after the next timing's vsyncStart an unnumbered drain may be
+  /// stamped and still belong to the timing before it: one tick of the
+  /// coarsest `performance.now()` (Firefox: 1 ms). A drain runs after its
+  /// frame's build, so the next frame's own drain comes at least that
+  /// frame's build later than its vsync; a frame quicker to build than one
+  /// tick is indistinguishable on such a clock anyway.
+  static const int clockToleranceUs = 1000;
+
   final List<PendingFrame> _pending = <PendingFrame>[];
   int _blocks = 0;
   int _droppedAttributions = 0;
   int _maxReported = -1;
+  // The vsyncStart of the last unnumbered timing that took a drain, and that
+  // drain's atUs: the views of one multi-view web frame share them.
+  int _takenVsyncUs = -1;
+  int _takenAtUs = -1;
 
   /// Drains parked now.
   int get pending => _pending.length;
@@ -102,10 +120,13 @@ class FrameJoiner {
   }
 
   /// The drain of the frame a timing numbered [frameNumber] with vsyncStart
-  /// [vsyncStartUs] reported, removed; null when none. [nextVsyncUs] is the
-  /// vsyncStart of the next timing of the batch when it is later, else -1
-  /// (a web warm-up frame's timing repeats the previous vsyncStart).
-  PendingFrame? take(int frameNumber, int vsyncStartUs, int nextVsyncUs) {
+  /// [vsyncStartUs] and buildFinish [buildFinishUs] reported, removed; null
+  /// when none. [nextVsyncUs] is the vsyncStart of the next timing of the
+  /// batch when it is later, else -1 (a web warm-up frame's timing repeats
+  /// the previous vsyncStart, and so does each view's timing of a
+  /// multi-view web frame).
+  PendingFrame? take(int frameNumber, int vsyncStartUs, int nextVsyncUs,
+      {required int buildFinishUs}) {
     for (int i = 0; i < _pending.length;) {
       if (_pending[i].frameNumber < 0 && _pending[i].atUs < vsyncStartUs) {
         _removeAt(i);
@@ -123,14 +144,23 @@ class FrameJoiner {
         return _removeAt(index);
       }
     }
+    // Another view's timing of the frame whose drain the previous timing
+    // took: the views render in one onDrawFrame, before its one drain. A
+    // warm-up frame repeating the vsync builds after that drain.
+    if (vsyncStartUs == _takenVsyncUs && buildFinishUs <= _takenAtUs) {
+      return null;
+    }
     for (int i = 0; i < _pending.length; i++) {
       if (_pending[i].frameNumber >= 0) {
         continue;
       }
-      if (nextVsyncUs >= 0 && _pending[i].atUs >= nextVsyncUs) {
+      if (nextVsyncUs >= 0 && _pending[i].atUs >= nextVsyncUs + clockToleranceUs) {
         return null; // its own drain is missing; this one is the next frame's
       }
-      return _removeAt(i);
+      final PendingFrame frame = _removeAt(i);
+      _takenVsyncUs = vsyncStartUs;
+      _takenAtUs = frame.atUs;
+      return frame;
     }
     return null;
   }
@@ -158,6 +188,8 @@ class FrameJoiner {
     _blocks = 0;
     _droppedAttributions = 0;
     _maxReported = -1;
+    _takenVsyncUs = -1;
+    _takenAtUs = -1;
   }
 
   PendingFrame _removeAt(int index) {

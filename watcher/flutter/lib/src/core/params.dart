@@ -34,6 +34,10 @@ enum WatcherAction {
 
   /// Metadata only.
   status,
+
+  /// Play a workload (`steps`, `repeat`): the binding starts it before the
+  /// core answers (DRIVE.md §3); the core only reports it.
+  drive,
 }
 
 final RegExp _decimal = RegExp(r'^[0-9]{1,19}$');
@@ -50,7 +54,7 @@ WatcherAction parseAction(Map<String, String> params) {
     }
   }
   throw WatcherParamError(
-      'action must be one of read, start, stop, mark, probe, status; got "$name"');
+      'action must be one of read, start, stop, mark, probe, status, drive; got "$name"');
 }
 
 /// The value of the decimal parameter [key] (digits only, 0 up to the

@@ -3,6 +3,7 @@
 // vectors test it; `watcher/sim/model.c` is its C twin.
 
 import 'block_attribution.dart';
+import 'drive_plan.dart';
 import 'frame_joiner.dart';
 import 'frame_perf_record.dart';
 import 'interaction.dart';
@@ -113,7 +114,14 @@ class WatcherCore {
   int _untimedFromUs = 0;
   int _lastFrameUs = 0;
   bool _takenOver = false;
-  bool _discardDrain = false;
+  bool _resetBuffer = false;
+  bool _collectionLost = false;
+
+  /// The drive being played, or the one that ended and was not reported
+  /// since (DRIVE.md §3): every reply carries it while it runs and exactly
+  /// once more after it ended, then it is dropped. Set by the binding that
+  /// plays it.
+  DriveStatus? drive;
 
   /// The app's lifecycle as reported (`resumed`, …, or null); set by the
   /// binding before each reply.
@@ -134,7 +142,7 @@ class WatcherCore {
   bool joinByTime;
 
   /// Whether FlutterTimeline collection is on while this watcher did not
-  /// switch it on: another tool (DevTools, a benchmark harness) collects.
+  /// switch it on: in-app code (a benchmark harness, a profiler) collects.
   /// Set by the binding before each call.
   bool foreignCollection = false;
 
@@ -162,10 +170,26 @@ class WatcherCore {
   /// collection on and took its buffer over (until the next such start).
   bool get collectionTakenOver => _takenOver;
 
-  /// Whether the next drain holds another tool's blocks and is thrown away:
-  /// the binding then empties the buffer (`FlutterTimeline.debugReset()`,
-  /// O(1)) instead of collecting it inside the frame.
-  bool get discardsNextDrain => draining && _discardDrain;
+  /// True once after a `start` took another tool's collection over: the
+  /// buffer holds that tool's blocks since it switched collection on, and
+  /// the binding empties it (`FlutterTimeline.debugReset()`, O(1)) in the
+  /// handler, so the first frame's drain holds that frame's blocks only.
+  bool takeBufferReset() {
+    final bool reset = _resetBuffer;
+    _resetBuffer = false;
+    return reset;
+  }
+
+  /// Whether someone else switched FlutterTimeline collection off while this
+  /// session collected: the frames since then have no blocks, and `stop`
+  /// left it off. Reported as `collectionLost` (only when true) until the
+  /// next `start` that switches collection on.
+  bool get collectionLost => _collectionLost;
+
+  /// The binding saw collection off that it had switched on.
+  void noteCollectionLost() {
+    _collectionLost = true;
+  }
 
   /// Whether frames are drawn but no FrameTiming arrives (the app assigned
   /// `PlatformDispatcher.onReportTimings` itself, dropping ours).
@@ -205,9 +229,7 @@ class WatcherCore {
 
   /// The persistent frame callback of frame [frameNumber] at [nowUs], with
   /// the blocks drained since the previous frame ([events], finish order;
-  /// ignored while not collecting, as FlutterTimeline records nothing then,
-  /// and for the first drain after a start that took another tool's
-  /// collection over: it holds everything since that tool switched on).
+  /// ignored while not collecting, as FlutterTimeline records nothing then).
   ///
   /// The frame only parks [events], unconverted and unattributed: the
   /// timings callback attributes them, outside the frame.
@@ -225,15 +247,10 @@ class WatcherCore {
       _autoOff = true;
       _interaction = null;
     }
-    bool drain = draining;
-    if (drain && _discardDrain) {
-      _discardDrain = false;
-      drain = false;
-    }
     _joiner.park(PendingFrame(
       frameNumber: joinByTime || frameNumber < 0 ? -1 : frameNumber,
       atUs: nowUs,
-      events: drain ? events : const <TimelineEvent>[],
+      events: draining ? events : const <TimelineEvent>[],
       interaction: _interaction,
     ));
   }
@@ -253,7 +270,8 @@ class WatcherCore {
           i + 1 < batch.length && batch[i + 1].vsyncStartUs > timing.vsyncStartUs
               ? batch[i + 1].vsyncStartUs
               : -1;
-      final PendingFrame? frame = _joiner.take(timing.frameNumber, timing.vsyncStartUs, nextVsyncUs);
+      final PendingFrame? frame = _joiner.take(timing.frameNumber, timing.vsyncStartUs, nextVsyncUs,
+          buildFinishUs: timing.buildFinishUs);
       _ring.add((int seq) => FramePerfRecord(
             seq: seq,
             atUs: frame?.atUs ?? timing.buildFinishUs,
@@ -294,7 +312,9 @@ class WatcherCore {
     _lastFrameUs = 0;
     foreignCollection = false;
     _takenOver = false;
-    _discardDrain = false;
+    _resetBuffer = false;
+    _collectionLost = false;
+    drive = null;
   }
 
   /// `ext.telescope.frames` with the VM's string [params] at [nowUs].
@@ -316,11 +336,13 @@ class WatcherCore {
       final Interaction? requested = _requestedInteraction(params);
       if (action == WatcherAction.start) {
         // Collection on that this watcher did not switch: another tool's
-        // buffer, whose first drain would land in one frame. A start while
-        // already collecting changes nothing.
+        // buffer, whose first drain would land in one frame; the binding
+        // empties it now (takeBufferReset). A start while already
+        // collecting changes nothing.
         if (!_collecting) {
           _takenOver = foreignCollection;
-          _discardDrain = foreignCollection;
+          _resetBuffer = foreignCollection;
+          _collectionLost = false;
         }
         _collecting = true;
         _autoOff = false;
@@ -339,6 +361,13 @@ class WatcherCore {
     }
     _lastCallUs = nowUs;
     final Map<String, Object?> reply = _reply(nowUs, protocol);
+    final DriveStatus? driving = drive;
+    if (driving != null) {
+      reply['drive'] = driving.toJson();
+      if (driving.ended) {
+        drive = null; // reported once after it ended
+      }
+    }
     if (action == WatcherAction.read) {
       final RecordPage page = _ring.after(since, limit, byteCap: config.readBytesCap);
       if (protocol >= 3) {
@@ -409,5 +438,8 @@ class WatcherCore {
         'timingsMissing': timingsMissing,
         'collectionAutoOff': _autoOff,
         'collectionTakenOver': _takenOver,
+        // Only when true: older readers and the shared vectors' exact
+        // replies know the reply without it.
+        if (_collectionLost) 'collectionLost': true,
       };
 }
