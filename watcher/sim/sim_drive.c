@@ -368,6 +368,10 @@ int sim_drive_tick(sim_t *s, int64_t now_us) {
 int64_t sim_drive_frame(sim_t *s, int64_t vsync_us, int64_t *heavy_us) {
   sim_drive_t *d = &s->drive;
   *heavy_us = 0;
+  if (!feed_on_screen(s)) {
+    if (d->state == SIM_DRIVE_RUNNING && d->step_started) d->step_frames++; /* a back */
+    return 0;
+  }
   d->feed_frames++;
   if (d->state == SIM_DRIVE_RUNNING && d->step_started) {
     /* One move a frame: the k-th frame of the step delivers the events

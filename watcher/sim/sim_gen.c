@@ -323,9 +323,9 @@ static void draw_frame(sim_t *s, int64_t now) {
     d.shader = 14000 + (int64_t)d.jank_roll * 12;
     s->gen.jank_frames++;
   }
-  if (s->gen.scenario == SIM_SCENARIO_SCROLLLIST) {
-    /* The feed: the drive's pointer events and scroll for this frame; the
-     * tiles that came into view are built in it. */
+  {
+    /* The drive's pointer events for this frame; on the scrolllist feed,
+     * its scroll and the tiles that came into view, built in it. */
     int64_t heavy_us;
     d.build_self += sim_drive_frame(s, now, &heavy_us);
     jank_us += (int)heavy_us;
@@ -473,7 +473,7 @@ static void on_tick(uv_timer_t *t) {
       want = 1;
       break;
     case SIM_SCENARIO_IDLE:
-      want = probe;
+      want = probe || driven; /* a drive's tap or back draws its frame */
       break;
     case SIM_SCENARIO_SCROLLLIST: /* only while driven or settling */
       want = driven || probe;
