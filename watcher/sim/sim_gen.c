@@ -341,8 +341,7 @@ static void draw_frame(sim_t *s, int64_t now) {
     /* The inspector's post-frame callback (_onFrameEnd): the app's widgets
      * rebuilt in this frame, every card and its Text, SlowWidget only when
      * it ran. */
-    int counts[SIM_LOC__COUNT] = {1, d.n_cards, d.n_cards,
-                                  jank_us > 0 && s->gen.scenario != SIM_SCENARIO_SCROLLLIST};
+    int counts[SIM_LOC__COUNT] = {1, d.n_cards, d.n_cards, jank_us > 0};
     sim_vm_post_event(s, "Flutter.RebuiltWidgets",
                       sim_rebuild_event(&s->rebuild, timing.vsync_start_us, timing.frame_number,
                                         counts));
