@@ -7,6 +7,8 @@ import { Sim, Client, run, waitFor } from './lib.mjs';
 
 async function open(args = []) {
   const sim = await Sim.start(['--seed', '7', '--scenario', 'scrolllist', ...args]);
+  // The app's start draws 4 frames, then the feed rests until driven.
+  await waitFor('the launch frames', async () => (await sim.stats()).feed.feedFrames === 4);
   const c = await Client.connect(sim.wsUri);
   const iso = (await c.call('getVM')).isolates[0].id;
   const frames = (p) => c.send('ext.telescope.frames', { isolateId: iso, ...p });

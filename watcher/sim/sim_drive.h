@@ -30,6 +30,7 @@ typedef struct {
   int64_t bal_start_us;
   uint64_t tiles_built, heavy_built, feed_frames;
   uint64_t cuts; /* steps cut at 10 s, all drives */
+  int launch_left; /* frames the app's start still draws (then it rests) */
 
   /* The drive (one at a time). */
   unsigned counter; /* ids d1, d2, ... per run of the watcher */
