@@ -90,6 +90,8 @@ export const COVER = {
   'server/frames_answer.c': { re: '^integration\\.(session|answers)$', targets: APP },
   'server/apps_text.c': { re: '^integration\\.(apps|dtd)$', targets: APP },
   'server/op.c': { re: '^integration\\.(session|connect)$', targets: APP },
+  'watcher/sim/model_drive_plan.c': plus(unit('drive_plan'), '^sim\\.drive$', ['telescope-sim']),
+  'watcher/sim/sim_drive.c': { re: '^sim\\.(drive|driver)$', targets: ['telescope-sim'] },
 };
 
 export const sh = (cmd, args, opts = {}) => spawnSync(cmd, args, { encoding: 'utf8', maxBuffer: 1 << 26, ...opts });

@@ -11,7 +11,7 @@
 
 static const char *const scenario_names[SIM_SCENARIO__COUNT] = {
     "steady", "janky", "idle", "stalled", "rare-slow", "layout-bound", "raster-bound", "gc",
-    "shader", "cpu-rare-slow"};
+    "shader", "cpu-rare-slow", "scrolllist"};
 
 int sim_scenario_parse(const char *name) {
   int i;
@@ -186,8 +186,12 @@ static int64_t build_frame(sim_t *s, draws_t *d, int jank_us, int64_t vsync, evb
     c += 35 + d->price + d->catalog;
   }
   if (jank_us > 0) {
-    push(b, "SlowWidget", c, c + jank_us);
-    cpu(s, c, c + jank_us, SIM_CPU_SLOW_WIDGET);
+    /* scrolllist: the HeavyTiles built in this frame (a custom block, as
+     * SlowWidget is elsewhere). */
+    int feed = s->gen.scenario == SIM_SCENARIO_SCROLLLIST;
+    push(b, feed ? "HeavyTile" : "SlowWidget", c, c + jank_us);
+    /* The profiler has no HeavyTile stack: its samples are BUILD's own. */
+    cpu(s, c, c + jank_us, feed ? SIM_CPU_BUILD : SIM_CPU_SLOW_WIDGET);
     c += jank_us;
   }
   self_from = c;
@@ -317,6 +321,13 @@ static void draw_frame(sim_t *s, int64_t now) {
     d.shader = 14000 + (int64_t)d.jank_roll * 12;
     s->gen.jank_frames++;
   }
+  {
+    /* The drive's pointer events for this frame; on the scrolllist feed,
+     * its scroll and the tiles that came into view, built in it. */
+    int64_t heavy_us;
+    d.build_self += sim_drive_frame(s, now, &heavy_us);
+    jank_us += (int)heavy_us;
+  }
   if (s->gen.scenario == SIM_SCENARIO_SHADER && s->gen.frame_index - s->gen.shader_from >= 90)
     s->gen.shader_from = s->gen.frame_index + 1; /* new content next frame */
   if (jank_us) s->gen.jank_frames++;
@@ -424,6 +435,9 @@ static void on_tick(uv_timer_t *t) {
   int probe = 0, want = 0;
 
   if (s->model && s->vm.watcher && wm_take_probe(s->model)) probe = 1;
+  /* A drive goes on in every scenario (its waits end, its finders fail
+   * where no feed is on screen); only scrolllist draws for it. */
+  int driven = sim_drive_tick(s, sim_clock_now_us());
   if (s->replay) { /* the recording's frames only; a probe draws nothing */
     s->up.replay_tick(s);
     sim_timings_arm(s);
@@ -462,7 +476,10 @@ static void on_tick(uv_timer_t *t) {
       want = 1;
       break;
     case SIM_SCENARIO_IDLE:
-      want = probe;
+      want = probe || driven; /* a drive's tap or back draws its frame */
+      break;
+    case SIM_SCENARIO_SCROLLLIST: /* only while driven or settling */
+      want = driven || probe;
       break;
     case SIM_SCENARIO_STALLED: /* a probe is swallowed: no vsync arrives */
     case SIM_SCENARIO__COUNT:
@@ -489,6 +506,8 @@ static void on_tick(uv_timer_t *t) {
   else if (want && probe)
     s->gen.probe_requested = 1; /* keep the request for the next vsync */
   sim_timings_arm(s);
+  /* A flutter_driver command waits for its gesture to end. */
+  if (s->up.after_tick) s->up.after_tick(s);
   schedule_tick(s);
 }
 
