@@ -90,6 +90,7 @@ export const COVER = {
   'server/frames_answer.c': { re: '^integration\\.(session|answers)$', targets: APP },
   'server/apps_text.c': { re: '^integration\\.(apps|dtd)$', targets: APP },
   'server/op.c': { re: '^integration\\.(session|connect)$', targets: APP },
+  'watcher/sim/model.c': unit('watcher_vectors'),
   'watcher/sim/model_drive_plan.c': plus(unit('drive_plan'), '^sim\\.drive$', ['telescope-sim']),
   'watcher/sim/sim_drive.c': { re: '^sim\\.(drive|driver)$', targets: ['telescope-sim'] },
 };
