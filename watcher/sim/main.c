@@ -437,8 +437,8 @@ static int parse_args(int argc, char **argv, sim_config_t *cfg) {
         cfg->max_profile_depth = (int)v;
         break;
       case O_COMPILED_FUNCTIONS:
-        if (parse_long(optarg, 0, 100000, &v))
-          return bad_usage("--compiled-functions wants 0..100000, got '%s'", optarg);
+        if (parse_long(optarg, 0, 1000000, &v))
+          return bad_usage("--compiled-functions wants 0..1000000, got '%s'", optarg);
         cfg->compiled_functions = (int)v;
         break;
       case O_CPU_RING:
