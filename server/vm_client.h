@@ -36,6 +36,10 @@
 #include "codes.h"
 
 #define VM_CLIENT_MAX_MESSAGE (64u * 1024u * 1024u)
+/* A getCpuSamples reply this large reaches its caller as text (reply.text):
+ * a debug app's lists tens of thousands of functions, tens of MB whose parse
+ * would stall the loop for a second; the caller parses it off the loop. */
+#define VM_CLIENT_TEXT_MIN (1024u * 1024u)
 #define VM_CLIENT_DEFAULT_TIMEOUT_MS 3000
 
 typedef struct vm_client vm_client_t;
@@ -67,6 +71,11 @@ typedef struct {
    * NULL when nothing was cut. Borrowed for the callback, like result. */
   const char *records;
   size_t records_len;
+  /* A getCpuSamples reply of VM_CLIENT_TEXT_MIN bytes or more: the whole
+   * message as it came, not parsed (result and error NULL, detail "ok"),
+   * whatever it holds. Borrowed for the callback. */
+  const char *text;
+  size_t text_len;
 } vm_client_reply_t;
 
 typedef void (*vm_client_reply_cb)(void *arg, const vm_client_reply_t *reply);

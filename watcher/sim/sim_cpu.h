@@ -46,7 +46,7 @@ typedef enum {
  * Code objects, not only the sampled ones). A debug (JIT) app has compiled
  * every function it has run: the framework's, dart:core's, the app's: tens
  * of thousands (--compiled-functions 30000 is issue 31's real size). */
-#define SIM_CPU_DEFAULT_COMPILED 1000
+#define SIM_CPU_DEFAULT_COMPILED 30000
 
 typedef struct {
   int64_t ts;
