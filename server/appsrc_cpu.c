@@ -122,6 +122,9 @@ static void failed(appsrc_cpu_t *p, const vm_result_t *res, const char *what) {
              "CPU samples: this VM service has no %s (a web app: DWDS "
              "serves no CPU samples)",
              what);
+  else if (res->rpc_code == RPC_INTERNAL_ERROR || res->rpc_code == RPC_PARSE_ERROR)
+    snprintf(note, sizeof note, "CPU samples: %s's reply could not be read (%s)", what,
+             res->detail ? res->detail : "no detail");
   else
     snprintf(note, sizeof note,
              "CPU samples: %s failed (%d%s%s): is the Dart profiler off? `flutter run` has it "
