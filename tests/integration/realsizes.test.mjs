@@ -23,7 +23,7 @@ const longestStall = (stderr) => Math.max(0, ...[...stderr.matchAll(/loop: longe
   .map((m) => Number(m[1])));
 
 test('30 000 functions a reply: the loop stays responsive while CPU samples are read', async () => {
-  const sim = await startSim(['--scenario', 'janky', '--seed', '7']);
+  const sim = await startSim(['--scenario', 'janky', '--seed', '7', '--compiled-functions', '30000']);
   cleanup.push(() => sim.kill());
   const m = await startMcp(['--vm-service-uri', sim.wsUri, '--log-level', 'debug']);
   cleanup.push(() => m.close());
