@@ -24,9 +24,15 @@
 #define APPSRC_CPU_PAD_US 100000 /* each range reaches this far around its janky frames */
 /* Ranges closer than this are one call, up to APPSRC_CPU_MAX_EXTENT_US: every
  * reply repeats the VM's whole function table (1 MB for 1 000 compiled
- * functions), while a second of samples is about 100 KB. */
+ * functions, 30 MB for a debug app's 30 000), while a second of samples is
+ * about 100 KB. */
 #define APPSRC_CPU_MERGE_US 1000000
 #define APPSRC_CPU_MAX_EXTENT_US 5000000
+/* One getCpuSamples call's deadline, in call timeouts (30 s at the default
+ * 3 s): the VM builds the reply on the UI isolate from its whole code table,
+ * seconds in a large debug app (DevTools dropped its own timeout on it for
+ * that reason: flutter/devtools#1683). The other calls keep one. */
+#define APPSRC_CPU_CALL_TIMEOUTS 10
 
 typedef struct appsrc_cpu appsrc_cpu_t;
 

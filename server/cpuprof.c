@@ -102,23 +102,111 @@ static int fn_parse(cpuprof_fn_t *f, const json_t *pf, const char *app_package) 
   return f->name ? 0 : -1;
 }
 
+/* FNV-1a over a function's identity: name, file, line. */
+static uint64_t fn_hash(const cpuprof_fn_t *f) {
+  uint64_t h = 14695981039346656037ull;
+  const char *parts[2] = {f->name, f->file ? f->file : ""};
+  for (int k = 0; k < 2; k++) {
+    for (const unsigned char *c = (const unsigned char *)parts[k]; *c; c++)
+      h = (h ^ *c) * 1099511628211ull;
+    h = (h ^ 0xff) * 1099511628211ull; /* "a" + "bc" is not "ab" + "c" */
+  }
+  for (int k = 0; k < 8; k++) h = (h ^ (((uint64_t)f->line >> (8 * k)) & 0xff)) * 1099511628211ull;
+  return h;
+}
+
+static int fn_same(const cpuprof_fn_t *a, const cpuprof_fn_t *b) {
+  if (a->line != b->line || strcmp(a->name, b->name)) return 0;
+  if (!a->file || !b->file) return a->file == b->file;
+  return !strcmp(a->file, b->file);
+}
+
+/* The slot holding f's equal, or the empty slot where it would go. */
+static size_t fn_slot(const cpuprof_t *p, const cpuprof_fn_t *f) {
+  size_t mask = p->nslots - 1, i = (size_t)fn_hash(f) & mask;
+  while (p->slots[i] >= 0 && !fn_same(&p->fns[p->slots[i]], f)) i = (i + 1) & mask;
+  return i;
+}
+
+/* Room for want functions at most half full: 0, or -1 (out of memory). */
+static int fn_reserve(cpuprof_t *p, size_t want) {
+  size_t n = p->nslots ? p->nslots : 64, i;
+  while (n < 2 * want) n *= 2;
+  if (n == p->nslots) return 0;
+  int32_t *old = p->slots;
+  if (!(p->slots = malloc(n * sizeof *p->slots))) {
+    p->slots = old;
+    return -1;
+  }
+  memset(p->slots, 0xff, n * sizeof *p->slots); /* every slot -1 */
+  p->nslots = n;
+  free(old);
+  for (i = 0; i < p->nfns; i++) p->slots[fn_slot(p, &p->fns[i])] = (int32_t)i;
+  return 0;
+}
+
 static int by_ts(const void *a, const void *b) {
   int64_t x = ((const cpuprof_sample_t *)a)->ts_us, y = ((const cpuprof_sample_t *)b)->ts_us;
   return (x > y) - (x < y);
 }
 
+/* One reply being added: its functions are read only when a sample's stack
+ * names them (a debug app lists tens of thousands, nearly all never
+ * sampled). map: the reply's function index → index in p->fns, -1 not yet
+ * read. */
+typedef struct {
+  cpuprof_t *p;
+  const json_t *fns;
+  int32_t *map;
+  size_t nf;
+  const char *app_package;
+  int oom;
+} adding_t;
+
+/* The reply's function k as an index into p->fns (the held one with the
+ * same identity, else a new one), or -1 (out of memory: a->oom). */
+static int32_t fn_index(adding_t *a, size_t k) {
+  cpuprof_t *p = a->p;
+  cpuprof_fn_t f;
+  if (a->map[k] >= 0) return a->map[k];
+  if (p->nfns == p->fncap) {
+    size_t cap = p->fncap ? p->fncap * 2 : 64;
+    cpuprof_fn_t *nf = realloc(p->fns, cap * sizeof *nf);
+    if (!nf) goto oom;
+    p->fns = nf;
+    p->fncap = cap;
+  }
+  if (fn_reserve(p, p->nfns + 1)) goto oom;
+  if (fn_parse(&f, json_array_get(a->fns, k), a->app_package)) {
+    free(f.file);
+    goto oom;
+  }
+  size_t slot = fn_slot(p, &f);
+  if (p->slots[slot] >= 0) { /* held from an earlier reply */
+    free(f.name);
+    free(f.file);
+  } else {
+    p->slots[slot] = (int32_t)p->nfns;
+    p->fns[p->nfns++] = f;
+  }
+  return a->map[k] = p->slots[slot];
+oom:
+  a->oom = 1;
+  return -1;
+}
+
 /* The function a sample is charged to: the innermost app frame, else the
- * top one; -1 when the stack is empty or names no function. map: the
- * reply's function index → index in p->fns. */
-static int32_t charge_of(const cpuprof_t *p, const json_t *stack, const int32_t *map, size_t nmap,
-                         int32_t *leaf) {
+ * top one; -1 when the stack is empty or names no function (or on OOM). */
+static int32_t charge_of(adding_t *a, const json_t *stack, int32_t *leaf) {
   size_t i, n = json_array_size(stack);
   *leaf = -1;
   for (i = 0; i < n && i < CPUPROF_MAX_DEPTH; i++) {
     json_int_t k = json_integer_value(json_array_get(stack, i));
-    if (!json_is_integer(json_array_get(stack, i)) || k < 0 || (size_t)k >= nmap) return -1;
-    if (*leaf < 0) *leaf = map[k];
-    if (p->fns[map[k]].code == CPUPROF_APP) return map[k];
+    if (!json_is_integer(json_array_get(stack, i)) || k < 0 || (size_t)k >= a->nf) return -1;
+    int32_t fn = fn_index(a, (size_t)k);
+    if (fn < 0) return -1;
+    if (*leaf < 0) *leaf = fn;
+    if (a->p->fns[fn].code == CPUPROF_APP) return fn;
   }
   return *leaf;
 }
@@ -133,34 +221,11 @@ int cpuprof_add(cpuprof_t *p, const json_t *reply, const char *app_package, char
     snprintf(err, errlen, "not a CpuSamples reply (functions, samples, samplePeriod)");
     return -1;
   }
-  int32_t *map = malloc((nf ? nf : 1) * sizeof *map);
-  cpuprof_fn_t *nfns = realloc(p->fns, (p->nfns + nf + 1) * sizeof *nfns);
-  if (nfns) p->fns = nfns;
+  adding_t a = {p, fns, malloc((nf ? nf : 1) * sizeof *a.map), nf, app_package, 0};
   cpuprof_sample_t *nsam = realloc(p->samples, (p->nsamples + ns + 1) * sizeof *nsam);
   if (nsam) p->samples = nsam;
-  if (!map || !nfns || !nsam) goto oom;
-  /* Functions already held (same name and place) keep one index, so that
-   * samples of separate replies add up per function. */
-  for (i = 0; i < nf; i++) {
-    cpuprof_fn_t f;
-    size_t j;
-    if (fn_parse(&f, json_array_get(fns, i), app_package)) {
-      free(f.file);
-      goto oom;
-    }
-    for (j = 0; j < p->nfns; j++)
-      if (!strcmp(p->fns[j].name, f.name) && p->fns[j].line == f.line &&
-          !((p->fns[j].file == NULL) != (f.file == NULL) ||
-            (f.file && strcmp(p->fns[j].file, f.file))))
-        break;
-    if (j < p->nfns) {
-      free(f.name);
-      free(f.file);
-    } else {
-      p->fns[p->nfns++] = f;
-    }
-    map[i] = (int32_t)j;
-  }
+  if (!a.map || !nsam) goto oom;
+  memset(a.map, 0xff, (nf ? nf : 1) * sizeof *a.map); /* every entry -1: not read yet */
   size_t had = p->nsamples;
   for (i = 0; i < ns; i++) {
     const json_t *s = json_array_get(samples, i);
@@ -168,7 +233,8 @@ int cpuprof_add(cpuprof_t *p, const json_t *reply, const char *app_package, char
     cpuprof_sample_t x;
     if (!json_is_integer(ts)) continue;
     x.ts_us = json_integer_value(ts);
-    x.charge = charge_of(p, json_object_get(s, "stack"), map, nf, &x.leaf);
+    x.charge = charge_of(&a, json_object_get(s, "stack"), &x.leaf);
+    if (a.oom) goto oom;
     if (x.charge < 0) continue;
     /* One sample per timestamp: overlapping windows ask for it twice. */
     cpuprof_sample_t *hit = had ? bsearch(&x, p->samples, had, sizeof *p->samples, by_ts) : NULL;
@@ -176,10 +242,10 @@ int cpuprof_add(cpuprof_t *p, const json_t *reply, const char *app_package, char
   }
   qsort(p->samples, p->nsamples, sizeof *p->samples, by_ts);
   p->period_us = period;
-  free(map);
+  free(a.map);
   return 0;
 oom:
-  free(map);
+  free(a.map);
   snprintf(err, errlen, "out of memory reading CPU samples");
   return -1;
 }
@@ -191,6 +257,7 @@ void cpuprof_close(cpuprof_t *p) {
   }
   free(p->fns);
   free(p->samples);
+  free(p->slots);
   memset(p, 0, sizeof *p);
 }
 

@@ -48,10 +48,16 @@ typedef struct {
 
 typedef struct {
   int64_t period_us; /* samplePeriod */
-  cpuprof_fn_t *fns; /* the reply's functions[], in its order */
-  size_t nfns;
+  cpuprof_fn_t *fns; /* the sampled functions of the replies, first seen first */
+  size_t nfns, fncap;
   cpuprof_sample_t *samples; /* sorted by ts_us */
   size_t nsamples;
+  /* fns by identity (name, file, line): open addressing, -1 empty, at most
+   * half full, so that a reply's functions join the held ones in linear time
+   * (a debug app's reply lists tens of thousands; only the sampled ones are
+   * read and held, docs/tool.md). */
+  int32_t *slots;
+  size_t nslots;
 } cpuprof_t;
 
 /* One frame's UI-thread window [start_us, end_us) and whether it missed the

@@ -18,6 +18,7 @@
 #include "container_of.h"
 #include "frames_tool.h"
 #include "log.h"
+#include "loopstall.h"
 #include "mcp.h"
 #include "setup.h"
 #include "sim_child.h"
@@ -33,6 +34,7 @@ typedef struct {
   sim_child_t *sim; /* --sim: telescope-sim as our child; NULL otherwise */
   uv_signal_t sigterm, sigint;
   uv_timer_t grace; /* stdin EOF: calls in flight get a moment to finish */
+  loopstall_t stall; /* the loop's longest stall, on stderr (loopstall.h) */
   uint64_t grace_until;
   int stopping;
 } app_t;
@@ -124,6 +126,7 @@ static void app_stop(app_t *app, const char *why) {
   if (app->io) stdio_stop(app->io);
   uv_close((uv_handle_t *)&app->sigterm, NULL);
   uv_close((uv_handle_t *)&app->sigint, NULL);
+  loopstall_close(&app->stall);
   mcp_session_cancel_all(app->mcp);
   frames_tool_close(app->tool, tool_closed, app);
 }
@@ -227,6 +230,8 @@ int main(int argc, char **argv) {
     uv_run(&app.loop, UV_RUN_DEFAULT);
     goto fail_run;
   }
+  if ((err = loopstall_start(&app.stall, &app.loop)) != 0)
+    log_warn("cannot time the loop's stalls: %s", uv_strerror(err));
   log_info("telescope-mcp %s ready", TELESCOPE_VERSION);
 
   uv_run(&app.loop, UV_RUN_DEFAULT);

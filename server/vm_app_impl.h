@@ -39,6 +39,7 @@ struct vm_call {
   vm_request_t *req; /* the extension request in flight */
   char req_isolate[128];
   uint64_t deadline;
+  int timeout_ms; /* app->timeout_ms, or longer for a reply the VM builds slowly */
   int waiting; /* parked until the isolate is known */
   int retried; /* one re-pick after a Sentinel */
   int done, deferred;

@@ -128,7 +128,7 @@ static void on_call_timer(uv_timer_t *t) {
   /* The deadline passed: say why as precisely as we know. */
   if (!app->connected) {
     snprintf(call->detail, sizeof call->detail, "could not reach the VM service within %d ms",
-             app->timeout_ms);
+             call->timeout_ms);
     call_finish(call, DIAG_NOT_CONNECTED, 0, call->detail, NULL);
   } else if (app->paused) {
     snprintf(call->detail, sizeof call->detail, "isolate %s is paused (%s)", app->isolate_id,
@@ -136,7 +136,7 @@ static void on_call_timer(uv_timer_t *t) {
     call_finish(call, DIAG_ISOLATE_PAUSED, 0, call->detail, NULL);
   } else {
     snprintf(call->detail, sizeof call->detail, "%s: no answer within %d ms", call->method,
-             app->timeout_ms);
+             call->timeout_ms);
     call_finish(call, DIAG_UNRESPONSIVE, 0, call->detail, NULL);
   }
 }
@@ -261,8 +261,11 @@ static void on_ext_reply(void *arg, const vm_client_reply_t *r) {
 static void on_vm_reply(void *arg, const vm_client_reply_t *r) {
   vm_call_t *call = arg;
   call->req = NULL;
+  vm_result_t text = {DIAG_NONE, 0, "ok", NULL, r->text, r->text_len};
   if (r->diag != DIAG_NONE)
     call_finish(call, r->diag, 0, r->detail, NULL);
+  else if (r->text)
+    call_end(call, &text);
   else if (r->error || !r->result)
     call_finish(call, DIAG_NONE, r->rpc_code ? r->rpc_code : RPC_INTERNAL_ERROR, r->detail, NULL);
   else
@@ -352,8 +355,8 @@ static void call_submit(vm_call_t *call) {
   app->start_sync(app);
 }
 
-static vm_call_t *call_new(vm_app_t *app, call_kind_t kind, const char *method, vm_reply_cb cb,
-                           void *arg) {
+static vm_call_t *call_new(vm_app_t *app, call_kind_t kind, const char *method, int timeout_ms,
+                           vm_reply_cb cb, void *arg) {
   vm_call_t *call = calloc(1, sizeof *call);
   if (!call) return NULL;
   call->app = app;
@@ -366,8 +369,9 @@ static vm_call_t *call_new(vm_app_t *app, call_kind_t kind, const char *method, 
   call->next = app->calls;
   if (app->calls) app->calls->prev = call;
   app->calls = call;
-  call->deadline = uv_now(app->loop) + (uint64_t)app->timeout_ms;
-  uv_timer_start(&call->timer, on_call_timer, (uint64_t)app->timeout_ms, 0);
+  call->timeout_ms = timeout_ms > app->timeout_ms ? timeout_ms : app->timeout_ms;
+  call->deadline = uv_now(app->loop) + (uint64_t)call->timeout_ms;
+  uv_timer_start(&call->timer, on_call_timer, (uint64_t)call->timeout_ms, 0);
   return call;
 }
 
@@ -375,9 +379,9 @@ static vm_call_t *call_new(vm_app_t *app, call_kind_t kind, const char *method, 
  * method (params as given): both checked against the allowlist, both failed
  * from the loop when they cannot be sent. */
 static vm_call_t *call_start(vm_app_t *app, call_kind_t kind, const char *method, json_t *params,
-                             vm_reply_cb cb, void *arg) {
+                             int timeout_ms, vm_reply_cb cb, void *arg) {
   int ext = kind == CALL_EXT;
-  vm_call_t *call = call_new(app, kind, method ? method : "(null)", cb, arg);
+  vm_call_t *call = call_new(app, kind, method ? method : "(null)", timeout_ms, cb, arg);
   if (!call) {
     json_decref(params);
     return NULL;
@@ -405,14 +409,21 @@ static vm_call_t *call_start(vm_app_t *app, call_kind_t kind, const char *method
 
 vm_call_t *vm_app_call_extension(vm_app_t *app, const char *method, json_t *params, vm_reply_cb cb,
                                  void *arg) {
-  return call_start(app, CALL_EXT, method, params, cb, arg);
+  return call_start(app, CALL_EXT, method, params, 0, cb, arg);
 }
 
 vm_call_t *vm_app_call_vm(vm_app_t *app, const char *method, json_t *params, vm_reply_cb cb,
                           void *arg) {
-  return call_start(app, CALL_VM, method, params, cb, arg);
+  return call_start(app, CALL_VM, method, params, 0, cb, arg);
 }
 
+vm_call_t *vm_app_call_vm_within(vm_app_t *app, const char *method, json_t *params, int timeout_ms,
+                                 vm_reply_cb cb, void *arg) {
+  return call_start(app, CALL_VM, method, params, timeout_ms, cb, arg);
+}
+
+uv_loop_t *vm_app_loop(const vm_app_t *app) { return app->loop; }
+int vm_app_timeout_ms(const vm_app_t *app) { return app->timeout_ms; }
 const char *vm_app_isolate_id(const vm_app_t *app) { return app->isolate_id; }
 const char *vm_app_uri_ws(const vm_app_t *app) { return app->uri_ws; }
 
@@ -426,7 +437,7 @@ int vm_app_is_flutter(const vm_app_t *app) { return app->flutter; }
 int vm_app_is_web(const vm_app_t *app) { return app->runtime == RUNTIME_WEB; }
 
 vm_call_t *vm_app_refresh(vm_app_t *app, vm_reply_cb cb, void *arg) {
-  vm_call_t *call = call_new(app, CALL_REFRESH, "refresh", cb, arg);
+  vm_call_t *call = call_new(app, CALL_REFRESH, "refresh", 0, cb, arg);
   if (!call) return NULL;
   if (app->closing)
     call_fail_soon(call, DIAG_NOT_CONNECTED, 0, "telescope is shutting down");

@@ -43,7 +43,10 @@ typedef struct {
   int rpc_code;
   const char *detail;
   json_t *result; /* borrowed for the callback; on web "type":"Response" is removed */
-  const char *records; /* the watcher's records cut out of result (vm_client_reply_t) */
+  /* The watcher's records cut out of result (vm_client_reply_t.records), or,
+   * with result NULL, a large getCpuSamples reply's whole text, unparsed
+   * (vm_client_reply_t.text). Borrowed for the callback. */
+  const char *records;
   size_t records_len;
 } vm_result_t;
 
@@ -101,7 +104,16 @@ vm_call_t *vm_app_call_extension(vm_app_t *app, const char *method, json_t *para
  * is diag DIAG_NONE with its rpc_code. */
 vm_call_t *vm_app_call_vm(vm_app_t *app, const char *method, json_t *params, vm_reply_cb cb,
                           void *arg);
+/* The same with a deadline of timeout_ms (never shorter than the app's call
+ * timeout): for a reply the VM builds slowly (getCpuSamples walks the whole
+ * code table on the UI isolate). */
+vm_call_t *vm_app_call_vm_within(vm_app_t *app, const char *method, json_t *params, int timeout_ms,
+                                 vm_reply_cb cb, void *arg);
 
+/* The loop the app's calls run on. */
+uv_loop_t *vm_app_loop(const vm_app_t *app);
+/* Each call's deadline, ms (--call-timeout-ms). */
+int vm_app_timeout_ms(const vm_app_t *app);
 /* The isolate calls go to ("" while none is known). Borrowed. */
 const char *vm_app_isolate_id(const vm_app_t *app);
 /* The normalised ws URI last dialled or set ("" before any). Borrowed. */

@@ -2,7 +2,7 @@
 // and writes BENCHMARKS.md (results, machine, commands). Usage:
 //   node --experimental-websocket bench.mjs BUILD_DIR [--rounds N] [--out FILE] [--only a,b]
 // Sections: startup overhead throughput sustain memory economy callgrind wire
-// answers timeline inframe recordings mutants where.
+// answers timeline inframe recordings mutants where realsizes.
 import { execSync, execFileSync } from 'node:child_process';
 import { writeFileSync, readFileSync, existsSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -430,6 +430,25 @@ if (want('where')) {
   sections.push(script('where.mjs') + '\n');
 }
 
+// The server before issue 31's fixes (its loop already timed), built from
+// REALSIZES_BEFORE (a commit) in a build directory of its own, so that the
+// section compares the two in the same run; skipped when the commit is not
+// in this repository.
+const REALSIZES_BEFORE = process.env.REALSIZES_BEFORE ?? 'bd58e07';
+if (want('realsizes')) {
+  log('14. real sizes');
+  const repo = resolve(build, '..'), dir = resolve(build, '..', 'build-realsizes-before');
+  let extra = [];
+  try {
+    execSync(`git -C ${repo} cat-file -e ${REALSIZES_BEFORE}^{commit}`, { stdio: 'ignore' });
+    execSync(`rm -rf ${dir} && mkdir -p ${dir}/src && git -C ${repo} archive ${REALSIZES_BEFORE} | tar -x -C ${dir}/src && ` +
+      `cmake -S ${dir}/src -B ${dir}/build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null && ` +
+      `cmake --build ${dir}/build -j2 --target telescope-mcp >/dev/null`, { stdio: ['ignore', 'ignore', 'inherit'] });
+    extra = ['--before', `${dir}/build`, '--before-name', `before (${REALSIZES_BEFORE})`];
+  } catch { log(`14: ${REALSIZES_BEFORE} not buildable here: after only`); }
+  sections.push(script('realsizes.mjs', extra) + '\n');
+}
+
 const machine = [
   `- CPU: ${sh("grep -m1 'model name' /proc/cpuinfo | cut -d: -f2")} × ${sh('nproc')} (a shared virtual machine; load average at the end of the run: ${sh("cut -d' ' -f1-3 /proc/loadavg")})`,
   `- Memory: ${sh("free -g | awk '/Mem:/{print $2}'")} GiB; kernel ${sh('uname -r')}; ${sh('. /etc/os-release && echo $PRETTY_NAME')}`,
@@ -455,12 +474,12 @@ make bench        # builds (RelWithDebInfo), installs the pinned baseline (npm c
 # the same, by hand, or a few sections:
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo && cmake --build build -j2
 (cd tests/bench && npm ci)
-node --experimental-websocket tests/bench/bench.mjs build [--rounds 11] [--only startup,overhead,throughput,sustain,memory,economy,callgrind,wire,answers,timeline,inframe,recordings,mutants,where]
+node --experimental-websocket tests/bench/bench.mjs build [--rounds 11] [--only startup,overhead,throughput,sustain,memory,economy,callgrind,wire,answers,timeline,inframe,recordings,mutants,where,realsizes]
 # single drivers
 build/bench_core throughput ingest 2     # or parse
 build/bench_core memory 1000000
 build/bench_core inframe 300             # the watcher's work inside a frame, 0.1.0 vs today
-node --experimental-websocket tests/bench/timeline.mjs build   # §9; where.mjs §13, answers.mjs §8, recordings.mjs §11
+node --experimental-websocket tests/bench/timeline.mjs build   # §9; where.mjs §13, answers.mjs §8, recordings.mjs §11, realsizes.mjs §14
 build/telescope-sim --fps 4000 --blocks 20
 \`\`\`
 

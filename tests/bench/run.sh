@@ -1,7 +1,8 @@
 #!/bin/sh
 # make bench: install the pinned baseline, then run every section; bench.mjs
 # writes BENCHMARKS.md whole (the sections with scripts of their own, §8
-# answers.mjs, §9 timeline.mjs, §11 recordings.mjs, §13 where.mjs, run from it).
+# answers.mjs, §9 timeline.mjs, §11 recordings.mjs, §13 where.mjs, §14
+# realsizes.mjs, run from it).
 set -e
 here=$(cd "$(dirname "$0")" && pwd)
 build=${1:-build}

@@ -19,7 +19,8 @@ const SESSION_MS = 5000;
 
 async function once(fps, profiler) {
   const sim = await startSim(`${build}/telescope-sim`,
-    ['--fps', String(fps), '--scenario', 'janky', '--seed', '7', '--profiler', profiler ? 'on' : 'off']);
+    ['--fps', String(fps), '--scenario', 'janky', '--seed', '7', '--profiler', profiler ? 'on' : 'off',
+      '--compiled-functions', '1000']); // §13's size since issue 20; §14 (realsizes.mjs) the debug app's
   const peer = new StdioPeer(`${build}/telescope-mcp`, ['--vm-service-uri', sim.wsUri]);
   await peer.initialize();
   await callTool(peer, { action: 'status' });

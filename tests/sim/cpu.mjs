@@ -134,7 +134,7 @@ await run({
   // finds no more. The sim used to hand a timing over when it drew the frame,
   // ahead of its clock, and a pull right after saw part of a long build.
   async 'a frame is reported once it has ended: its samples are all there when its timing comes'() {
-    const sim = await Sim.start(['--seed', '7', '--scenario', 'janky']);
+    const sim = await Sim.start(['--seed', '7', '--scenario', 'janky', '--compiled-functions', '0']);
     try {
       const c = await Client.connect(sim.wsUri);
       const iso = await isolateOf(c);

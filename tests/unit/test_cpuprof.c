@@ -89,9 +89,12 @@ static json_int_t i_of(const json_t *o, const char *k) {
 }
 
 START_TEST(names_places_and_code_kinds) {
-  static const int st[][6] = {{F_HEAVY, -1}};
-  int64_t ts[] = {5};
-  json_t *r = reply(1000, ts, st, 1);
+  /* One sample on top of each function, in the reply's order: each is read
+   * when a sample first names it, so p.fns keeps that order. */
+  static const int st[NF][6] = {{F_HEAVY, -1},  {F_PARSE, -1}, {F_DECODE, -1}, {F_SCOPE, -1},
+                                {F_STEADY, -1}, {F_NATIVE, -1}, {F_RARE, -1},  {F_HELPER, -1}};
+  int64_t ts[NF] = {5, 6, 7, 8, 9, 10, 11, 12};
+  json_t *r = reply(1000, ts, st, NF);
   cpuprof_t p = {0};
   char err[128];
   ck_assert_int_eq(cpuprof_add(&p, r, "sim_app", err, sizeof err), 0);
@@ -274,7 +277,7 @@ START_TEST(overlapping_replies_count_each_sample_once) {
   ck_assert_int_eq(cpuprof_add(&p, a, "sim_app", err, sizeof err), 0);
   ck_assert_int_eq(cpuprof_add(&p, b, "sim_app", err, sizeof err), 0);
   ck_assert_uint_eq(p.nsamples, 5);
-  ck_assert_uint_eq(p.nfns, NF); /* the same functions, once */
+  ck_assert_uint_eq(p.nfns, 1); /* the one sampled function, once */
   cpuprof_window_t w[] = {{4000, 8000, 2000}, {0, 4000, 2000}};
   json_t *where = cpuprof_where_json(&p, w, 2, 0, 4000);
   const json_t *f = fn_at(where, 0);
@@ -289,6 +292,64 @@ START_TEST(overlapping_replies_count_each_sample_once) {
   cpuprof_close(&p);
   json_decref(a);
   json_decref(b);
+}
+END_TEST
+
+/* A debug app's reply: n compiled functions "Fk.run" in lib/fk.dart, plus
+ * one that shares F0's name and line in another file; samples on top of
+ * every function (order: the reply's, or reversed), one a millisecond. */
+static json_t *big_reply(int n, int reversed, int64_t t0) {
+  json_t *fns = json_array(), *s = json_array();
+  char name[32], uri[64];
+  for (int k = 0; k < n; k++) {
+    snprintf(name, sizeof name, "F%d", reversed ? n - 1 - k : k);
+    snprintf(uri, sizeof uri, "package:sim_app/%s.dart", name);
+    json_array_append_new(fns, function("Dart", "run", "@Class", name, uri, NULL, 7));
+  }
+  json_array_append_new(fns, function("Dart", "run", "@Class", "F0", "package:sim_app/other.dart",
+                                      NULL, 7));
+  for (int k = 0; k <= n; k++)
+    json_array_append_new(s, json_pack("{s:i,s:I,s:[i]}", "tid", 7, "timestamp",
+                                       (json_int_t)(t0 + 1000 * k), "stack", k));
+  return json_pack("{s:s,s:i,s:o,s:o}", "type", "CpuSamples", "samplePeriod", 1000, "functions",
+                   fns, "samples", s);
+}
+
+START_TEST(functions_join_by_identity_across_replies) {
+  /* 5 000 functions, each sampled, then the same 5 000 listed in reverse
+   * order: each is held once (by name, file and line, not by its index in a
+   * reply), and F0.run of another file is another function. */
+  enum { N = 5000 };
+  json_t *a = big_reply(N, 0, 0), *b = big_reply(N, 1, 10000000);
+  cpuprof_t p = {0};
+  char err[128];
+  ck_assert_int_eq(cpuprof_add(&p, a, "sim_app", err, sizeof err), 0);
+  ck_assert_uint_eq(p.nfns, N + 1);
+  ck_assert_int_eq(cpuprof_add(&p, b, "sim_app", err, sizeof err), 0);
+  ck_assert_uint_eq(p.nfns, N + 1);
+  ck_assert_uint_eq(p.nsamples, 2 * (N + 1));
+  /* b's first sample is on F{N-1}, a's last plain one too: one function. */
+  ck_assert_int_eq(p.samples[N + 1].charge, p.samples[N - 1].charge);
+  ck_assert_str_eq(p.fns[p.samples[N].charge].file, "lib/other.dart");
+  ck_assert_int_ne(p.samples[N].charge, p.samples[0].charge);
+  cpuprof_close(&p);
+  json_decref(a);
+  json_decref(b);
+}
+END_TEST
+
+START_TEST(unsampled_functions_are_not_held) {
+  /* The reply lists 8 functions; its one sample names HeavyTile.build. */
+  static const int st[][6] = {{F_HEAVY, -1}};
+  int64_t ts[] = {5};
+  json_t *r = reply(1000, ts, st, 1);
+  cpuprof_t p = {0};
+  char err[128];
+  ck_assert_int_eq(cpuprof_add(&p, r, "sim_app", err, sizeof err), 0);
+  ck_assert_uint_eq(p.nfns, 1);
+  ck_assert_str_eq(p.fns[0].name, "HeavyTile.build");
+  cpuprof_close(&p);
+  json_decref(r);
 }
 END_TEST
 
@@ -484,6 +545,8 @@ int main(void) {
   tcase_add_test(tc, window_edges_truncated_stacks_and_no_location);
   tcase_add_test(tc, overlapping_replies_count_each_sample_once);
   tcase_add_test(tc, not_a_cpu_samples_reply);
+  tcase_add_test(tc, functions_join_by_identity_across_replies);
+  tcase_add_test(tc, unsampled_functions_are_not_held);
   tcase_add_test(tc, plan_ranges_around_the_newest_janky_frames);
   tcase_add_test(tc, windows_older_than_the_ring_are_lost_not_idle);
   tcase_add_test(tc, top_app_function_in_a_frame);

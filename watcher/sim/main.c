@@ -116,7 +116,8 @@ static const char usage_text[] =
     "  --max-profile-depth N  frames kept per sample (2..255, default 128); deeper\n"
     "                         stacks are cut and marked truncated\n"
     "  --compiled-functions N zero-tick compiled functions in every CpuSamples\n"
-    "                         (default 1000; the VM lists all compiled code)\n"
+    "                         (default 30000, a debug app's: the VM lists all\n"
+    "                         compiled code)\n"
     "  --cpu-ring N           CPU samples kept (default 60000, the VM's 600\n"
     "                         blocks of 100; the oldest are overwritten)\n"
     "  --frame-step N         frame numbers go up by N (1..100, default 1; iOS: 2)\n"
@@ -456,8 +457,8 @@ static int parse_args(int argc, char **argv, sim_config_t *cfg) {
         cfg->max_profile_depth = (int)v;
         break;
       case O_COMPILED_FUNCTIONS:
-        if (parse_long(optarg, 0, 100000, &v))
-          return bad_usage("--compiled-functions wants 0..100000, got '%s'", optarg);
+        if (parse_long(optarg, 0, 1000000, &v))
+          return bad_usage("--compiled-functions wants 0..1000000, got '%s'", optarg);
         cfg->compiled_functions = (int)v;
         break;
       case O_CPU_RING:

@@ -236,6 +236,8 @@ int sim_cpu_init(sim_cpu_t *c, size_t capacity) {
 }
 
 void sim_cpu_free(sim_cpu_t *c) {
+  json_decref(c->compiled_json);
+  c->compiled_json = NULL;
   free(c->ring);
   c->ring = NULL;
   c->cap = c->len = c->head = 0;
@@ -366,13 +368,27 @@ static json_t *compiled_function(int i, int aot) {
   return profile_function("Dart", dart_function(&f, aot), resolved, 0, 0);
 }
 
+/* The zero-tick functions never change between answers: built once, then
+ * shared by every answer (a 30 000-entry table takes seconds to build). */
+static json_t *compiled_functions(sim_cpu_t *c) {
+  if (c->compiled_json && (int)json_array_size(c->compiled_json) == c->compiled &&
+      c->compiled_json_aot == c->aot)
+    return c->compiled_json;
+  json_decref(c->compiled_json);
+  c->compiled_json = json_array();
+  c->compiled_json_aot = c->aot;
+  for (int k = 0; c->compiled_json && k < c->compiled; k++)
+    json_array_append_new(c->compiled_json, compiled_function(k, c->aot));
+  return c->compiled_json;
+}
+
 static int stack_depth(int st) {
   int n = 0;
   while (n < MAX_STACK && stacks[st][n] >= 0) n++;
   return n;
 }
 
-json_t *sim_cpu_samples_json(const sim_cpu_t *c, int64_t origin, int64_t extent, int64_t now,
+json_t *sim_cpu_samples_json(sim_cpu_t *c, int64_t origin, int64_t extent, int64_t now,
                              long pid, long tid) {
   long incl[F__COUNT] = {0}, excl[F__COUNT] = {0}, tag_incl[N_TAGS] = {0};
   int64_t min_ts = INT64_MAX, max_ts = 0;
@@ -428,7 +444,7 @@ json_t *sim_cpu_samples_json(const sim_cpu_t *c, int64_t origin, int64_t extent,
       json_array_append_new(functions, profile_function("Dart", dart_function(f, c->aot),
                                                         f->resolved, incl[k], excl[k]));
   }
-  for (k = 0; k < c->compiled; k++) json_array_append_new(functions, compiled_function(k, c->aot));
+  json_array_extend(functions, compiled_functions(c));
   for (i = 0; i < N_TAGS; i++)
     json_array_append_new(
         functions, profile_function("Tag", native_function(tags[i], "Tag"), NULL, tag_incl[i], 0));

@@ -41,9 +41,12 @@ typedef enum {
 #define SIM_CPU_DEFAULT_MAX_DEPTH 128
 #define SIM_CPU_DEFAULT_RING 60000
 /* Functions with compiled code and no samples: the VM lists every compiled
- * function of the isolate group in every answer (ProfileBuilder builds its
- * code table from the whole heap's Code objects). */
-#define SIM_CPU_DEFAULT_COMPILED 1000
+ * function of the isolate group in every answer (ProfileBuilder::
+ * BuildCodeTable registers every entry of the code lookup table, the heap's
+ * Code objects, not only the sampled ones). A debug (JIT) app has compiled
+ * every function it has run: the framework's, dart:core's, the app's: tens
+ * of thousands (--compiled-functions 30000 is issue 31's real size). */
+#define SIM_CPU_DEFAULT_COMPILED 30000
 
 typedef struct {
   int64_t ts;
@@ -56,6 +59,8 @@ typedef struct {
   int max_depth; /* `max_profile_depth` (2..255, as Profiler::SetSampleDepth) */
   int aot;       /* a profile (AOT) build: locations carry a line, no token positions */
   int compiled;  /* zero-tick compiled functions listed in every answer */
+  json_t *compiled_json; /* their ProfileFunctions, built once (same compiled, aot) */
+  int compiled_json_aot;
   sim_cpu_sample_t *ring;
   size_t cap, len, head; /* head: the oldest sample */
   uint64_t taken, overwritten;
@@ -73,8 +78,9 @@ void sim_cpu_clear(sim_cpu_t *c);
 void sim_cpu_span(sim_cpu_t *c, int64_t start, int64_t end, sim_cpu_stack_t stack);
 /* The CpuSamples answer for [origin, origin + extent] (both ends inclusive;
  * origin or extent -1: no time filter), leaving out samples later than now.
- * pid and tid as the VM prints them. New reference, or NULL (no memory). */
-json_t *sim_cpu_samples_json(const sim_cpu_t *c, int64_t origin, int64_t extent, int64_t now,
+ * pid and tid as the VM prints them. New reference, or NULL (no memory).
+ * The compiled functions' table is built at the first answer and kept. */
+json_t *sim_cpu_samples_json(sim_cpu_t *c, int64_t origin, int64_t extent, int64_t now,
                              long pid, long tid);
 
 #endif
