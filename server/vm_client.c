@@ -14,6 +14,15 @@
 #include "vm_uri.h"
 #include "vm_wire.h"
 
+/* LWS_CALLBACK_CLIENT_HTTP_REDIRECT is new in libwebsockets 4.1
+ * (include/libwebsockets/lws-callbacks.h at v4.1.0; absent at v4.0.20, what
+ * Ubuntu 22.04 ships). Without it a 3xx can only be refused
+ * (LCCSCF_HTTP_NO_FOLLOW_REDIRECT, there since 4.0): the dial then fails
+ * rather than follow an address nobody checked. */
+#define VM_LWS_REDIRECT_CB          \
+  (LWS_LIBRARY_VERSION_MAJOR > 4 || \
+   (LWS_LIBRARY_VERSION_MAJOR == 4 && LWS_LIBRARY_VERSION_MINOR >= 1))
+
 
 #define BACKOFF_MIN_MS 50
 #define BACKOFF_MAX_MS 1000
@@ -280,6 +289,7 @@ static int callback_vm(struct lws *wsi, enum lws_callback_reasons reason, void *
     return rc;
   }
   switch (reason) {
+#if VM_LWS_REDIRECT_CB
     case LWS_CALLBACK_CLIENT_HTTP_REDIRECT: {
       /* lws would follow a 3xx itself, skipping our loopback check and, on
        * 4.1, never completing a ws upgrade: take the Location and dial it
@@ -293,6 +303,7 @@ static int callback_vm(struct lws *wsi, enum lws_callback_reasons reason, void *
       if (in) vm_handover_follow(&c->ho, (const char *)in, why);
       return 1; /* refuse lws's own follow: CONNECTION_ERROR comes next */
     }
+#endif
     case LWS_CALLBACK_CLIENT_CONNECTION_ERROR: {
       /* lws may have cleared *pwsi before telling us, hence the NULL case. */
       if (c->state != CONN_CONNECTING || (c->wsi && wsi != c->wsi)) break;
@@ -488,6 +499,9 @@ static void on_connect_timer(uv_timer_t *t) {
   i.protocol = NULL; /* DDS answers no subprotocol: never ask for one */
   i.local_protocol_name = "telescope-vm";
   i.ssl_connection = u.secure ? LCCSCF_USE_SSL : 0;
+#if !VM_LWS_REDIRECT_CB
+  i.ssl_connection |= LCCSCF_HTTP_NO_FOLLOW_REDIRECT;
+#endif
   i.pwsi = &c->wsi;
   c->state = CONN_CONNECTING;
   if (!lws_client_connect_via_info(&i)) {
