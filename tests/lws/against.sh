@@ -98,6 +98,11 @@ pc=$(find "$PREFIX" -name libwebsockets.pc | head -1)
 libdir=$(dirname "$(dirname "$pc")")
 export PKG_CONFIG_PATH="$(dirname "$pc")${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
 export LD_LIBRARY_PATH="$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+# A tree configured against another libwebsockets (another cache) starts over:
+# CMake keeps what pkg-config found the first time.
+if [ -f "$ROOT/$BUILD/CMakeCache.txt" ] && ! grep -q "^LWS_CONFIG_H:FILEPATH=$PREFIX/" "$ROOT/$BUILD/CMakeCache.txt"; then
+  rm -rf "${ROOT:?}/$BUILD"
+fi
 start=$(date +%s)
 cmake -S "$ROOT" -B "$ROOT/$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_BUILD_RPATH="$libdir" >/dev/null
