@@ -6,6 +6,7 @@
 #   make demo      ... plus Node/npm and the pinned MCP SDK; run a scripted session
 #   make test      ... plus Check, valgrind, clang and chromium; run every test
 #   make check-hard  the whole suite under ASan+UBSan, plus 60 s of fuzzing per target (CI runs it)
+#   make test-lws43  the unit, integration and sim tests against libwebsockets 4.3.5 (CI runs it)
 #   make fuzz      a longer fuzz run (FUZZ_SECONDS per target, default 600)
 #   make bench     the benchmarks of tests/bench (results: BENCHMARKS.md)
 #   make mutants   plant each bug of tests/mutants/ in a copy, run the tests that cover it
@@ -18,7 +19,7 @@ JOBS       ?= $(shell nproc 2>/dev/null || sysctl -n hw.ncpu 2>/dev/null || echo
 CTEST_ARGS ?=
 
 .PHONY: all deps deps-build deps-demo deps-test node-deps configure build test demo check-hard \
-        fuzz bench mutants mutants-auto clean format
+        fuzz bench mutants mutants-auto clean format test-lws43
 
 all: build
 
@@ -55,6 +56,13 @@ test: deps-test build node-deps
 
 demo: build node-deps
 	@sh examples/demo.sh $(BUILD)
+
+# The unit, integration and sim tests against libwebsockets 4.3.5 (Debian 13's,
+# Ubuntu 24.04's), built once from Debian's source package into
+# ~/.cache/telescope/lws-4.3.5 (tests/lws/against.sh), in build-lws43. Not
+# part of make test (Debian 12's 4.1.6 stays the default); CI runs it.
+test-lws43: deps-test node-deps
+	@JOBS=$(JOBS) sh tests/lws/against.sh 4.3.5 trixie build-lws43
 
 # The whole suite again under ASan+UBSan, in its own build tree (valgrind
 # tests excluded: the two instrumentations do not mix), with the libFuzzer
@@ -97,4 +105,4 @@ format:
 	@clang-format -i server/*.c server/*.h watcher/sim/*.c watcher/sim/*.h tests/unit/*.c
 
 clean:
-	rm -rf $(BUILD) build-asan build-mutants
+	rm -rf $(BUILD) build-asan build-mutants build-lws43

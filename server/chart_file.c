@@ -1,3 +1,6 @@
+/* realpath is XSI: POSIX.1-2008 with the X/Open System Interfaces. */
+#define _XOPEN_SOURCE 700
+
 #include "chart_file.h"
 
 #include <errno.h>

@@ -14,6 +14,15 @@
 #include "vm_uri.h"
 #include "vm_wire.h"
 
+/* LWS_CALLBACK_CLIENT_HTTP_REDIRECT is new in libwebsockets 4.1
+ * (include/libwebsockets/lws-callbacks.h at v4.1.0; absent at v4.0.20, what
+ * Ubuntu 22.04 ships). 4.0 is told not to follow a 3xx itself
+ * (LCCSCF_HTTP_NO_FOLLOW_REDIRECT, there since 4.0): the upgrade then fails,
+ * and the Location is read from the failed handshake's headers instead. */
+#define VM_LWS_REDIRECT_CB          \
+  (LWS_LIBRARY_VERSION_MAJOR > 4 || \
+   (LWS_LIBRARY_VERSION_MAJOR == 4 && LWS_LIBRARY_VERSION_MINOR >= 1))
+
 
 #define BACKOFF_MIN_MS 50
 #define BACKOFF_MAX_MS 1000
@@ -255,6 +264,30 @@ static void connection_lost(vm_client_t *c, diag_code_t diag, const char *detail
     c->opt.on_state(c->opt.arg, VM_CLIENT_DISCONNECTED, diag, detail);
 }
 
+/* A 3xx answering the upgrade: lws would follow it itself, skipping our
+ * loopback check and, on 4.1, never completing a ws upgrade; vm_handover
+ * checks the Location and the dial goes there once lws has let go. The VM
+ * answers an upgrade with a 302 to DDS once DDS is attached (dart-lang/sdk
+ * sdk/lib/_internal/vm/bin/vmservice_server.dart, Server._requestHandler:
+ * request.response.redirect(_service.ddsUri!)). */
+static void take_redirect(vm_client_t *c, const char *location, unsigned int status) {
+  char why[64];
+  snprintf(why, sizeof why, "the VM service redirected the upgrade (HTTP %u)", status);
+  if (location) vm_handover_follow(&c->ho, location, why);
+}
+
+#if !VM_LWS_REDIRECT_CB
+/* lws 4.0 reports the refused 3xx as a failed upgrade, its headers still
+ * readable. */
+static void take_refused_redirect(vm_client_t *c, struct lws *wsi) {
+  unsigned int status = wsi ? lws_http_client_http_response(wsi) : 0;
+  char location[VM_URI_MAX];
+  if (status >= 300 && status < 400 &&
+      lws_hdr_copy(wsi, location, sizeof location, WSI_TOKEN_HTTP_LOCATION) > 0)
+    take_redirect(c, location, status);
+}
+#endif
+
 /* After a failed attempt that named where to go: dial there at once, keeping
  * every request. */
 static void follow_now(vm_client_t *c) {
@@ -297,25 +330,21 @@ static int callback_vm(struct lws *wsi, enum lws_callback_reasons reason, void *
     return rc;
   }
   switch (reason) {
-    case LWS_CALLBACK_CLIENT_HTTP_REDIRECT: {
-      /* lws would follow a 3xx itself, skipping our loopback check and, on
-       * 4.1, never completing a ws upgrade: take the Location and dial it
-       * ourselves. The VM answers an upgrade with a 302 to DDS once DDS is
-       * attached (dart-lang/sdk sdk/lib/_internal/vm/bin/vmservice_server.dart,
-       * Server._requestHandler: request.response.redirect(_service.ddsUri!)). */
+#if VM_LWS_REDIRECT_CB
+    case LWS_CALLBACK_CLIENT_HTTP_REDIRECT:
       if (wsi != c->wsi && c->wsi) return 1;
-      char why[64];
-      snprintf(why, sizeof why, "the VM service redirected the upgrade (HTTP %u)",
-               (unsigned)len);
-      if (in) vm_handover_follow(&c->ho, (const char *)in, why);
+      take_redirect(c, in, (unsigned)len);
       return 1; /* refuse lws's own follow: CONNECTION_ERROR comes next */
-    }
+#endif
     case LWS_CALLBACK_CLIENT_CONNECTION_ERROR: {
       /* lws may have cleared *pwsi before telling us, hence the NULL case. */
       if (c->state != CONN_CONNECTING || (c->wsi && wsi != c->wsi)) break;
       const char *why = in ? (const char *)in : "unknown error";
       char detail[300];
       diag_code_t diag;
+#if !VM_LWS_REDIRECT_CB
+      take_refused_redirect(c, wsi);
+#endif
       if (c->ho.follow[0]) { /* a redirect we took */
         follow_now(c);
         break;
@@ -505,6 +534,9 @@ static void on_connect_timer(uv_timer_t *t) {
   i.protocol = NULL; /* DDS answers no subprotocol: never ask for one */
   i.local_protocol_name = "telescope-vm";
   i.ssl_connection = u.secure ? LCCSCF_USE_SSL : 0;
+#if !VM_LWS_REDIRECT_CB
+  i.ssl_connection |= LCCSCF_HTTP_NO_FOLLOW_REDIRECT;
+#endif
   i.pwsi = &c->wsi;
   c->state = CONN_CONNECTING;
   if (!lws_client_connect_via_info(&i)) {

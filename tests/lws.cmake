@@ -1,3 +1,10 @@
+# unit.lws_version: the libwebsockets that runs is the one configured and
+# compiled against (make test-lws43 relies on it).
+add_executable(lws_version lws/version.c)
+target_link_libraries(lws_version PRIVATE PkgConfig::LWS)
+add_test(NAME unit.lws_version COMMAND lws_version ${LWS_VERSION})
+set_tests_properties(unit.lws_version PROPERTIES LABELS unit TIMEOUT 30)
+
 # tests/lws/two_contexts.c under valgrind (label valgrind): the loss of
 # libwebsockets 4.1 that RELIABILITY.md documents ("Two lws contexts alive at
 # once"). What the server does (one context at a time) must lose nothing; two

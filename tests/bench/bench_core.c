@@ -174,7 +174,9 @@ static double now_s(void) {
   return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* The peak resident set, from Linux's /proc; -1 elsewhere. */
 static long peak_rss_kib(void) {
+#ifdef __linux__
   FILE *f = fopen("/proc/self/status", "r");
   char line[256];
   long kib = -1;
@@ -183,6 +185,9 @@ static long peak_rss_kib(void) {
     if (!strncmp(line, "VmHWM:", 6)) kib = strtol(line + 6, NULL, 10);
   fclose(f);
   return kib;
+#else
+  return -1;
+#endif
 }
 
 /* ---- throughput ---------------------------------------------------------- */

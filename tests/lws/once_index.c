@@ -11,7 +11,9 @@
  *
  * With it every mode loses nothing (and the shim says when it handed an index
  * out again); without it, two_contexts.c's counts. */
-#define _GNU_SOURCE
+#ifdef __linux__
+#define _GNU_SOURCE /* RTLD_NEXT */
+#endif
 #include <dlfcn.h>
 #include <openssl/crypto.h>
 #include <stdio.h>

@@ -1,6 +1,6 @@
 /* Runs telescope-sim as a child process for the vm integration tests: an
  * ephemeral port, its printed URI, stdin commands answered by `ok …` lines.
- * The child dies with the test process (PR_SET_PDEATHSIG), so a failing
+ * On Linux the child dies with the test process (PR_SET_PDEATHSIG), so a failing
  * Check test in fork mode never leaves a simulator behind. */
 #ifndef TELESCOPE_TEST_VM_SIM_PROC_H
 #define TELESCOPE_TEST_VM_SIM_PROC_H
@@ -12,7 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __linux__
 #include <sys/prctl.h>
+#endif
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -32,6 +34,12 @@ static long long mono_ms(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* nanosleep: usleep left POSIX in 2008. */
+static void pause_ms(long ms) {
+  struct timespec ts = {ms / 1000, (ms % 1000) * 1000000};
+  nanosleep(&ts, NULL);
 }
 
 /* Reads one line (without '\n') into line within ms; 0 on timeout/EOF. */
@@ -75,7 +83,9 @@ static void sim_start(sim_proc_t *s, const char *const *extra) {
   pid_t pid = fork();
   ck_assert_int_ge(pid, 0);
   if (pid == 0) {
+#ifdef __linux__ /* elsewhere a failing test may leave its simulator behind */
     prctl(PR_SET_PDEATHSIG, SIGKILL);
+#endif
     dup2(in[0], 0);
     dup2(out[1], 1);
     close(in[0]);
@@ -147,7 +157,7 @@ static void sim_stop(sim_proc_t *s) {
       s->pid = 0;
       return;
     }
-    usleep(5000);
+    pause_ms(5);
   }
   sim_kill(s);
 }

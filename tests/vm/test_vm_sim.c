@@ -102,7 +102,7 @@ static void assert_methods_allowlisted(sim_proc_t *s, const char *must_include) 
 static void wait_uri_file(const char *file, int port) {
   char want[32], have[512] = "";
   snprintf(want, sizeof want, ":%d/", port);
-  for (long long end = mono_ms() + 3000; !strstr(have, want) && mono_ms() < end; usleep(2000)) {
+  for (long long end = mono_ms() + 3000; !strstr(have, want) && mono_ms() < end; pause_ms(2)) {
     FILE *fp = fopen(file, "r");
     size_t n = fp ? fread(have, 1, sizeof have - 1, fp) : 0;
     have[n] = '\0';
@@ -752,7 +752,7 @@ START_TEST(dds_takeover_fails_sent_calls_at_once_and_moves_unsent_ones) {
   enum { NB = 400, FIRST = 20 };
   static got_t b[NB];
   int nb = 0;
-  usleep(200 * 1000);
+  pause_ms(200);
   for (; nb < FIRST; nb++) {
     memset(&b[nb], 0, sizeof b[nb]);
     b[nb].loop = &f.loop;
