@@ -74,6 +74,10 @@ test('two apps: named by URI, sessions at once on each, never mixed; no name, no
   assert.equal(cmp.isError, false, cmp.text);
   assert.equal(cmp.sc.comparison.verdict, 'improved', cmp.text);
   assert.match(cmp.text, /improved/);
+  // Each side's own refresh rate, and the difference named: not comparable.
+  assert.equal(cmp.sc.comparison.baseline.refreshRate, 60, cmp.text);
+  assert.equal(cmp.sc.comparison.candidate.refreshRate, 120, cmp.text);
+  assert.ok(cmp.sc.comparison.warnings.some((w) => w.code === 'refresh_rate_differs' && w.notComparable), cmp.text);
 });
 
 test('an app that dies leaves the other\'s session alone; its sessions stay readable', async () => {

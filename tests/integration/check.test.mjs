@@ -163,6 +163,7 @@ test('bad command lines: exit 64 and a message naming the problem; --help exits 
     [['--vm-service-uri', 'ws://127.0.0.1:1/x=/ws', '--duration-ms', '1000', '--budgets', join(dir, 'broken.json')], /broken\.json: line 1/],
     [['--vm-service-uri', 'ws://127.0.0.1:1/x=/ws', '--duration-ms', '1000', '--budgets', join(dir, 'missing.json')], /missing\.json/],
     [['--vm-service-uri', 'ws://127.0.0.1:1/x=/ws', '--vm-service-uri-file', join(dir, 'u'), '--duration-ms', '1000'], /exclude each other/],
+    [['--dtd-uri', 'ws://127.0.0.1:1/d=/ws', '--vm-service-uri', 'ws://127.0.0.1:1/x=/ws', '--duration-ms', '1000'], /exclude each other/],
     [['--vm-service-uri', 'ws://127.0.0.1:1/x=/ws', '--duration-ms', '1000', '--report', join(dir, 'no/such/dir/r.json')], /--report/],
     [['--vm-service-uri', 'ws://127.0.0.1:1/x=/ws', '--duration-ms'], /--duration-ms needs a value/],
   ];

@@ -5,6 +5,7 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { startSim, startMcp, assertNoTokenLeak, tempDir } from './harness.mjs';
+import { Client } from '../sim/lib.mjs';
 
 const cleanup = [];
 after(async () => { for (const c of cleanup.reverse()) await c(); assertNoTokenLeak(); });
@@ -162,7 +163,7 @@ test('chart: trace writes a Chrome trace file with one UI slice per frame', asyn
 for (const [scenario, cat, tid, field] of [['gc', 'gc', 4, 'gcUs'], ['shader', 'shader', 5, 'shaderUs']]) {
   test(`chart: trace holds the ${scenario} slices and each janky frame's cause`, async () => {
     const dir = tempDir();
-    const { m } = await setup(['--scenario', scenario], ['--chart-dir', dir]);
+    const { s, m } = await setup(['--scenario', scenario], ['--chart-dir', dir]);
     await m.call({ action: 'status' });
     const r = await m.call({ action: 'capture', durationMs: 2500, chart: 'trace' });
     assert.equal(r.isError, false, r.text);
@@ -191,5 +192,17 @@ for (const [scenario, cat, tid, field] of [['gc', 'gc', 4, 'gcUs'], ['shader', '
     // cause overlaps one of them.
     const named = janky.filter((e) => e.args.cause === (cat === 'gc' ? 'GC' : 'shader compilation'));
     assert.ok(named.length > 0, JSON.stringify(janky.slice(0, 3).map((e) => e.args)));
+    // Each slice starts where the VM's timeline says the pause or compile
+    // began: the trace's clock is the frames', and the VM's timeline is on
+    // that clock already (offset 0). Asked of the VM directly.
+    const vm = await Client.connect(s.wsUri);
+    cleanup.push(() => vm.close());
+    const tl = await vm.call('getVMTimeline', {});
+    const origin = trace.otherData.originVsyncStartUs;
+    const begins = new Set(tl.traceEvents.filter((e) => e.ph === 'B' || e.ph === 'X').map((e) => e.ts));
+    const lo = Math.min(...begins), hi = Math.max(...begins);
+    const held = slices.filter((e) => e.ts + origin >= lo && e.ts + origin <= hi);
+    assert.ok(held.length > 0, `no ${cat} slice within the VM's timeline ${lo}..${hi}`);
+    for (const e of held) assert.ok(begins.has(e.ts + origin), `${cat} slice at ${e.ts + origin} µs: no event of the VM's timeline begins there`);
   });
 }

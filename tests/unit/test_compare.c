@@ -286,6 +286,23 @@ START_TEST(interactions_and_findings) {
 }
 END_TEST
 
+/* Frozen frames decide when the jank ratio did not change: 30 of 400
+ * candidate frames frozen (a total span of 800 ms) while their build and
+ * raster, hence the jank ratio, stay as the baseline's. */
+START_TEST(frozen_frames_decide_when_jank_is_the_same) {
+  frames_t a = make(3, 400, 0, 0), b = make(4, 400, 0, 0);
+  for (size_t i = 0; i < 400; i += 13) b.f[i].total_span_us = 800000;
+  compare_side_t sa = side("s1", &a), sb = side("s2", &b);
+  json_t *c = compare_sessions(&sa, &sb);
+  ck_assert_str_eq(str(metric(c, "jankRatio"), "change"), "same");
+  ck_assert_str_eq(str(c, "verdict"), "regressed");
+  ck_assert_str_eq(str(c, "decidedBy"), "frozen");
+  json_decref(c);
+  frames_free(&a);
+  frames_free(&b);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("compare");
   TCase *tc = tcase_create("core");
@@ -299,6 +316,7 @@ int main(void) {
   tcase_add_test(tc, not_comparable_warnings);
   tcase_add_test(tc, empty_sides);
   tcase_add_test(tc, interactions_and_findings);
+  tcase_add_test(tc, frozen_frames_decide_when_jank_is_the_same);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);

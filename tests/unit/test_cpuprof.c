@@ -420,6 +420,10 @@ START_TEST(plan_ranges_around_the_newest_janky_frames) {
   f[20].raster_us = 30000;
   f[0].build_us = 900000;
   f[0].startup = 1;
+  /* Inside range 1 but neither janky nor calm: a frame janky by its raster
+   * only, and a start-up frame. Neither is a window. */
+  f[13].raster_us = 30000;
+  f[14].startup = 1;
   cpuprof_window_t w[150];
   int64_t r[APPSRC_CPU_MAX_RANGES][2];
   size_t nr = 0;
@@ -439,6 +443,8 @@ START_TEST(plan_ranges_around_the_newest_janky_frames) {
     ck_assert(w[i].start_us >= r[1][0] || w[i].start_us >= r[0][0]);
     ck_assert_int_ne(w[i].start_us, 1000000 + 20 * 16667 + 500);
     ck_assert_int_ne(w[i].start_us, 1000000 + 500);
+    ck_assert_int_ne(w[i].start_us, 1000000 + 13 * 16667 + 500);
+    ck_assert_int_ne(w[i].start_us, 1000000 + 14 * 16667 + 500);
     if (w[i].over_us) {
       janky++;
       ck_assert_int_eq(w[i].over_us, 30000 - 16667);

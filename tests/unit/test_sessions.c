@@ -9,6 +9,7 @@
 #include <string.h>
 #include <uv.h>
 
+#include "drain.h"
 #include "model.h"
 #include "sessions.h"
 
@@ -583,6 +584,52 @@ START_TEST(joined_closes_answered_in_the_order_they_came) {
 }
 END_TEST
 
+/* The history keeps the last SESSIONS_HISTORY closed sessions, each findable
+ * by its id: one more closed pushes out only the oldest. */
+START_TEST(history_keeps_the_newest_closed_sessions) {
+  session_options_t o = {0};
+  char ids[SESSIONS_HISTORY + 1][32];
+  for (int k = 0; k < SESSIONS_HISTORY + 1; k++) {
+    session_t *s = open_one(&o);
+    snprintf(ids[k], sizeof ids[k], "%s", session_id(s));
+    got_t g = {0};
+    ck_assert_ptr_nonnull(sessions_close(M, s, on_done, &g));
+    RUN_UNTIL(g.calls == 1);
+    session_unref(g.s);
+    session_unref(s);
+  }
+  ck_assert_ptr_null(sessions_find(M, ids[0])); /* the oldest went */
+  for (int k = 1; k < SESSIONS_HISTORY + 1; k++) {
+    session_t *s = sessions_find(M, ids[k]);
+    ck_assert_msg(s != NULL, "closed session %d of %d (%s) is not in the history", k,
+                  SESSIONS_HISTORY + 1, ids[k]);
+    ck_assert_str_eq(session_id(s), ids[k]);
+  }
+}
+END_TEST
+
+/* A stop while the watcher holds more than a drain generation's pages
+ * (DRAIN_MAX_PAGES) of the session's frames reads on until it has them all:
+ * the generation ends with `more` left, and the close follows it. */
+START_TEST(stop_reads_past_a_generation_while_the_watcher_says_more) {
+  wm_free(F.wm);
+  wm_config_t cfg = {0};
+  cfg.read_limit_cap = 10; /* 10 records a page: 8 pages hold 80 */
+  F.wm = wm_new(&cfg, "run-1");
+  session_options_t o = {0};
+  session_t *s = open_one(&o);
+  draw(10 * DRAIN_MAX_PAGES + 25);
+  got_t g = {0};
+  ck_assert_ptr_nonnull(sessions_close(M, s, on_done, &g));
+  RUN_UNTIL(g.calls == 1);
+  ck_assert_int_eq(session_state(s), SESSION_CLOSED);
+  ck_assert_uint_eq(store_frames_seen(session_store(s)), 10 * DRAIN_MAX_PAGES + 25);
+  ck_assert_int_ge(count_log("ext.telescope.frames:read"), DRAIN_MAX_PAGES + 3);
+  session_unref(g.s);
+  session_unref(s);
+}
+END_TEST
+
 int main(void) {
   Suite *su = suite_create("sessions");
   TCase *tc = tcase_create("manager");
@@ -602,6 +649,8 @@ int main(void) {
   tcase_add_test(tc, cancelled_waiters_are_silent);
   tcase_add_test(tc, open_while_the_last_close_settles);
   tcase_add_test(tc, joined_closes_answered_in_the_order_they_came);
+  tcase_add_test(tc, history_keeps_the_newest_closed_sessions);
+  tcase_add_test(tc, stop_reads_past_a_generation_while_the_watcher_says_more);
   suite_add_tcase(su, tc);
   SRunner *sr = srunner_create(su);
   srunner_run_all(sr, CK_NORMAL);

@@ -83,6 +83,28 @@ START_TEST(idscan_finds_top_level_id_in_any_chunking) {
 }
 END_TEST
 
+/* An id as long as the scanner keeps (sizeof id - 1 characters) is kept
+ * whole, written as a string or as a number alike; a longer one is cut to
+ * that length in both forms. */
+START_TEST(idscan_keeps_the_longest_id_whole_as_string_or_number) {
+  vm_idscan_t s;
+  char digits[sizeof s.id + 2], text[128];
+  for (size_t len = sizeof s.id - 2; len <= sizeof s.id; len++) {
+    for (size_t k = 0; k < len; k++) digits[k] = (char)('1' + k % 9);
+    digits[len] = '\0';
+    size_t kept = len < sizeof s.id - 1 ? len : sizeof s.id - 1;
+    for (int quoted = 0; quoted < 2; quoted++) {
+      snprintf(text, sizeof text, "{\"result\":{},\"id\":%s%s%s}", quoted ? "\"" : "", digits,
+               quoted ? "\"" : "");
+      const char *id = scan_all(text, 3, &s);
+      ck_assert_msg(id != NULL, "%s: no id", text);
+      ck_assert_uint_eq(strlen(id), kept);
+      ck_assert_int_eq(strncmp(id, digits, kept), 0);
+    }
+  }
+}
+END_TEST
+
 START_TEST(rxbuf_reassembles_fragments) {
   vm_rxbuf_t rx = {0};
   rx.limit = 1024;
@@ -247,6 +269,7 @@ int main(void) {
   TCase *tc = tcase_create("pure");
   tcase_add_test(tc, allowlist_is_exact);
   tcase_add_test(tc, idscan_finds_top_level_id_in_any_chunking);
+  tcase_add_test(tc, idscan_keeps_the_longest_id_whole_as_string_or_number);
   tcase_add_test(tc, rxbuf_reassembles_fragments);
   tcase_add_test(tc, rxbuf_over_limit_drops_and_stays_bounded);
   tcase_add_test(tc, classify_replies_and_events);
