@@ -58,7 +58,10 @@ static const char usage_text[] =
     "                         content; cpu-rare-slow: CatalogIndex.rebuild 22 ms\n"
     "                         in 1 frame of 20 (janky), PriceFormatter.formatAll\n"
     "                         5 ms in every frame (heavier in total), named only\n"
-    "                         by getCpuSamples\n"
+    "                         by getCpuSamples; scrolllist: a feed that draws\n"
+    "                         only while driven (the watcher's drive action,\n"
+    "                         ext.flutter.driver), a HeavyTile (~25 ms build)\n"
+    "                         every 7th tile\n"
     "  --seed N               make tokens, ids and frame durations reproducible\n"
     "  --uri-file PATH        write the ws URI there (no newline), like\n"
     "                         flutter run --vmservice-out-file\n"
@@ -69,6 +72,10 @@ static const char usage_text[] =
     "                         follows web_ui's 100 ms hand-over rule instead)\n"
     "  --method-log PATH      append every VM-service method received, one a line\n"
     "  --no-watcher           start without ext.telescope.frames registered\n"
+    "  --flutter-driver       the app called enableFlutterDriverExtension():\n"
+    "                         ext.flutter.driver is registered (scroll, tap,\n"
+    "                         waitUntilNoTransientCallbacks, get_health), each\n"
+    "                         call logged on stderr as one line of JSON\n"
     "  --start-paused         the isolate starts paused (PauseStart), like\n"
     "                         flutter run --start-paused; `resume` lets it run\n"
     "  --dds-attached         vm/web: DDS has taken the service over: upgrades get\n"
@@ -235,6 +242,7 @@ static int parse_args(int argc, char **argv, sim_config_t *cfg) {
     O_MAX_PROFILE_DEPTH,
     O_COMPILED_FUNCTIONS,
     O_CPU_RING,
+    O_FLUTTER_DRIVER,
     O_HELP,
     O_VERSION
   };
@@ -272,6 +280,7 @@ static int parse_args(int argc, char **argv, sim_config_t *cfg) {
       {"max-profile-depth", required_argument, NULL, O_MAX_PROFILE_DEPTH},
       {"compiled-functions", required_argument, NULL, O_COMPILED_FUNCTIONS},
       {"cpu-ring", required_argument, NULL, O_CPU_RING},
+      {"flutter-driver", no_argument, NULL, O_FLUTTER_DRIVER},
       {"help", no_argument, NULL, O_HELP},
       {"version", no_argument, NULL, O_VERSION},
       {NULL, 0, NULL, 0}};
@@ -319,7 +328,8 @@ static int parse_args(int argc, char **argv, sim_config_t *cfg) {
       case O_SCENARIO:
         if ((c = sim_scenario_parse(optarg)) < 0)
           return bad_usage("--scenario wants steady, janky, idle, stalled, rare-slow, "
-                           "layout-bound, raster-bound, gc or shader, got '%s'",
+                           "layout-bound, raster-bound, gc, shader, cpu-rare-slow or "
+                           "scrolllist, got '%s'",
                            optarg);
         cfg->scenario = (sim_scenario_t)c;
         break;
@@ -445,6 +455,9 @@ static int parse_args(int argc, char **argv, sim_config_t *cfg) {
         if (parse_long(optarg, 16, 10000000, &v))
           return bad_usage("--cpu-ring wants 16..10000000, got '%s'", optarg);
         cfg->cpu_ring = (size_t)v;
+        break;
+      case O_FLUTTER_DRIVER:
+        cfg->flutter_driver = 1;
         break;
       case O_VERBOSE:
         cfg->verbose = 1;
@@ -594,6 +607,7 @@ static json_t *stats_json(sim_t *s) {
     json_object_set_new(j, "stops", json_integer((json_int_t)wm_stops(s->model)));
   }
   if (j) json_object_set_new(j, "floodSent", json_integer((json_int_t)s->vm.flood_sent));
+  if (j) json_object_set_new(j, "feed", sim_drive_stats_json(s));
   if (j)
     json_object_set_new(
         j, "cpu",
@@ -663,7 +677,7 @@ static int run_command(sim_t *s, char *line) {
     if (sc < 0)
       return answer(
           "error scenario wants steady|janky|idle|stalled|rare-slow|layout-bound|raster-bound|gc|"
-          "shader|cpu-rare-slow");
+          "shader|cpu-rare-slow|scrolllist");
     sim_gen_set_scenario(s, (sim_scenario_t)sc);
     answer("ok scenario %s", arg);
   } else if (!strcmp(cmd, "fps")) {
@@ -977,6 +991,7 @@ int main(int argc, char **argv) {
   if (s->cfg.compiled_functions >= 0) s->cpu.compiled = s->cfg.compiled_functions;
   s->cpu.aot = s->cfg.profile;
   s->tl.recorder = s->cfg.timeline_recorder;
+  sim_drive_init(s);
   if (sim_server_init(s)) goto fail_server;
   if (sim_vm_init(s)) goto fail_vm;
   if (sim_gen_init(s)) goto fail_gen;
@@ -1015,6 +1030,7 @@ int main(int argc, char **argv) {
   sim_cpu_free(&s->cpu);
   rc = uv_loop_close(s->loop);
   if (rc) fprintf(stderr, "telescope-sim: loop closed with handles open: %s\n", uv_strerror(rc));
+  sim_drive_free(s);
   wm_free(s->model);
   sim_replay_free(s->replay);
   return 0;
@@ -1028,6 +1044,7 @@ fail_server:
   sim_server_close(s);
   uv_run(s->loop, UV_RUN_DEFAULT);
   sim_cpu_free(&s->cpu);
+  sim_drive_free(s);
   wm_free(s->model);
   return 1;
 }

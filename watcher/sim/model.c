@@ -876,6 +876,18 @@ fail:
   return NULL;
 }
 
+void wm_set_interaction(wm_t *wm, const char *id, const char *linked_by) {
+  interaction_set(wm, id, linked_by);
+}
+
+const char *wm_interaction_id(const wm_t *wm) {
+  return wm->interaction_id;
+}
+
+const char *wm_interaction_linked_by(const wm_t *wm) {
+  return wm->linked_by;
+}
+
 int wm_take_probe(wm_t *wm) {
   int p = wm->probe;
   wm->probe = 0;

@@ -121,6 +121,13 @@ void wm_drain_failed(wm_t *wm, const char *error);
  * linkedBy length), lengths in UTF-16 code units as Dart counts them. */
 size_t wm_record_cost(const json_t *record);
 
+/* The current interaction, as the watcher's drive sets it for each step
+ * (DRIVE.md §3): frames drawn from now on carry it. id NULL clears it;
+ * both are copied (on OOM nothing changes). */
+void wm_set_interaction(wm_t *wm, const char *id, const char *linked_by);
+const char *wm_interaction_id(const wm_t *wm); /* NULL: none */
+const char *wm_interaction_linked_by(const wm_t *wm);
+
 /* 1 once after a probe action asked for a frame (the generator then draws
  * one even when idle), else 0. */
 int wm_take_probe(wm_t *wm);

@@ -24,6 +24,7 @@
 
 #include "model.h"
 #include "sim_cpu.h"
+#include "sim_drive.h"
 #include "sim_dwds.h"
 #include "sim_rebuild.h"
 #include "sim_timeline.h"
@@ -46,6 +47,9 @@ typedef enum {
    * widget block; CatalogIndex.rebuild 22 ms in 1 frame of 20 (janky),
    * PriceFormatter.formatAll 6 ms in every frame (heavier in total). */
   SIM_SCENARIO_CPU_RARE_SLOW,
+  /* A feed that draws only while driven (issue 32, sim_drive.h): tiles are
+   * built as they scroll into view, a HeavyTile every 7th (~25 ms). */
+  SIM_SCENARIO_SCROLLLIST,
   SIM_SCENARIO__COUNT
 } sim_scenario_t;
 
@@ -91,6 +95,7 @@ typedef struct {
   int max_profile_depth;         /* --max-profile-depth (0: the VM's 128) */
   int compiled_functions;        /* --compiled-functions (-1: SIM_CPU_DEFAULT_COMPILED) */
   size_t cpu_ring;               /* --cpu-ring (0: SIM_CPU_DEFAULT_RING) */
+  int flutter_driver;            /* --flutter-driver: the app called enableFlutterDriverExtension() */
 } sim_config_t;
 
 #define SIM_MAX_WORKERS 4
@@ -227,6 +232,7 @@ typedef struct sim {
   sim_cpu_t cpu; /* the CPU profiler's samples of the UI thread */
   sim_rebuild_t rebuild; /* the widget inspector's rebuild counts (debug builds) */
   sim_dwds_t dwds;       /* web: DWDS's injected client, batching the page's events */
+  sim_drive_t drive;     /* scrolllist's feed and the workload driving it */
   struct sim_replay *replay; /* --replay: the recording; the generator draws only its frames */
   char run_id[40];
 } sim_t;

@@ -13,7 +13,7 @@
 
 static const char *const scenario_names[SIM_SCENARIO__COUNT] = {
     "steady", "janky", "idle", "stalled", "rare-slow", "layout-bound", "raster-bound", "gc",
-    "shader", "cpu-rare-slow"};
+    "shader", "cpu-rare-slow", "scrolllist"};
 
 int sim_scenario_parse(const char *name) {
   int i;
@@ -188,7 +188,10 @@ static int64_t build_frame(sim_t *s, draws_t *d, int jank_us, int64_t vsync, evb
     c += 35 + d->price + d->catalog;
   }
   if (jank_us > 0) {
-    push(b, "SlowWidget", c, c + jank_us);
+    /* scrolllist: the HeavyTiles built in this frame (a custom block, as
+     * SlowWidget is elsewhere). */
+    push(b, s->gen.scenario == SIM_SCENARIO_SCROLLLIST ? "HeavyTile" : "SlowWidget", c,
+         c + jank_us);
     cpu(s, c, c + jank_us, SIM_CPU_SLOW_WIDGET);
     c += jank_us;
   }
@@ -318,6 +321,13 @@ static void draw_frame(sim_t *s, int64_t now) {
     /* New content: its first frames compile the shaders they use. */
     d.shader = 14000 + (int64_t)d.jank_roll * 12;
     s->gen.jank_frames++;
+  }
+  if (s->gen.scenario == SIM_SCENARIO_SCROLLLIST) {
+    /* The feed: the drive's pointer events and scroll for this frame; the
+     * tiles that came into view are built in it. */
+    int64_t heavy_us;
+    d.build_self += sim_drive_frame(s, now, &heavy_us);
+    jank_us += (int)heavy_us;
   }
   if (s->gen.scenario == SIM_SCENARIO_SHADER && s->gen.frame_index - s->gen.shader_from >= 90)
     s->gen.shader_from = s->gen.frame_index + 1; /* new content next frame */
@@ -460,6 +470,9 @@ static void on_tick(uv_timer_t *t) {
     case SIM_SCENARIO_IDLE:
       want = probe;
       break;
+    case SIM_SCENARIO_SCROLLLIST: /* only while driven or settling */
+      want = sim_drive_tick(s, sim_clock_now_us()) || probe;
+      break;
     case SIM_SCENARIO_STALLED: /* a probe is swallowed: no vsync arrives */
     case SIM_SCENARIO__COUNT:
       want = 0;
@@ -485,6 +498,8 @@ static void on_tick(uv_timer_t *t) {
   else if (want && probe)
     s->gen.probe_requested = 1; /* keep the request for the next vsync */
   sim_timings_arm(s);
+  /* A flutter_driver command waits for its gesture to end. */
+  sim_vm_driver_pump(s);
   schedule_tick(s);
 }
 

@@ -37,7 +37,7 @@ void sim_gen_draw_replayed(sim_t *s, const wm_timing_t *timing, const wm_event_t
                            int64_t drained_us);
 
 /* Scenario names: "steady", "janky", "idle", "stalled", "rare-slow",
- * "layout-bound", "raster-bound", "gc", "shader", "cpu-rare-slow"; -1 when
+ * "layout-bound", "raster-bound", "gc", "shader", "cpu-rare-slow", "scrolllist"; -1 when
  * unknown. */
 int sim_scenario_parse(const char *name);
 const char *sim_scenario_name(sim_scenario_t scenario);

@@ -9,12 +9,24 @@ void sim_log_set_verbose(int on) {
   verbose = on;
 }
 
+static void log_line(const char *fmt, va_list ap) {
+  fputs("telescope-sim: ", stderr);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  fflush(stderr);
+}
+
 void sim_log(const char *fmt, ...) {
   va_list ap;
   if (!verbose) return;
   va_start(ap, fmt);
-  fputs("telescope-sim: ", stderr);
-  vfprintf(stderr, fmt, ap);
-  fputc('\n', stderr);
+  log_line(fmt, ap);
+  va_end(ap);
+}
+
+void sim_log_always(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  log_line(fmt, ap);
   va_end(ap);
 }

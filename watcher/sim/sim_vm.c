@@ -1,11 +1,14 @@
 #include "sim_vm.h"
 
 #include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "sim_clock.h"
+#include "sim_log.h"
 #include "sim_replay.h"
 #include "sim_server.h"
 #include "sim_timings.h"
@@ -59,6 +62,8 @@ struct sim_call {
   uint64_t due_ms;
   uint64_t deadline_ms; /* web: DWDS gives up on the call then (0: never) */
   int hang;
+  int driver;          /* ext.flutter.driver: a driver_phase_t */
+  json_t *driver_reply; /* its reply once known ({isError, response}) */
 };
 
 /* Flutter's own extensions, registered by the framework in every debug or
@@ -93,6 +98,9 @@ static const struct {
 };
 #define N_FLUTTER_EXTS (sizeof flutter_exts / sizeof flutter_exts[0])
 static const char TELESCOPE_EXT[] = "ext.telescope.frames";
+/* enableFlutterDriverExtension() registers it (flutter_driver
+ * lib/src/extension/extension.dart: registerServiceExtension name 'driver'). */
+static const char DRIVER_EXT[] = "ext.flutter.driver";
 
 /* The rules a connection's wire follows: DDS's for a client that came in
  * through the simulated DDS endpoint, else the server's own. What the app
@@ -491,6 +499,7 @@ static json_t *extension_rpcs(const sim_t *s) {
   for (i = 0; i < N_FLUTTER_EXTS; i++)
     if (ext_available(s, i)) json_array_append_new(a, json_string(flutter_exts[i].name));
   if (s->vm.watcher) json_array_append_new(a, json_string(TELESCOPE_EXT));
+  if (s->cfg.flutter_driver) json_array_append_new(a, json_string(DRIVER_EXT));
   return a;
 }
 
@@ -506,10 +515,12 @@ static void call_free(sim_call_t *k) {
   if (!k) return;
   json_decref(k->request);
   json_decref(k->params);
+  json_decref(k->driver_reply);
   free(k);
 }
 
 static void run_call(sim_t *s, sim_call_t *k);
+static int driver_hold(sim_t *s, sim_call_t *k);
 
 static void on_call_timer(uv_timer_t *t);
 
@@ -549,7 +560,8 @@ static void pump(sim_t *s) {
       else if (k->due_ms > now) {
         wait = 1;
         if (!next || k->due_ms < next) next = k->due_ms;
-      }
+      } else if (k->driver)
+        wait = driver_hold(s, k);
       watcher_held |= wait && watcher;
       if (wait && k->deadline_ms && k->deadline_ms <= now) {
         *pp = k->next;
@@ -635,6 +647,15 @@ done:
   free(id);
 }
 
+/* The watcher model's reply to params, or to them as a status. */
+static json_t *model_reply(sim_t *s, json_t *params, int as_status, char **detail) {
+  json_t *p = as_status ? json_copy(params) : json_incref(params), *r;
+  if (as_status) json_object_set_new(p, "action", json_string("status"));
+  r = s->model ? wm_handle(s->model, p, sim_clock_now_us(), detail) : NULL;
+  json_decref(p);
+  return r;
+}
+
 static void frames_reply(sim_t *s, sim_call_t *k) {
   char *detail = NULL;
   json_t *r;
@@ -657,13 +678,36 @@ static void frames_reply(sim_t *s, sim_call_t *k) {
                          "(package:telescope/src/frame_perf_watcher.dart)"));
     return;
   }
-  r = s->model ? wm_handle(s->model, k->params, sim_clock_now_us(), &detail) : NULL;
+  /* drive (issue 32) is the watcher's own action: the model answers it as
+   * a status, and the drive goes on in sim_drive. */
+  const char *action = json_string_value(json_object_get(k->params, "action"));
+  int drive = action && !strcmp(action, "drive");
+  r = model_reply(s, k->params, drive, &detail);
   if (!r) {
     send_error(s, k, RPC_INVALID_PARAMS, "Invalid params",
                json_pack("{s:s}", "details", detail ? detail : "bad params"));
     free(detail);
     return;
   }
+  if (drive) {
+    int code = sim_drive_start(s, k->params, sim_clock_now_us(), &detail);
+    if (code) { /* ServiceExtensionResponse.error(code, detail) */
+      send_error(s, k, code, NULL, json_pack("{s:s}", "details", detail ? detail : "?"));
+      free(detail);
+      json_decref(r);
+      return;
+    }
+    /* The reply shows the first step's interaction, set just now. */
+    json_decref(r);
+    if (!(r = model_reply(s, k->params, 1, &detail))) {
+      send_error(s, k, RPC_INTERNAL_ERROR, NULL, NULL);
+      free(detail);
+      return;
+    }
+  } else if (action && !strcmp(action, "stop")) {
+    sim_drive_cancel(s);
+  }
+  sim_drive_reply_add(s, r, drive);
   switch (s->vm.reply) {
     case SIM_REPLY_NORMAL:
       break;
@@ -746,6 +790,145 @@ static void flutter_ext_reply(sim_t *s, sim_call_t *k, size_t i) {
   send_result(k, r);
 }
 
+/* ---- ext.flutter.driver (issue 32, DRIVE.md §4) -------------------------- */
+
+/* A command's life: parsed and started when the isolate first runs it, then
+ * held until its gesture (scroll, tap) or the scroll's animation
+ * (waitUntilNoTransientCallbacks) has ended, as flutter_driver's handlers
+ * await them (handler_factory.dart _scroll, _tap, _waitUntilNoTransientCallbacks). */
+typedef enum { DRIVER_NONE = 0, DRIVER_NEW, DRIVER_GESTURE, DRIVER_ANIMATION, DRIVER_ANSWERED } driver_phase_t;
+
+/* One line per call on stderr, the params (isolateId aside) as compact JSON
+ * with sorted keys: a test reads the exact commands. */
+static void driver_log(json_t *params) {
+  json_t *p = json_copy(params);
+  json_object_del(p, "isolateId");
+  char *text = json_dumps(p, JSON_COMPACT | JSON_SORT_KEYS);
+  sim_log_always("%s %s", DRIVER_EXT, text ? text : "{}");
+  free(text);
+  json_decref(p);
+}
+
+/* FlutterDriverExtension._makeResponse: an error's response is its message. */
+static json_t *driver_response(int is_error, json_t *response) {
+  return json_pack("{s:b, s:o}", "isError", is_error, "response", response);
+}
+
+static json_t *driver_error(const char *command, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static json_t *driver_error(const char *command, const char *fmt, ...) {
+  char what[512], msg[700];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(what, sizeof what, fmt, ap);
+  va_end(ap);
+  snprintf(msg, sizeof msg, "Uncaught extension error while executing %s: %s", command, what);
+  return driver_response(1, json_string(msg));
+}
+
+/* The finder fields of a CommandWithTarget (flutter_driver find.dart,
+ * SerializableFinder.deserialize) as a drive finder in out; step->kind
+ * becomes DP_BACK for PageBack. NULL, or the error's text. */
+static const char *driver_finder(json_t *p, dp_step_t *step) {
+  const char *type = json_string_value(json_object_get(p, "finderType"));
+  const char *value = NULL, *prefix = NULL;
+  if (!type) return "Unsupported search specification type null";
+  if (!strcmp(type, "ByValueKey")) {
+    const char *kt = json_string_value(json_object_get(p, "keyValueType"));
+    if (!kt || (strcmp(kt, "String") && strcmp(kt, "int")))
+      return "Unsupported key value type (String, int)";
+    /* The feed's keys are all ValueKey<String>: an int key matches none. */
+    prefix = strcmp(kt, "String") ? "key:#int " : "key:";
+    value = json_string_value(json_object_get(p, "keyValueString"));
+  } else if (!strcmp(type, "ByText")) {
+    prefix = "text:";
+    value = json_string_value(json_object_get(p, "text"));
+  } else if (!strcmp(type, "ByType")) {
+    prefix = "type:";
+    value = json_string_value(json_object_get(p, "type"));
+  } else if (!strcmp(type, "PageBack")) {
+    step->kind = DP_BACK;
+    return NULL;
+  } else {
+    return "Unsupported search specification type (ByValueKey, ByText, ByType, PageBack)";
+  }
+  if (!value || strlen(prefix) + strlen(value) > DP_FINDER_MAX) return "bad finder fields";
+  strcpy(step->finder, prefix);
+  strcat(step->finder, value); /* fits: checked above */
+  return NULL;
+}
+
+/* Starts a command (DRIVER_NEW) or says whether it must still wait. Sets
+ * k->driver_reply when the answer is known. Returns 1 to keep holding. */
+static int driver_hold(sim_t *s, sim_call_t *k) {
+  json_t *p = k->params;
+  const char *command = json_string_value(json_object_get(p, "command"));
+  if (k->driver == DRIVER_GESTURE && sim_drive_busy(s)) return 1;
+  if (k->driver == DRIVER_ANIMATION && sim_drive_animating(s)) return 1;
+  if (k->driver == DRIVER_GESTURE || k->driver == DRIVER_ANIMATION) {
+    k->driver = DRIVER_ANSWERED;
+    k->driver_reply = driver_response(0, json_object()); /* Result.empty */
+    return 0;
+  }
+  if (k->driver == DRIVER_ANSWERED) return 0;
+  k->driver = DRIVER_ANSWERED;
+  if (!command) {
+    k->driver_reply = driver_error("null", "Null check operator used on a null value");
+  } else if (!strcmp(command, "get_health")) {
+    k->driver_reply = driver_response(0, json_pack("{s:s}", "status", "ok"));
+  } else if (!strcmp(command, "waitUntilNoTransientCallbacks")) {
+    k->driver = DRIVER_ANIMATION;
+    return driver_hold(s, k);
+  } else if (!strcmp(command, "scroll") || !strcmp(command, "tap")) {
+    dp_step_t step;
+    memset(&step, 0, sizeof step);
+    step.kind = !strcmp(command, "tap") ? DP_TAP : DP_SCROLL;
+    const char *bad = driver_finder(p, &step);
+    double hz = 0;
+    int64_t duration_us = 0;
+    if (!bad && step.kind == DP_SCROLL) {
+      /* Scroll.deserialize: double.parse(dx, dy), int.parse(duration,
+       * frequency) (gesture.dart). */
+      const char *v[4];
+      const char *names[4] = {"dx", "dy", "duration", "frequency"};
+      char *end;
+      double n[4];
+      for (int i = 0; i < 4 && !bad; i++) {
+        v[i] = json_string_value(json_object_get(p, names[i]));
+        n[i] = v[i] && *v[i] ? strtod(v[i], &end) : 0;
+        if (!v[i] || !*v[i] || *end) bad = "FormatException: dx, dy, duration, frequency";
+      }
+      if (!bad && (n[2] < 1 || n[3] < 1 || n[2] * n[3] < 1e6))
+        bad = "IntegerDivisionByZeroException (duration x frequency under one move)";
+      step.dx = n[0], step.dy = n[1], duration_us = (int64_t)n[2], hz = n[3];
+    } else if (!bad && step.kind == DP_BACK) {
+      bad = "no back button on screen (a Material or Cupertino back button)";
+    }
+    char *message = NULL;
+    if (bad) {
+      k->driver_reply = driver_error(command, "%s", bad);
+    } else if (sim_drive_driver_step(s, &step, duration_us, hz, sim_clock_now_us(), &message)) {
+      k->driver_reply = driver_error(command, "%s", message ? message : "failed");
+    } else {
+      k->driver = DRIVER_GESTURE;
+      free(message);
+      return driver_hold(s, k);
+    }
+    free(message);
+  } else {
+    k->driver_reply = driver_error(command, "DriverError: Unsupported command kind %s", command);
+  }
+  return 0;
+}
+
+void sim_vm_driver_pump(sim_t *s) {
+  for (sim_call_t *k = s->vm.calls_head; k; k = k->next)
+    if (k->driver) {
+      pump(s);
+      return;
+    }
+}
+
 static void run_call(sim_t *s, sim_call_t *k) {
   size_t i;
 
@@ -759,6 +942,12 @@ static void run_call(sim_t *s, sim_call_t *k) {
       send_method_not_found(s, k);
     else
       frames_reply(s, k);
+    return;
+  }
+  if (!strcmp(k->method, DRIVER_EXT) && s->cfg.flutter_driver) {
+    if (!k->driver_reply) driver_hold(s, k); /* a command that never waited */
+    set_type_response(s, k->driver_reply);
+    send_result(k, json_incref(k->driver_reply));
     return;
   }
   for (i = 0; i < N_FLUTTER_EXTS; i++)
@@ -839,6 +1028,10 @@ static int do_extension(sim_t *s, sim_call_t *k) {
   snprintf(k->isolate_id, sizeof k->isolate_id, "%s", s->vm.isolate_id);
   k->due_ms = frames && s->vm.ext_delay_ms > 0 ? uv_now(s->loop) + (uint64_t)s->vm.ext_delay_ms : 0;
   k->hang = frames && s->vm.ext_hang;
+  if (!strcmp(k->method, DRIVER_EXT) && s->cfg.flutter_driver) {
+    k->driver = DRIVER_NEW;
+    driver_log(k->params);
+  }
   k->deadline_ms = s->cfg.mode == SIM_MODE_WEB && s->vm.web_timeout_ms > 0
                        ? uv_now(s->loop) + (uint64_t)s->vm.web_timeout_ms
                        : 0;
@@ -1607,6 +1800,8 @@ void sim_vm_restart(sim_t *s) {
   for (i = 0; i < N_FLUTTER_EXTS; i++)
     if (ext_available(s, i)) announce_extension(s, flutter_exts[i].name);
   if (s->vm.watcher) announce_extension(s, TELESCOPE_EXT);
+  if (s->cfg.flutter_driver) announce_extension(s, DRIVER_EXT);
+  sim_drive_reset(s); /* the watcher's and the driver's state are Dart statics */
   pump(s); /* calls held in the old isolate: Collected */
 }
 

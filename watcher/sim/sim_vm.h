@@ -60,6 +60,10 @@ void sim_vm_set_flood(sim_t *s, int per_second, int extension_stream);
  * TimelineStreamSubscriptionsUpdate. -1 with the unknown name in bad. */
 int sim_vm_set_streams(sim_t *s, const json_t *streams, const char **bad);
 
+/* --flutter-driver: answers the ext.flutter.driver calls whose gesture or
+ * animation has ended (sim_gen, after each vsync's drive tick). */
+void sim_vm_driver_pump(sim_t *s);
+
 /* Calls held (paused isolate, slow or hung extension). */
 size_t sim_vm_held_calls(const sim_t *s);
 
