@@ -81,6 +81,8 @@ const COVER = {
   'server/summary.c': unit('summary', 'findings', 'answer_text'),
   'server/summary_json.c': unit('summary', 'findings', 'answer_text'),
   'server/metric.c': unit('summary', 'findings', 'answer_text'),
+  'watcher/sim/model_drive_plan.c': plus(unit('drive_plan'), '^sim\\.drive$', ['telescope-sim']),
+  'watcher/sim/sim_drive.c': { re: '^sim\\.(drive|driver)$', targets: ['telescope-sim'] },
 };
 
 function parse(path) {

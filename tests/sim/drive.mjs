@@ -81,6 +81,9 @@ await run({
       // every 7 tiles of 80 px, each HeavyTile frame over budget.
       assert.ok(r1.frames >= 40, `run 1: ${r1.frames} frames`);
       assert.ok(r1.heavy >= 5 && r1.jank >= r1.heavy, `run 1: ${JSON.stringify(r1)}`);
+      // Only the frames that bring a HeavyTile on screen build one.
+      assert.ok(r1.heavy * 4 < r1.frames, `run 1: ${r1.heavy} of ${r1.frames} frames build a HeavyTile`);
+      assert.ok(r1.jank - r1.heavy <= 2, `run 1: ${r1.jank - r1.heavy} janky frames without a HeavyTile`);
       assert.ok(Math.abs(r1.heavy - r2.heavy) <= 1, `runs differ: ${r1.heavy} vs ${r2.heavy} heavy frames`);
       // The wait steps drew nothing: the feed is idle when not scrolling.
       assert.equal(by['d1/r1/s2'], undefined);
@@ -215,6 +218,9 @@ await run({
       const r = (await t.drive([{ fling: { dy: -1000 } }])).result;
       assert.equal(r.drive.error, 'run 1 step 1 (fling): no Scrollable on screen');
       assert.deepEqual(r.drive.candidates, []);
+      // A wait ends there too.
+      assert.equal((await t.drive([{ wait: 50 }], 2)).result.drive.state, 'running');
+      assert.deepEqual(await ended(t), { id: 'd2', state: 'done', run: 2, runs: 2, step: 1, of: 1 });
     } finally {
       await t.close();
     }

@@ -489,7 +489,8 @@ int sim_drive_driver_step(sim_t *s, const dp_step_t *step, int64_t duration_us, 
 }
 
 void sim_drive_cancel(sim_t *s) {
-  if (s->drive.state != SIM_DRIVE_RUNNING) return;
+  /* A flutter_driver gesture is not the watcher's to stop. */
+  if (s->drive.state != SIM_DRIVE_RUNNING || s->drive.by_driver) return;
   snprintf(s->drive.error, sizeof s->drive.error, "cancelled by stop");
   drive_end(s, SIM_DRIVE_FAILED, 0); /* stop has cleared the interaction */
 }

@@ -71,7 +71,8 @@ int sim_drive_start(struct sim *s, json_t *params, int64_t now_us, char **messag
 /* Adds "drive" to a watcher reply while one runs, and once after it ended;
  * always to the drive action's own reply (own != 0). */
 void sim_drive_reply_add(struct sim *s, json_t *reply, int own);
-/* The watcher's stop: a running drive fails, "cancelled by stop". */
+/* The watcher's stop: a running drive fails, "cancelled by stop" (a
+ * flutter_driver gesture goes on). */
 void sim_drive_cancel(struct sim *s);
 
 /* ext.flutter.driver scroll or tap: one step played as a drive of its own,

@@ -190,9 +190,10 @@ static int64_t build_frame(sim_t *s, draws_t *d, int jank_us, int64_t vsync, evb
   if (jank_us > 0) {
     /* scrolllist: the HeavyTiles built in this frame (a custom block, as
      * SlowWidget is elsewhere). */
-    push(b, s->gen.scenario == SIM_SCENARIO_SCROLLLIST ? "HeavyTile" : "SlowWidget", c,
-         c + jank_us);
-    cpu(s, c, c + jank_us, SIM_CPU_SLOW_WIDGET);
+    int feed = s->gen.scenario == SIM_SCENARIO_SCROLLLIST;
+    push(b, feed ? "HeavyTile" : "SlowWidget", c, c + jank_us);
+    /* The profiler has no HeavyTile stack: its samples are BUILD's own. */
+    cpu(s, c, c + jank_us, feed ? SIM_CPU_BUILD : SIM_CPU_SLOW_WIDGET);
     c += jank_us;
   }
   self_from = c;
@@ -340,7 +341,8 @@ static void draw_frame(sim_t *s, int64_t now) {
     /* The inspector's post-frame callback (_onFrameEnd): the app's widgets
      * rebuilt in this frame, every card and its Text, SlowWidget only when
      * it ran. */
-    int counts[SIM_LOC__COUNT] = {1, d.n_cards, d.n_cards, jank_us > 0};
+    int counts[SIM_LOC__COUNT] = {1, d.n_cards, d.n_cards,
+                                  jank_us > 0 && s->gen.scenario != SIM_SCENARIO_SCROLLLIST};
     sim_vm_post_event(s, "Flutter.RebuiltWidgets",
                       sim_rebuild_event(&s->rebuild, timing.vsync_start_us, timing.frame_number,
                                         counts));
@@ -430,6 +432,9 @@ static void on_tick(uv_timer_t *t) {
   int probe = 0, want = 0;
 
   if (s->model && s->vm.watcher && wm_take_probe(s->model)) probe = 1;
+  /* A drive goes on in every scenario (its waits end, its finders fail
+   * where no feed is on screen); only scrolllist draws for it. */
+  int driven = sim_drive_tick(s, sim_clock_now_us());
   if (s->replay) { /* the recording's frames only; a probe draws nothing */
     sim_replay_tick(s);
     sim_timings_arm(s);
@@ -471,7 +476,7 @@ static void on_tick(uv_timer_t *t) {
       want = probe;
       break;
     case SIM_SCENARIO_SCROLLLIST: /* only while driven or settling */
-      want = sim_drive_tick(s, sim_clock_now_us()) || probe;
+      want = driven || probe;
       break;
     case SIM_SCENARIO_STALLED: /* a probe is swallowed: no vsync arrives */
     case SIM_SCENARIO__COUNT:
