@@ -2,7 +2,7 @@
 // and writes BENCHMARKS.md (results, machine, commands). Usage:
 //   node --experimental-websocket bench.mjs BUILD_DIR [--rounds N] [--out FILE] [--only a,b]
 // Sections: startup overhead throughput sustain memory economy callgrind wire
-// answers timeline inframe recordings mutants where.
+// answers timeline inframe recordings mutants where repeatability.
 import { execSync, execFileSync } from 'node:child_process';
 import { writeFileSync, readFileSync, existsSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -428,6 +428,11 @@ ${scores.replace(/^# Mutation scores\n+[^\n]*\n[^\n]*\n/, '')}`);
 if (want('where')) {
   log('13. where to edit: the cost of CPU samples');
   sections.push(script('where.mjs') + '\n');
+}
+
+if (want('repeatability')) {
+  log('14. repeatability of a workload');
+  sections.push(script('repeatability.mjs') + '\n');
 }
 
 const machine = [
