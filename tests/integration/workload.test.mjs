@@ -83,3 +83,45 @@ test('neither the watcher nor ext.flutter.driver: refused, saying what to add', 
   assert.match(r.text, /enableFlutterDriverExtension\(\)/);
   assert.equal((await s.stats()).framesDrawn, 0, 'nothing was played');
 });
+
+test('start with a workload answers once the watcher took it; its stop gives the runs; compare says same workload', async () => {
+  const { m } = await setup();
+  const workload = { steps: [{ fling: { dy: -2000, in: 'key:feed' } }, { wait: 200 }], repeat: 2 };
+  const ids = [];
+  for (let k = 0; k < 2; k++) {
+    const st = await m.call({ action: 'start', workload });
+    assert.equal(st.isError, false, st.text);
+    assert.equal(st.sc.drive.via, 'watcher');
+    assert.equal(st.sc.drive.of, 2);
+    // The session runs while the app plays; wait until its drive said it ended.
+    const until = Date.now() + 60000;
+    let status;
+    do {
+      await new Promise((r) => setTimeout(r, 250));
+      status = await m.call({ action: 'read' });
+    } while (Date.now() < until && !(status.sc.summary?.interactions ?? []).some((i) => i.interactionId.endsWith('/r2/s2')));
+    await new Promise((r) => setTimeout(r, 600));
+    const stop = await m.call({ action: 'stop' });
+    assert.equal(stop.isError, false, stop.text);
+    const w = stop.sc.summary.workload;
+    assert.equal(w.runs.length, 2);
+    assert.ok(w.runs.every((run) => run.frames > 0), JSON.stringify(w.runs));
+    assert.equal(w.drive.state, 'done', JSON.stringify(w.drive));
+    ids.push(stop.sc.session.id);
+  }
+  const c = await m.call({ action: 'compare', baseline: ids[0], candidate: ids[1] });
+  assert.equal(c.sc.comparison.workload.same, true, c.text);
+  assert.equal(c.sc.comparison.workload.byRuns, true);
+  assert.ok(c.sc.comparison.metrics.jankRatio.runs.baseline.length === 2);
+  assert.match(c.text, /both ran the same workload \(fling key:feed, wait 200 ms\)/);
+});
+
+test('a capture with a workload reports each step as progress', async () => {
+  const { m } = await setup();
+  const seen = [];
+  const r = await m.call({ action: 'capture', workload: { steps: [{ scroll: { dy: -1500, ms: 1200, in: 'key:feed' } }, { wait: 1500 }], repeat: 2 } },
+    { onprogress: (p) => seen.push(p.message) });
+  assert.equal(r.isError, false, r.text);
+  assert.ok(seen.some((s) => /^workload: run \d of 2, step \d of 2$/.test(s)), JSON.stringify(seen));
+  assert.deepEqual(r.sc.summary.workload.runs.map((run) => run.frames > 0), [true, true]);
+});
