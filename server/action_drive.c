@@ -21,10 +21,10 @@
 
 static const char *const NEITHER =
     "workload: the app has neither the telescope watcher nor flutter_driver's extension, so "
-    "nothing can play the steps. Add the watcher (dependency `telescope`, "
-    "`TelescopeWatcher.install()` before runApp; README \"Install the watcher\") or call "
-    "`enableFlutterDriverExtension()` (package flutter_driver) before runApp, then restart "
-    "the app";
+    "nothing can play the steps. Add the watcher (package telescope: "
+    "`TelescopePlugin.install(); TelescopePlugin.registerWatcher(FramePerfWatcher());` in main, "
+    "README \"Quick start with your app\") or call `enableFlutterDriverExtension()` (package "
+    "flutter_driver) before runApp, then restart the app";
 
 /* A drive that could not start: the session closes, then the call fails
  * with the message op->drive_json holds. */

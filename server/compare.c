@@ -224,7 +224,10 @@ static int runs_decide(const compare_side_t *a, const compare_side_t *b, json_t 
     return 0;
   for (size_t k = 0; k < sizeof by_run / sizeof *by_run; k++) {
     size_t na = runs_of(a->workload, by_run[k].run_key, ra), nb = runs_of(b->workload, by_run[k].run_key, rb);
-    double floor = k == 0 ? COMPARE_MIN_JANK_DELTA : COMPARE_MIN_SHIFT_US;
+    /* The floors of the frame tests: a point of jank; for times 200 µs and
+     * 5 % of the baseline's (its runs' median). */
+    double floor = k == 0 ? COMPARE_MIN_JANK_DELTA
+                          : fmax(COMPARE_MIN_SHIFT_US, COMPARE_MIN_SHIFT_FRAC * workload_median(ra, na));
     const char *change = workload_runs_change(ra, na, rb, nb, floor);
     json_t *m = json_object_get(metrics, by_run[k].metric);
     json_t *va = json_array(), *vb = json_array();

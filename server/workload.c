@@ -362,7 +362,8 @@ static int cmp_double(const void *x, const void *y) {
   return (a > b) - (a < b);
 }
 
-static double median_of(double *v, size_t n) {
+double workload_median(double *v, size_t n) {
+  if (n == 0) return 0;
   qsort(v, n, sizeof *v, cmp_double);
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
@@ -373,10 +374,10 @@ const char *workload_runs_change(const double *a, size_t na, const double *b, si
   if (na < 2 || nb < 2 || na > WORKLOAD_MAX_REPEAT || nb > WORKLOAD_MAX_REPEAT) return "same";
   memcpy(as, a, na * sizeof *a);
   memcpy(bs, b, nb * sizeof *b);
-  double ma = median_of(as, na), mb = median_of(bs, nb);
+  double delta = workload_median(bs, nb) - workload_median(as, na);
   double spread = fmax(as[na - 1] - as[0], bs[nb - 1] - bs[0]);
-  double delta = mb - ma;
-  int separated = bs[0] > as[na - 1] || bs[nb - 1] < as[0];
-  if (!separated || fabs(delta) < min_delta || fabs(delta) <= spread) return "same";
+  /* The gap between the closest runs of the two sides (<= 0: they overlap). */
+  double gap = fmax(bs[0] - as[na - 1], as[0] - bs[nb - 1]);
+  if (gap <= WORKLOAD_RUNS_GAP * spread || fabs(delta) < min_delta) return "same";
   return delta > 0 ? "worse" : "better";
 }

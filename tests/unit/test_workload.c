@@ -370,7 +370,24 @@ START_TEST(compare_judges_runs_of_the_same_workload) {
   ck_assert(json_is_false(json_object_get(json_object_get(c, "workload"), "same")));
   json_decref(c);
   json_decref(wb);
-  /* different workloads: not comparable */
+  /* build p90 runs 300 µs apart on a 7.6 ms baseline: under its 5 % floor */
+  json_t *p1 = runs_json(fling, base, 3, 7600), *p2 = runs_json(fling, base, 3, 7900);
+  a.workload = p1;
+  b.workload = p2;
+  c = compare_sessions(&a, &b);
+  ck_assert_str_eq(json_string_value(json_object_get(c, "verdict")), "unchanged");
+  json_decref(c);
+  json_decref(p2);
+  p2 = runs_json(fling, base, 3, 8100); /* 500 µs: over it */
+  b.workload = p2;
+  c = compare_sessions(&a, &b);
+  ck_assert_str_eq(json_string_value(json_object_get(c, "verdict")), "regressed");
+  ck_assert_str_eq(json_string_value(json_object_get(c, "decidedBy")), "buildUs");
+  json_decref(c);
+  json_decref(p1);
+  json_decref(p2);
+  a.workload = wa;
+    /* different workloads: not comparable */
   wb = runs_json("[{\"scroll\":{\"dy\":-3000}}]", same, 3, 5000);
   b.workload = wb;
   c = compare_sessions(&a, &b);
