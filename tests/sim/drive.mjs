@@ -7,6 +7,8 @@ import { Sim, Client, run, waitFor } from './lib.mjs';
 
 async function open(args = []) {
   const sim = await Sim.start(['--seed', '7', '--scenario', 'scrolllist', ...args]);
+  // The app's start draws 4 frames, then the feed rests until driven.
+  await waitFor('the launch frames', async () => (await sim.stats()).feed.feedFrames === 4);
   const c = await Client.connect(sim.wsUri);
   const iso = (await c.call('getVM')).isolates[0].id;
   const frames = (p) => c.send('ext.telescope.frames', { isolateId: iso, ...p });
@@ -218,9 +220,14 @@ await run({
       const r = (await t.drive([{ fling: { dy: -1000 } }])).result;
       assert.equal(r.drive.error, 'run 1 step 1 (fling): no Scrollable on screen');
       assert.deepEqual(r.drive.candidates, []);
-      // A wait ends there too.
-      assert.equal((await t.drive([{ wait: 50 }], 2)).result.drive.state, 'running');
-      assert.deepEqual(await ended(t), { id: 'd2', state: 'done', run: 2, runs: 2, step: 1, of: 1 });
+      // A wait ends there too, and a back (a maybePop of the root route) after one frame.
+      assert.equal((await t.drive([{ wait: 50 }, { back: true }], 2)).result.drive.state, 'running');
+      assert.deepEqual(await ended(t), { id: 'd2', state: 'done', run: 2, runs: 2, step: 2, of: 2 });
+      await t.sim.cmdOk('scenario idle');
+      const before = (await t.sim.stats()).framesDrawn;
+      assert.equal((await t.drive([{ back: true }])).result.drive.state, 'running');
+      assert.deepEqual(await ended(t, 5000), { id: 'd3', state: 'done', run: 1, runs: 1, step: 1, of: 1 });
+      assert.equal((await t.sim.stats()).framesDrawn, before + 1, 'idle: the back drew its one frame');
     } finally {
       await t.close();
     }

@@ -46,8 +46,8 @@ await run({
     const t = await open(['--flutter-driver', '--no-watcher']);
     try {
       assert.deepEqual((await t.driver({ command: 'get_health' })).result, { isError: false, response: { status: 'ok' } });
-      const framesBefore = (await t.sim.stats()).framesDrawn;
-      assert.equal(framesBefore, 0, 'idle until driven');
+      // The app's start draws 4 frames, then the feed rests until driven.
+      await waitFor('the launch frames', async () => (await t.sim.stats()).feed.feedFrames === 4);
       // 400 ms at 60 Hz: 24 moves of -50 px, no slop added (handler_factory.dart _scroll).
       const scroll = { command: 'scroll', ...feedKey, dx: '0.0', dy: '-1200.0', duration: '400000', frequency: '60' };
       const r = await t.driver(scroll);

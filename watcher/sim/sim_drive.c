@@ -12,6 +12,10 @@
 #define HEAVY_BUILD_US 24000  /* + up to 2 ms, seeded per tile */
 #define LIGHT_BUILD_US 500    /* + up to 0.4 ms */
 #define MAX_CANDIDATES 5
+/* The app's start draws a few frames before the feed rests, as a real
+ * launch does: a workload's first frames are then not the app's first
+ * (which the server sets apart as startup, frame numbers 1-3). */
+#define LAUNCH_FRAMES 4
 /* Flutter's kMinFlingVelocity and kMaxFlingVelocity (px/s,
  * packages/flutter/lib/src/gestures/constants.dart). */
 #define MIN_FLING 50.0
@@ -39,6 +43,7 @@ void sim_drive_init(sim_t *s) {
   memset(&s->drive, 0, sizeof s->drive);
   s->drive.first_built = 0;
   s->drive.last_built = (int64_t)(SIM_FEED_H / SIM_FEED_TILE) - 1; /* built at startup */
+  s->drive.launch_left = LAUNCH_FRAMES;
 }
 
 static void interaction_forget(sim_drive_t *d) {
@@ -361,14 +366,19 @@ int sim_drive_tick(sim_t *s, int64_t now_us) {
     if (!step_finished(s, now_us)) break;
     step_next(s);
   }
-  if (d->ballistic) return 1;
+  if (d->ballistic || (d->launch_left > 0 && feed_on_screen(s))) return 1;
   return d->state == SIM_DRIVE_RUNNING && d->step_started && current(d)->kind != DP_WAIT;
 }
 
 int64_t sim_drive_frame(sim_t *s, int64_t vsync_us, int64_t *heavy_us) {
   sim_drive_t *d = &s->drive;
   *heavy_us = 0;
+  if (!feed_on_screen(s)) {
+    if (d->state == SIM_DRIVE_RUNNING && d->step_started) d->step_frames++; /* a back */
+    return 0;
+  }
   d->feed_frames++;
+  if (d->launch_left > 0) d->launch_left--;
   if (d->state == SIM_DRIVE_RUNNING && d->step_started) {
     /* One move a frame: the k-th frame of the step delivers the events
      * planned up to k periods in, counted in frames (not the wall clock),

@@ -30,6 +30,7 @@ typedef struct {
   int64_t bal_start_us;
   uint64_t tiles_built, heavy_built, feed_frames;
   uint64_t cuts; /* steps cut at 10 s, all drives */
+  int launch_left; /* frames the app's start still draws (then it rests) */
 
   /* The drive (one at a time). */
   unsigned counter; /* ids d1, d2, ... per run of the watcher */
@@ -88,9 +89,9 @@ int sim_drive_animating(const struct sim *s); /* the feed's ballistic scroll run
 /* Each vsync: advances the drive (starts steps, ends them, cuts at 10 s).
  * Returns 1 when the feed wants a frame drawn. */
 int sim_drive_tick(struct sim *s, int64_t now_us);
-/* A frame drawn at vsync_us: the pointer events due, the scroll, the tiles
- * that came into view. *heavy_us: HeavyTile build time; returns the other
- * tiles' build time (µs). */
+/* A frame drawn at vsync_us (any scenario): the pointer events due, the
+ * scroll, the tiles that came into view (scrolllist only). *heavy_us:
+ * HeavyTile build time; returns the other tiles' build time (µs). */
 int64_t sim_drive_frame(struct sim *s, int64_t vsync_us, int64_t *heavy_us);
 
 json_t *sim_drive_stats_json(const struct sim *s);

@@ -323,9 +323,9 @@ static void draw_frame(sim_t *s, int64_t now) {
     d.shader = 14000 + (int64_t)d.jank_roll * 12;
     s->gen.jank_frames++;
   }
-  if (s->gen.scenario == SIM_SCENARIO_SCROLLLIST) {
-    /* The feed: the drive's pointer events and scroll for this frame; the
-     * tiles that came into view are built in it. */
+  {
+    /* The drive's pointer events for this frame; on the scrolllist feed,
+     * its scroll and the tiles that came into view, built in it. */
     int64_t heavy_us;
     d.build_self += sim_drive_frame(s, now, &heavy_us);
     jank_us += (int)heavy_us;
@@ -341,8 +341,7 @@ static void draw_frame(sim_t *s, int64_t now) {
     /* The inspector's post-frame callback (_onFrameEnd): the app's widgets
      * rebuilt in this frame, every card and its Text, SlowWidget only when
      * it ran. */
-    int counts[SIM_LOC__COUNT] = {1, d.n_cards, d.n_cards,
-                                  jank_us > 0 && s->gen.scenario != SIM_SCENARIO_SCROLLLIST};
+    int counts[SIM_LOC__COUNT] = {1, d.n_cards, d.n_cards, jank_us > 0};
     sim_vm_post_event(s, "Flutter.RebuiltWidgets",
                       sim_rebuild_event(&s->rebuild, timing.vsync_start_us, timing.frame_number,
                                         counts));
@@ -473,7 +472,7 @@ static void on_tick(uv_timer_t *t) {
       want = 1;
       break;
     case SIM_SCENARIO_IDLE:
-      want = probe;
+      want = probe || driven; /* a drive's tap or back draws its frame */
       break;
     case SIM_SCENARIO_SCROLLLIST: /* only while driven or settling */
       want = driven || probe;
