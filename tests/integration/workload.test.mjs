@@ -81,7 +81,7 @@ test('neither the watcher nor ext.flutter.driver: refused, saying what to add', 
   assert.equal(r.isError, true, r.text);
   assert.match(r.text, /watcher/);
   assert.match(r.text, /enableFlutterDriverExtension\(\)/);
-  assert.equal((await s.stats()).framesDrawn, 0, 'nothing was played');
+  assert.equal((await s.stats()).feed.offset, 0, 'nothing was played: the feed never moved');
 });
 
 test('start with a workload answers once the watcher took it; its stop gives the runs; compare says same workload', async () => {
