@@ -6,8 +6,9 @@
 // seed) on an ephemeral port, then drives the real telescope-mcp through the
 // official MCP SDK client, as an agent's MCP client would: initialize, status,
 // start an interaction with widget tracking, mark a second one, capture 2 s
-// with progress, stop — then an idle app and a stalled engine, to show what
-// the diagnosis says when there are no frames. Every step checks its answer;
+// with progress, stop, a workload the app plays itself (scenario scrolllist:
+// two captures of a fling, 3 runs each, and compare) — then an idle app and
+// a stalled engine, to show what the diagnosis says when there are no frames. Every step checks its answer;
 // any failure ends the demo with exit status 1, and every child is stopped.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -136,7 +137,7 @@ async function stopSim() {
 async function call(args, opts = {}) {
   out(`    ${dim('→ telescope_frames ' + JSON.stringify(args))}`);
   const res = await client.callTool({ name: 'telescope_frames', arguments: args }, undefined,
-    { timeout: 30000, ...opts });
+    { timeout: 90000, ...opts });
   const sc = res.structuredContent;
   check(sc && typeof sc === 'object', 'the result carries structuredContent');
   check(res.isError !== true, `not an error: ${res.content?.[0]?.text}`);
@@ -234,6 +235,24 @@ async function main() {
     `${stop.session.framesLost} lost, ${stop.session.restarts} restarts`);
   printSummary(stop.summary);
   printDiagnosis(stop.diagnosis);
+
+  step('a workload: the app plays the feed\'s fling 3 times, twice, and compare judges the runs');
+  await sim.cmd('scenario scrolllist');
+  item('app', 'scrolllist scenario: a feed that draws only while driven, a ~25 ms tile every 7th');
+  const workload = { steps: [{ fling: { dy: -3000, in: 'key:feed' } }], repeat: 3 };
+  const runs = [];
+  for (const k of [1, 2]) {
+    const w = (await call({ action: 'capture', workload })).summary.workload;
+    check(w.runs.length === 3 && w.runs.every((r) => r.frames > 0), 'each run drew frames');
+    check(w.drive.state === 'done', 'the drive ended');
+    item(`capture ${k}`, `${w.label}: jank ${w.runs.map((r) => `${(r.jankRatio * 100).toFixed(1)} %`).join(', ')}` +
+      ` (spread ${w.spread.jankPoints.toFixed(1)} points), build p90 ${w.runs.map((r) => ms(r.buildP90Us)).join(', ')}`);
+    runs.push(w);
+  }
+  const cmp = (await call({ action: 'compare' })).comparison;
+  check(cmp.workload?.same === true, 'compare says both ran the same workload');
+  check(cmp.verdict !== 'regressed', 'the unchanged app is not a regression');
+  item('compare', `${cmp.verdict}; same workload, judged ${cmp.workload.byRuns ? 'run by run' : 'on the frames'}`);
 
   step('an idle app: nothing changes on screen');
   await sim.cmd('scenario idle');

@@ -21,16 +21,17 @@ typedef enum {
   ARG_BUDGETS = 1 << 10,
   ARG_COMPARE = 1 << 11,
   ARG_TIMELINE = 1 << 12,
+  ARG_WORKLOAD = 1 << 13,
 } arg_t;
 
 static const unsigned uses[A__COUNT] = {
     [A_STATUS] = 0,
-    [A_START] = ARG_INTERACTION | ARG_LINKED_BY | ARG_BUDGET | ARG_TRACK | ARG_TIMELINE,
+    [A_START] = ARG_INTERACTION | ARG_LINKED_BY | ARG_BUDGET | ARG_TRACK | ARG_TIMELINE | ARG_WORKLOAD,
     [A_MARK] = ARG_INTERACTION | ARG_LINKED_BY,
     [A_READ] = ARG_INTERACTION | ARG_CURSOR | ARG_LIMIT | ARG_DETAIL | ARG_WAIT | ARG_BUDGET | ARG_SESSION,
     [A_STOP] = ARG_INTERACTION | ARG_LIMIT | ARG_DETAIL | ARG_BUDGETS,
     [A_CAPTURE] = ARG_INTERACTION | ARG_LINKED_BY | ARG_LIMIT | ARG_DETAIL | ARG_DURATION |
-                  ARG_BUDGET | ARG_TRACK | ARG_BUDGETS | ARG_TIMELINE,
+                  ARG_BUDGET | ARG_TRACK | ARG_BUDGETS | ARG_TIMELINE | ARG_WORKLOAD,
     [A_COMPARE] = ARG_COMPARE,
 };
 
@@ -65,6 +66,14 @@ int action_check_args(op_t *op) {
       return -1;
     }
   }
+  if (a->workload_arg && (op->action == A_START || op->action == A_CAPTURE)) {
+    char err[320];
+    if (workload_parse(&op->a.workload, a->workload_arg, err, sizeof err) < 0) {
+      op_fail_text(op, "%s", err);
+      return -1;
+    }
+    op->a.has_workload = 1;
+  }
   if (a->cursor && a->session && op->action == A_READ) {
     op_fail_text(op, "session: give either session or cursor (a cursor names its session)");
     return -1;
@@ -90,6 +99,7 @@ int action_check_args(op_t *op) {
       {ARG_BUDGETS, a->budgets != NULL, "budgets"},
       {ARG_COMPARE, a->baseline != NULL, "baseline"},
       {ARG_COMPARE, a->candidate != NULL, "candidate"},
+      {ARG_WORKLOAD, a->workload_arg != NULL, "workload"},
   };
   for (size_t i = 0; i < sizeof given / sizeof *given; i++)
     if (given[i].given && !(u & given[i].bit)) op_warn(op, "%s: not used by %s; ignored", given[i].name, act);

@@ -23,6 +23,7 @@ static void answer_start(op_t *op) {
   json_t *r = op_result(op);
   json_t *so = r ? session_to_json(op->s, uv_now(op->ctx->loop)) : NULL;
   if (so && op->joined) json_object_set_new(so, "alreadyActive", json_true());
+  if (r && op->drive_json) json_object_set(r, "drive", op->drive_json);
   if (r && (!so || json_object_set_new(r, "session", so))) {
     json_decref(r);
     r = NULL;
@@ -71,11 +72,19 @@ static void started(void *arg, session_t *s, int joined, const wp_status_t *st) 
   } else if (op->a.interaction_id) {
     sessions_note_interaction(op->app->sessions, op->a.interaction_id, op->a.linked_by);
   }
+  if (op->a.has_workload && joined) {
+    op_warn(op, "workload: not played; session %s is already active (stop it, then start with "
+                "the workload)", session_id(s));
+  } else if (op->a.has_workload) {
+    action_drive(op, answer_start, NULL); /* answers once the watcher took it */
+    return;
+  }
   answer_start(op);
 }
 
 void action_start(op_t *op) {
-  session_options_t o = {op->a.interaction_id, op->a.linked_by, op->a.budget_ms, {0}, 0, 0, 0};
+  session_options_t o = {op->a.interaction_id, op->a.linked_by, op->a.budget_ms, {0}, 0, 0, 0, NULL};
+  if (op->a.has_workload) o.workload = &op->a.workload;
   o.no_timeline = op->a.no_timeline;
   o.include_startup = op->a.include_startup;
   memcpy(o.track, op->a.track, sizeof o.track);
@@ -227,6 +236,12 @@ void action_answer_closed(op_t *op, const wp_status_t *end) {
     return;
   }
   uint64_t frames = st ? store_frames_seen(st) : 0;
+  if (frames == 0 && op->drive_failed) {
+    /* The drive failed before anything drew: its error is the answer. */
+    answer_fill_facts(op, 0, 0, 0);
+    closed_diag(op, DIAG_NONE);
+    return;
+  }
   if (frames == 0) {
     /* Nothing was measured: say why, as an empty read would. */
     answer_fill_facts(op, 0, 0, 0);
@@ -285,6 +300,7 @@ static void closed_diag(op_t *op, diag_code_t code) {
             "another tool (DevTools, a benchmark) was collecting the Flutter timeline when the "
             "session started: the session took the buffer over (its first drain was dropped), "
             "and while both read, each misses the blocks the other took");
+  action_drive_put(op, r);
   if (op->a.budgets) {
     json_t *b = budgets_eval(op->a.budgets, json_object_get(r, "summary"));
     if (b) json_object_set_new(r, "budgets", b);
@@ -313,10 +329,10 @@ static void closed_finish(op_t *op, json_t *r) {
   if (r && op->a.chart) {
     json_t *extra = chart_put(op, r, session_store(op->s), session_budget_us(op->s));
     /* warnings added by the chart are not in r; the chart's own text says why */
-    op_finish(op, r, 0, extra);
+    op_finish(op, r, op->drive_failed, extra);
     return;
   }
-  op_finish(op, r, 0, NULL);
+  op_finish(op, r, op->drive_failed, NULL);
 }
 
 /* ---- where to edit: the CPU samples of the janky frames ----------------- */

@@ -13,6 +13,7 @@
 #include "rebuilds.h"
 #include "findings.h"
 #include "frame_events.h" /* FE_NOTE */
+#include "workload.h"
 
 /* ---- a growing string that remembers running out of memory ------------- */
 
@@ -298,6 +299,43 @@ static void interactions(sb_t *b, const json_t *sum) {
   sb_printf(b, "\n");
 }
 
+/* "workload: fling key:feed, 3 runs: jank 18.2 %, 17.9 %, 18.5 % (spread 0.6
+ * points)", then, when the drive failed, why and what is on screen. */
+static void workload_line(sb_t *b, const json_t *sum) {
+  const json_t *w = json_object_get(sum, "workload"), *run, *d, *c;
+  size_t i;
+  if (!w) return;
+  const json_t *runs = json_object_get(w, "runs");
+  sb_printf(b, "workload: %s, %zu run%s:", str(w, "label") ? str(w, "label") : "?",
+            json_array_size(runs), json_array_size(runs) == 1 ? "" : "s");
+  json_array_foreach(runs, i, run) {
+    if (num(run, "frames"))
+      sb_printf(b, "%s %.1f %%", i ? "," : " jank", json_number_value(json_object_get(run, "jankRatio")) * 100);
+    else
+      sb_printf(b, "%s no frames", i ? "," : "");
+  }
+  const json_t *sp = json_object_get(w, "spread");
+  if (sp) sb_printf(b, " (spread %.1f points)", json_number_value(json_object_get(sp, "jankPoints")));
+  sb_printf(b, "\n");
+  if (!(d = json_object_get(w, "drive"))) return;
+  const char *state = str(d, "state");
+  if (state && !strcmp(state, "failed")) {
+    sb_printf(b, "workload failed at run %lld step %lld: %s\n", (long long)num(d, "run"),
+              (long long)num(d, "step"), str(d, "error") ? str(d, "error") : "(no reason given)");
+    if (json_array_size(json_object_get(d, "candidates"))) {
+      sb_printf(b, "on screen:");
+      json_array_foreach(json_object_get(d, "candidates"), i, c)
+        sb_printf(b, "%s %s", i ? "," : "", json_string_value(c));
+      sb_printf(b, "\n");
+    }
+  }
+  if (json_array_size(json_object_get(d, "cut"))) {
+    sb_printf(b, "workload: cut at %d s (run/step):", WORKLOAD_STEP_CUT_MS / 1000);
+    json_array_foreach(json_object_get(d, "cut"), i, c) sb_printf(b, " %s", json_string_value(c));
+    sb_printf(b, "\n");
+  }
+}
+
 /* ---- the other parts ------------------------------------------------------- */
 
 static void connection(sb_t *b, const json_t *c, int full) {
@@ -457,6 +495,10 @@ static void comparison(sb_t *b, const json_t *c, int is_error) {
     sb_printf(b, "; decided by %s", d);
   }
   sb_printf(b, ")\n");
+  const json_t *wl = json_object_get(c, "workload");
+  if (json_is_true(json_object_get(wl, "same")))
+    sb_printf(b, "  both ran the same workload (%s)%s\n", str(wl, "label") ? str(wl, "label") : "?",
+              json_is_true(json_object_get(wl, "byRuns")) ? "; jank and p90s judged run by run" : "");
   /* The metrics that moved, in the order that decides the verdict. */
   int same[N_COMPARE_METRICS] = {0}, nsame = 0;
   for (size_t k = 0; k < N_COMPARE_METRICS; k++) {
@@ -528,6 +570,7 @@ char *answer_text_render(const json_t *r, int is_error) {
   int asked_for_watcher = 0;
   if (sum) {
     verdict(&b, action, sum, is_error);
+    workload_line(&b, sum);
     budgets_line(&b, json_object_get(r, "budgets")); /* a verdict too: next to the first */
     startup(&b, sum);
     findings(&b, sum);
@@ -536,6 +579,8 @@ char *answer_text_render(const json_t *r, int is_error) {
     /* Within budget, the worst frames explain nothing an agent must act on. */
     if (num(json_object_get(sum, "jank"), "frames")) worst(&b, sum);
     interactions(&b, sum);
+  } else if (json_object_get(r, "workload")) {
+    workload_line(&b, r); /* a drive that failed before any frame */
   } else if (is_error) {
     sb_printf(&b, "error: %s failed\n", action);
   } else if (!strcmp(action, "mark") && json_object_get(r, "interaction")) {

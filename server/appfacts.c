@@ -62,6 +62,7 @@ void appfacts_note(appfacts_t *f, uint64_t now_ms, const record_reply_t *r) {
     f->head = (f->head + 1) % APPFACTS_SAMPLES;
     if (f->count < APPFACTS_SAMPLES) f->count++;
   }
+  if (r->drive.present) f->drive = r->drive;
   json_t *w = watcher_json(r);
   if (w) {
     json_decref(f->watcher);

@@ -35,6 +35,10 @@ typedef struct {
   size_t head, count;
   json_t *watcher; /* the `watcher` object of the newest reply (status) */
   summary_clock_t clock;
+  /* The newest `drive` any reply carried (DRIVE 3): kept after the one
+   * reply that says it ended, so whoever waits for it sees the end even
+   * when another call's reply brought it. */
+  record_drive_t drive;
 } appfacts_t;
 
 void appfacts_init(appfacts_t *f);

@@ -26,6 +26,8 @@ static void series_free(series_t *s) {
   memset(s, 0, sizeof *s);
 }
 
+static int same_workload(const compare_side_t *a, const compare_side_t *b);
+
 /* A frame is janky when its build or its raster exceeds the session's own
  * budget (DevTools' rule, as the summary counts it), frozen at 700 ms. */
 static int series_init(series_t *s, const compare_side_t *side, const char *interaction_id) {
@@ -142,6 +144,32 @@ done:
   return m;
 }
 
+/* The verdict from the metrics' `change`: the first metric that changed, in
+ * the order jank ratio, frozen frames, then build and raster time (any
+ * worse → regressed). *decided NULL when none did. */
+static void decide(const json_t *m, const char **decided, const char **verdict) {
+  const char *cj = json_string_value(json_object_get(json_object_get(m, "jankRatio"), "change"));
+  const char *cf = json_string_value(json_object_get(json_object_get(m, "frozen"), "change"));
+  const char *cb = json_string_value(json_object_get(json_object_get(m, "buildUs"), "change"));
+  const char *cr = json_string_value(json_object_get(json_object_get(m, "rasterUs"), "change"));
+  *decided = NULL;
+  *verdict = "unchanged";
+  if (!cj || !cf || !cb || !cr) return;
+  if (strcmp(cj, "same")) {
+    *decided = "jankRatio";
+    *verdict = !strcmp(cj, "better") ? "improved" : "regressed";
+  } else if (strcmp(cf, "same")) {
+    *decided = "frozen";
+    *verdict = !strcmp(cf, "better") ? "improved" : "regressed";
+  } else if (!strcmp(cb, "worse") || !strcmp(cr, "worse")) {
+    *decided = !strcmp(cb, "worse") ? "buildUs" : "rasterUs";
+    *verdict = "regressed";
+  } else if (!strcmp(cb, "better") || !strcmp(cr, "better")) {
+    *decided = !strcmp(cb, "better") ? "buildUs" : "rasterUs";
+    *verdict = "improved";
+  }
+}
+
 /* jankRatio, frozenFrames, buildUs, rasterUs of two series; *decided names
  * the metric that decides the verdict (NULL: none changed) and *verdict is
  * set accordingly. */
@@ -158,22 +186,58 @@ static json_t *metrics_of(const series_t *a, const series_t *b, const char **dec
     json_decref(m);
     return NULL;
   }
-  *decided = NULL;
-  *verdict = "unchanged";
-  if (strcmp(cj, "same")) {
-    *decided = "jankRatio";
-    *verdict = !strcmp(cj, "better") ? "improved" : "regressed";
-  } else if (strcmp(cf, "same")) {
-    *decided = "frozen";
-    *verdict = !strcmp(cf, "better") ? "improved" : "regressed";
-  } else if (!strcmp(cb, "worse") || !strcmp(cr, "worse")) {
-    *decided = !strcmp(cb, "worse") ? "buildUs" : "rasterUs";
-    *verdict = "regressed";
-  } else if (!strcmp(cb, "better") || !strcmp(cr, "better")) {
-    *decided = !strcmp(cb, "better") ? "buildUs" : "rasterUs";
-    *verdict = "improved";
-  }
+  decide(m, decided, verdict);
   return m;
+}
+
+/* The runs of a workload that drew frames: their `key` values into out. */
+static size_t runs_of(const json_t *wl, const char *key, double *out) {
+  size_t i, n = 0;
+  const json_t *run;
+  json_array_foreach(json_object_get(wl, "runs"), i, run) {
+    if (n == WORKLOAD_MAX_REPEAT) break;
+    if (json_integer_value(json_object_get(run, "frames")) > 0)
+      out[n++] = json_number_value(json_object_get(run, key));
+  }
+  return n;
+}
+
+/* Both sessions played the same workload (same steps, same repeat). */
+static int same_workload(const compare_side_t *a, const compare_side_t *b) {
+  return a->workload && b->workload &&
+         json_equal(json_object_get(a->workload, "steps"), json_object_get(b->workload, "steps")) &&
+         json_equal(json_object_get(a->workload, "repeat"), json_object_get(b->workload, "repeat"));
+}
+
+/* With the same workload repeated on both sides, the frames of one run
+ * are not independent samples (one slow tile janks several frames in a
+ * row): the runs are. Jank ratio and build and raster p90 are then judged
+ * on the per-run values (workload_runs_change), each metric saying so in
+ * its `runs`; frozen frames stay on the frames. 1 when the runs decided. */
+static int runs_decide(const compare_side_t *a, const compare_side_t *b, json_t *metrics) {
+  static const struct {
+    const char *metric, *run_key;
+  } by_run[] = {{"jankRatio", "jankRatio"}, {"buildUs", "buildP90Us"}, {"rasterUs", "rasterP90Us"}};
+  double ra[WORKLOAD_MAX_REPEAT], rb[WORKLOAD_MAX_REPEAT];
+  if (!metrics || !same_workload(a, b) || runs_of(a->workload, "jankRatio", ra) < 2 ||
+      runs_of(b->workload, "jankRatio", rb) < 2)
+    return 0;
+  for (size_t k = 0; k < sizeof by_run / sizeof *by_run; k++) {
+    size_t na = runs_of(a->workload, by_run[k].run_key, ra), nb = runs_of(b->workload, by_run[k].run_key, rb);
+    /* The floors of the frame tests: a point of jank; for times 200 µs and
+     * 5 % of the baseline's (its runs' median). */
+    double floor = k == 0 ? COMPARE_MIN_JANK_DELTA
+                          : fmax(COMPARE_MIN_SHIFT_US, COMPARE_MIN_SHIFT_FRAC * workload_median(ra, na));
+    const char *change = workload_runs_change(ra, na, rb, nb, floor);
+    json_t *m = json_object_get(metrics, by_run[k].metric);
+    json_t *va = json_array(), *vb = json_array();
+    for (size_t i = 0; i < na; i++) json_array_append_new(va, json_real(ra[i]));
+    for (size_t i = 0; i < nb; i++) json_array_append_new(vb, json_real(rb[i]));
+    json_object_set_new(m, "runs", json_pack("{s:o*,s:o*,s:s}", "baseline", va, "candidate", vb, "change", change));
+    json_object_set_new(m, "change", json_string(change));
+    json_object_set_new(m, "significant", json_boolean(strcmp(change, "same") != 0));
+  }
+  return 1;
 }
 
 static int add_warning(json_t *warnings, const char *code, int breaks, const char *fmt, ...)
@@ -218,6 +282,16 @@ static json_t *warnings_of(const compare_side_t *a, const compare_side_t *b, int
                        "too few frames to judge (%zu vs %zu; want %d each): a real change may "
                        "show as unchanged",
                        a->nframes, b->nframes, COMPARE_MIN_FRAMES);
+  if (a->workload && b->workload && !same_workload(a, b))
+    err |= add_warning(w, "workload_differs", 1,
+                       "the sessions played different workloads (%s vs %s): the difference is "
+                       "the workload's as much as the code's",
+                       json_string_value(json_object_get(a->workload, "label")),
+                       json_string_value(json_object_get(b->workload, "label")));
+  else if (!a->workload != !b->workload)
+    err |= add_warning(w, "workload_one_side", 0,
+                       "only the %s played a workload; the other was driven by hand (or not)",
+                       a->workload ? "baseline" : "candidate");
   if (a->frames_total > a->nframes || b->frames_total > b->nframes)
     err |= add_warning(w, "sampled", 0,
                        "tested on the frames kept (%zu of %llu vs %zu of %llu), not all",
@@ -371,6 +445,19 @@ fail:
   return NULL;
 }
 
+/* comparison.workload: whether both played the same workload, its label,
+ * and whether the runs decided (byRuns). */
+static json_t *workload_of(const compare_side_t *a, const compare_side_t *b, int by_runs) {
+  int same = same_workload(a, b);
+  const json_t *w = a->workload ? a->workload : b->workload;
+  json_t *o = json_pack("{s:b,s:b,s:b}", "same", same, "baseline", a->workload != NULL, "candidate",
+                        b->workload != NULL);
+  if (o && json_is_string(json_object_get(w, "label")))
+    json_object_set(o, "label", json_object_get(w, "label"));
+  if (o) json_object_set_new(o, "byRuns", json_boolean(by_runs));
+  return o;
+}
+
 static json_t *side_json(const compare_side_t *s) {
   json_t *o = json_pack("{s:s,s:I,s:I,s:I}", "id", s->id ? s->id : "", "frames",
                         (json_int_t)s->nframes, "framesTotal",
@@ -391,6 +478,8 @@ json_t *compare_sessions(const compare_side_t *baseline, const compare_side_t *c
   const char *decided = NULL, *verdict = "unchanged";
   json_t *warnings = warnings_of(baseline, candidate, &comparable);
   json_t *metrics = metrics_of(&sa, &sb, &decided, &verdict);
+  int by_runs = runs_decide(baseline, candidate, metrics);
+  if (by_runs) decide(metrics, &decided, &verdict);
   json_t *ia = interactions_of(baseline, candidate);
   json_t *fi = findings_of(baseline, candidate);
   out = json_pack("{s:o*,s:o*,s:s,s:b,s:o*,s:{s:s,s:f},s:o*,s:o*,s:o*}", "baseline",
@@ -398,6 +487,11 @@ json_t *compare_sessions(const compare_side_t *baseline, const compare_side_t *c
                   "comparable", comparable, "warnings", warnings, "test", "name", "mann-whitney-u",
                   "alpha", COMPARE_METRIC_ALPHA, "metrics", metrics, "interactions", ia, "findings", fi);
   if (out && decided && json_object_set_new(out, "decidedBy", json_string(decided))) {
+    json_decref(out);
+    out = NULL;
+  }
+  if (out && (baseline->workload || candidate->workload) &&
+      json_object_set_new(out, "workload", workload_of(baseline, candidate, by_runs))) {
     json_decref(out);
     out = NULL;
   }

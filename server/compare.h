@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "record.h"
+#include "workload.h"
 
 #define COMPARE_ALPHA 0.01          /* false-verdict rate on one workload, at most */
 #define COMPARE_METRIC_ALPHA (COMPARE_ALPHA / 4) /* per metric: the verdict's four */
@@ -39,6 +40,7 @@ typedef struct {
   int tracking[4];        /* widgets, layouts, paints, rebuilds (wp_track_t) */
   const json_t *findings; /* the session summary's "findings" array, may be NULL */
   uint64_t frames_total;  /* frames in the session (nframes may be a bounded sample) */
+  const json_t *workload; /* the session's summary.workload (workload.h), NULL: none */
 } compare_side_t;
 
 /* The `comparison` object: {baseline, candidate, verdict, decidedBy,

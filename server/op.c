@@ -30,11 +30,15 @@ static void args_close(op_args_t *a) {
   free(a->baseline);
   free(a->candidate);
   json_decref(a->budgets);
+  json_decref(a->workload_arg);
+  workload_close(&a->workload);
 }
 
 static void op_closed(uv_handle_t *h) {
   op_t *op = container_of((uv_timer_t *)h, op_t, timer);
   args_close(&op->a);
+  json_decref(op->drive_cmds);
+  json_decref(op->drive_json);
   for (size_t i = 0; i < op->nwarnings; i++) free(op->warnings[i]);
   free(op);
 }
@@ -99,6 +103,7 @@ static void parse_args(op_args_t *a, json_t *args) {
   a->baseline = dup_arg(args, "baseline");
   a->candidate = dup_arg(args, "candidate");
   a->budgets = json_incref(json_object_get(args, "budgets"));
+  a->workload_arg = json_incref(json_object_get(args, "workload"));
   a->has_limit = (v = json_object_get(args, "limit")) != NULL;
   a->limit = v ? (size_t)json_integer_value(v) : 20;
   const char *d = json_string_value(json_object_get(args, "detail"));
@@ -360,6 +365,16 @@ static void op_wp_reply(void *arg, const wp_status_t *st, const record_reply_t *
   if (r) op_note_reply(op->app, r);
   if (r && r->frame_events) op->frame_events = 1;
   op->after_wp(op, st, r);
+}
+
+int op_wp_drive(op_t *op, const char *steps, int repeat, wp_reply_cb cb) {
+  op->after_wp = cb;
+  op->wpc = wp_call_drive(&op->app->t, steps, repeat, op_wp_reply, op);
+  if (!op->wpc) {
+    op_fail_text(op, "internal error: out of memory");
+    return -1;
+  }
+  return 0;
 }
 
 int op_wp(op_t *op, const wp_request_t *req, wp_reply_cb cb) {

@@ -23,6 +23,7 @@
 #include "sessions.h"
 #include "tool.h"
 #include "vm_isolate.h"
+#include "workload.h"
 #include "wproto.h"
 
 #define OP_TEXT_CAP 65536 /* no call returns more text than this */
@@ -89,6 +90,9 @@ typedef struct {
   int include_startup; /* includeStartup: true (start-up frames judged as any other) */
   int has_include_startup;
   json_t *budgets; /* stop/capture; a reference */
+  json_t *workload_arg; /* start/capture: `workload` as given; a reference */
+  workload_t workload;  /* ... checked (action_check_args); has_workload once it is */
+  int has_workload;
   char *baseline, *candidate;
 } op_args_t;
 
@@ -144,6 +148,19 @@ struct op {
   int frame_events; /* a reply came from Flutter.Frame events: say what the watcher adds */
   int keep_on_fail; /* the empty-read decision of a closed session: a failed step is its diagnosis */
   wp_reply_cb after_wp; /* op_wp: the action's own reply handler */
+
+  /* A workload (action_drive.c): how it is played and how it went. */
+  int drive_mode;        /* 0 none, 1 the watcher's drive, 2 flutter_driver commands */
+  int drive_run, drive_step; /* flutter_driver: the step playing (1-based) */
+  size_t drive_cmd;      /* ... and its next command */
+  json_t *drive_cmds;    /* ... the step's commands */
+  json_t *drive_json;    /* summary.workload.drive: the outcome (a reference) */
+  int drive_failed;      /* the drive failed: the answer is an error that says why */
+  int drive_ended;       /* the drive is over (done or failed) */
+  uint64_t drive_end_ms; /* when it ended (loop time) */
+  uint64_t drive_bound;  /* loop time after which the capture stops it */
+  void (*drive_sent)(op_t *op);     /* the watcher took the drive (start answers) */
+  void (*drive_ended_cb)(op_t *op); /* the drive is over and the app settled (capture) */
   void (*after_diag)(op_t *op, diag_code_t code); /* the empty-read decision ended */
 };
 
@@ -171,6 +188,8 @@ void op_fail_status(op_t *op, const wp_status_t *st);
  * (OOM) the call is answered and -1 returned. Every good reply passes
  * through appfacts and the session manager first. */
 int op_wp(op_t *op, const wp_request_t *req, wp_reply_cb cb);
+/* The same for action drive (wp_call_drive). */
+int op_wp_drive(op_t *op, const char *steps, int repeat, wp_reply_cb cb);
 /* Forgets the watcher call in flight (its reply was handled). */
 void op_timer(op_t *op, uint64_t ms, uv_timer_cb cb);
 op_t *op_from_timer(uv_timer_t *t);

@@ -56,6 +56,25 @@ typedef struct {
   int startup;
 } frame_t;
 
+#define RECORD_DRIVE_CANDIDATES 5 /* finders a failed drive lists (DRIVE 3) */
+#define RECORD_DRIVE_FINDER 128   /* characters in one of them */
+#define RECORD_DRIVE_ERROR 512    /* characters of a drive's error kept */
+#define RECORD_DRIVE_CUT 64       /* "run/step" entries of cut steps kept */
+
+/* The `drive` object a watcher reply carries while a workload plays and
+ * once more after it ended (DRIVE 3). Fixed-size, so it is copied by value. */
+typedef struct {
+  int present;
+  char id[32];
+  char state[8]; /* "running", "done", "failed" */
+  int run, runs, step, of;
+  char error[RECORD_DRIVE_ERROR + 1];                        /* "": none */
+  char candidates[RECORD_DRIVE_CANDIDATES][RECORD_DRIVE_FINDER + 1];
+  int ncandidates;
+  char cut[RECORD_DRIVE_CUT][16];
+  int ncut;
+} record_drive_t;
+
 typedef struct {
   char *watcher_version, *run_id; /* owned */
   int64_t liveness_counter, now_us;
@@ -75,6 +94,7 @@ typedef struct {
   frame_t *records; /* owned, seq strictly increasing */
   size_t nrecords;
   int more;
+  record_drive_t drive; /* present when the reply carried `drive` */
 } record_reply_t;
 
 /* Validates `reply` (borrowed) whole; on success fills *out (caller closes it)

@@ -51,6 +51,57 @@ static int diagnostics_parse(record_reply_t *r, const json_t *reply, char *err, 
   return 0;
 }
 
+/* The `drive` object (DRIVE 3), when present: every field checked. */
+static int drive_parse(record_drive_t *d, const json_t *reply, char *err, size_t errlen) {
+  static const char *const states[] = {"running", "done", "failed", NULL};
+  const json_t *o = json_object_get(reply, "drive"), *v;
+  if (!o || json_is_null(o)) return 0;
+  if (!json_is_object(o)) return errbuf_fail(err, errlen, "reply.drive: must be an object");
+  v = json_object_get(o, "id");
+  if (!json_is_string(v) || !json_string_length(v) || json_string_length(v) >= sizeof d->id ||
+      strlen(json_string_value(v)) != json_string_length(v))
+    return errbuf_fail(err, errlen, "reply.drive.id: must be a string of 1 to %zu bytes",
+                       sizeof d->id - 1);
+  snprintf(d->id, sizeof d->id, "%s", json_string_value(v));
+  v = json_object_get(o, "state");
+  for (const char *const *s = states; *s && json_is_string(v); s++)
+    if (!strcmp(*s, json_string_value(v))) snprintf(d->state, sizeof d->state, "%s", *s);
+  if (!d->state[0])
+    return errbuf_fail(err, errlen, "reply.drive.state: must be one of running, done, failed");
+  static const char *const ints[] = {"run", "runs", "step", "of"};
+  int *dst[] = {&d->run, &d->runs, &d->step, &d->of};
+  for (int i = 0; i < 4; i++) {
+    int64_t x;
+    if (record_get_int(o, ints[i], 1, 0, 10000, &x, "reply.drive", err, errlen) < 0) return -1;
+    *dst[i] = (int)x;
+  }
+  v = json_object_get(o, "error");
+  if (v && !json_is_null(v)) {
+    if (!json_is_string(v)) return errbuf_fail(err, errlen, "reply.drive.error: must be a string");
+    snprintf(d->error, sizeof d->error, "%s", json_string_value(v));
+  }
+  size_t i;
+  json_t *c;
+  v = json_object_get(o, "candidates");
+  if (v && !json_is_array(v))
+    return errbuf_fail(err, errlen, "reply.drive.candidates: must be an array");
+  json_array_foreach(v, i, c) {
+    if (!json_is_string(c))
+      return errbuf_fail(err, errlen, "reply.drive.candidates[%zu]: must be a string", i);
+    if (d->ncandidates < RECORD_DRIVE_CANDIDATES)
+      snprintf(d->candidates[d->ncandidates++], RECORD_DRIVE_FINDER + 1, "%s", json_string_value(c));
+  }
+  v = json_object_get(o, "cut");
+  if (v && !json_is_array(v)) return errbuf_fail(err, errlen, "reply.drive.cut: must be an array");
+  json_array_foreach(v, i, c) {
+    if (!json_is_string(c))
+      return errbuf_fail(err, errlen, "reply.drive.cut[%zu]: must be a string", i);
+    if (d->ncut < RECORD_DRIVE_CUT) snprintf(d->cut[d->ncut++], sizeof d->cut[0], "%s", json_string_value(c));
+  }
+  d->present = 1;
+  return 0;
+}
+
 /* Checks a protocol-2 "blockNames" table (absent reads as empty): every
  * entry a non-empty string of at most RECORD_MAX_NAME bytes, no two alike
  * (a record naming both would hold one name twice). */
@@ -272,7 +323,8 @@ int record_reply_parse_raw(record_reply_t *out, const json_t *reply, const char 
   r.more = json_is_true(v);
   v = json_object_get(reply, "type");
   if (v && !json_is_string(v)) return errbuf_fail(err, errlen, "reply.type: must be a string");
-  if (diagnostics_parse(&r, reply, err, errlen) < 0) return -1;
+  if (diagnostics_parse(&r, reply, err, errlen) < 0 || drive_parse(&r.drive, reply, err, errlen) < 0)
+    return -1;
 
   int rc = -1;
   if (raw && r.protocol >= 3)

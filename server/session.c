@@ -16,6 +16,8 @@ void session_unref(session_t *s) {
   free(s->linked_by);
   for (size_t i = 0; i < s->nwarnings; i++) free(s->warnings[i]);
   store_free(s->store);
+  if (s->workload) workload_close(s->workload);
+  free(s->workload);
   free(s);
 }
 
@@ -52,8 +54,27 @@ session_t *session_new(unsigned n, const session_options_t *opt, uint64_t now) {
       return NULL;
     }
   }
+  if (opt->workload &&
+      (!(s->workload = malloc(sizeof *s->workload)) || workload_copy(s->workload, opt->workload) < 0)) {
+    free(s->workload);
+    s->workload = NULL;
+    session_unref(s);
+    return NULL;
+  }
   s->started_ms = now;
   return s;
+}
+
+const workload_t *session_workload(const session_t *s) {
+  return s->workload;
+}
+
+const char *session_drive_id(const session_t *s) {
+  return s->drive_id;
+}
+
+void session_set_drive_id(session_t *s, const char *id) {
+  snprintf(s->drive_id, sizeof s->drive_id, "%s", id);
 }
 
 int session_begin(session_t *s, const record_reply_t *r, const int track_on[WP_TRACK__COUNT], uint64_t now) {

@@ -15,6 +15,7 @@
 
 #include "appsrc_timeline.h"
 #include "store.h"
+#include "workload.h"
 #include "wproto.h"
 
 #define SESSION_MAX_WARNINGS 4
@@ -30,6 +31,7 @@ typedef struct {
   int capture;                /* a capture's private window (never the current session) */
   int no_timeline;            /* do not record GC/Embedder on the VM timeline for it */
   int include_startup;        /* judge start-up frames as any other (store_set_include_startup) */
+  const workload_t *workload; /* the steps it plays (issue 32); NULL: none; copied */
 } session_options_t;
 
 struct session {
@@ -61,6 +63,8 @@ struct session {
   char *warnings[SESSION_MAX_WARNINGS + 1];
   size_t nwarnings;
   appsrc_tl_slot_t tl; /* the VM timeline while it was open (issue 15) */
+  workload_t *workload; /* owned; NULL without one */
+  char drive_id[32];    /* the drive that plays it ("" until it started) */
   session_t *next;     /* in the manager's open list */
 };
 
@@ -103,6 +107,11 @@ const vmtl_event_t *session_timeline(const session_t *s, size_t *n);
 int session_frame_events(const session_t *s);
 /* The tracking switches it asked for. */
 const int *session_track(const session_t *s);
+/* The workload it plays (NULL: none), and the drive that plays it, as the
+ * call that started the drive set it ("" until then). */
+const workload_t *session_workload(const session_t *s);
+const char *session_drive_id(const session_t *s);
+void session_set_drive_id(session_t *s, const char *id);
 /* Short notes about the session for the answer's `warnings` (a switch that
  * could not be set); borrowed, NULL-terminated. */
 const char *const *session_warnings(const session_t *s);

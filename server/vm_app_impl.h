@@ -75,6 +75,7 @@ struct vm_app {
   int streams;      /* Isolate and Debug requested on this connection */
   int streams_live; /* ... and how many of the two the server accepted */
   int flutter;      /* the isolate registered Flutter's extensions */
+  int driver;       /* ... and ext.flutter.driver (enableFlutterDriverExtension) */
   sync_state_t sync;
   int sync_again;
   vm_request_t *sync_getvm, *sync_version;

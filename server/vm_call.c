@@ -433,6 +433,7 @@ int vm_app_watcher_missing(const vm_app_t *app) {
 }
 
 int vm_app_is_flutter(const vm_app_t *app) { return app->flutter; }
+int vm_app_has_driver(const vm_app_t *app) { return app->driver; }
 
 int vm_app_is_web(const vm_app_t *app) { return app->runtime == RUNTIME_WEB; }
 

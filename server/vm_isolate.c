@@ -161,7 +161,9 @@ static void sync_pick(vm_app_t *app) {
              str_or(json_string_value(json_object_get(pick, "name"))));
     set_pause(app, json_string_value(json_object_get(json_object_get(pick, "pauseEvent"), "kind")));
     app->flutter = lists_flutter(pick);
+    app->driver = lists_extension(pick, VM_APP_DRIVER_EXTENSION);
   } else {
+    app->driver = 0;
     app->isolate_id[0] = app->isolate_name[0] = '\0';
     app->flutter = 0;
     set_pause(app, NULL);
@@ -333,6 +335,7 @@ static void on_client_event(void *arg, const char *stream, json_t *event) {
     const char *ext = json_string_value(json_object_get(event, "extensionRPC"));
     if (ext && bound && (!strncmp(ext, "ext.flutter.", 12) || !strncmp(ext, "ext.ui.", 7)))
       app->flutter = 1;
+    if (ext && bound && !strcmp(ext, VM_APP_DRIVER_EXTENSION)) app->driver = 1;
     if (!ext || strcmp(ext, VM_APP_WATCHER_EXTENSION) != 0) return;
     if (bound) {
       int was = app->watcher == WATCHER_PRESENT;

@@ -18,6 +18,7 @@
 #include "codes.h"
 
 #define VM_APP_WATCHER_EXTENSION "ext.telescope.frames"
+#define VM_APP_DRIVER_EXTENSION "ext.flutter.driver" /* enableFlutterDriverExtension() */
 
 typedef struct vm_app vm_app_t;
 typedef struct vm_call vm_call_t;
@@ -124,6 +125,10 @@ int vm_app_watcher_missing(const vm_app_t *app);
 /* 1 when the isolate is a Flutter app's (it registered Flutter's own
  * extensions, so it posts Flutter.Frame events in debug and profile). */
 int vm_app_is_flutter(const vm_app_t *app);
+/* 1 when the isolate lists ext.flutter.driver (the app called
+ * enableFlutterDriverExtension()): a workload can be played without the
+ * watcher. */
+int vm_app_has_driver(const vm_app_t *app);
 /* 1 when the app is a web app behind DWDS (its extension list proves nothing). */
 int vm_app_is_web(const vm_app_t *app);
 

@@ -26,6 +26,11 @@ static const char *const allowed_methods[] = {
     "ext.flutter.inspector.widgetLocationIdMap",
     /* Without the watcher: the probe asks Flutter's own frame request. */
     "ext.ui.window.scheduleFrame",
+    /* Without the watcher, a workload the agent asked for (issue 32): only
+     * the scroll, tap and waitUntilNoTransientCallbacks commands
+     * workload.c builds from its checked steps, only when the app itself
+     * called enableFlutterDriverExtension(); never a command an agent names. */
+    "ext.flutter.driver",
     /* The VM timeline, read-only but for the recorded streams, which a
      * session sets and restores exactly; never clearVMTimeline (shared). */
     "getVMTimelineFlags",

@@ -4,7 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const action_name[] = {"read", "start", "stop", "mark", "probe", "status"};
+static const char *const action_name[] = {"read",  "start",  "stop", "mark",
+                                              "probe", "status", "drive"};
 
 static const char *const track_ext[WP_TRACK__COUNT] = {
     "ext.flutter.profileWidgetBuilds",
@@ -133,6 +134,20 @@ wp_call_t *wp_call(const wp_transport_t *t, const wp_request_t *req, wp_reply_cb
   wp_call_t *c = calloc(1, sizeof *c);
   if (c) {
     c->is_read = req->action == WP_READ;
+    c->reply_cb = cb;
+    c->arg = arg;
+  }
+  return call_send(t, VM_APP_WATCHER_EXTENSION, p, c);
+}
+
+wp_call_t *wp_call_drive(const wp_transport_t *t, const char *steps, int repeat, wp_reply_cb cb,
+                         void *arg) {
+  char rep[16];
+  snprintf(rep, sizeof rep, "%d", repeat);
+  json_t *p = json_pack("{s:s, s:s, s:s, s:s}", "action", action_name[WP_DRIVE], "protocol",
+                        WP_PROTOCOL, "steps", steps, "repeat", rep);
+  wp_call_t *c = calloc(1, sizeof *c);
+  if (c) {
     c->reply_cb = cb;
     c->arg = arg;
   }

@@ -29,7 +29,7 @@ typedef struct {
   char detail[256];
 } wp_status_t;
 
-typedef enum { WP_READ = 0, WP_START, WP_STOP, WP_MARK, WP_PROBE, WP_STATUS } wp_action_t;
+typedef enum { WP_READ = 0, WP_START, WP_STOP, WP_MARK, WP_PROBE, WP_STATUS, WP_DRIVE } wp_action_t;
 
 typedef struct {
   wp_action_t action;
@@ -75,6 +75,10 @@ typedef void (*wp_switch_cb)(void *arg, const wp_status_t *st, int value);
  * never called). A read reply without "records" is INVALID_REPLY. */
 wp_call_t *wp_call(const wp_transport_t *t, const wp_request_t *req, wp_reply_cb cb, void *arg)
     __attribute__((warn_unused_result));
+/* Action drive (DRIVE 3): steps is the steps array as JSON text, repeat
+ * 1..10. Same rules as wp_call; the reply's `drive` says what started. */
+wp_call_t *wp_call_drive(const wp_transport_t *t, const char *steps, int repeat, wp_reply_cb cb,
+                         void *arg) __attribute__((warn_unused_result));
 /* Reads (value < 0) or sets a profile switch. Same rules. */
 wp_call_t *wp_switch(const wp_transport_t *t, wp_track_t which, int value, wp_switch_cb cb,
                      void *arg) __attribute__((warn_unused_result));

@@ -2,7 +2,7 @@
 // and writes BENCHMARKS.md (results, machine, commands). Usage:
 //   node --experimental-websocket bench.mjs BUILD_DIR [--rounds N] [--out FILE] [--only a,b]
 // Sections: startup overhead throughput sustain memory economy callgrind wire
-// answers timeline inframe recordings mutants where realsizes.
+// answers timeline inframe recordings mutants where realsizes repeatability.
 import { execSync, execFileSync } from 'node:child_process';
 import { writeFileSync, readFileSync, existsSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -447,6 +447,13 @@ if (want('realsizes')) {
     extra = ['--before', `${dir}/build`, '--before-name', `before (${REALSIZES_BEFORE})`];
   } catch { log(`14: ${REALSIZES_BEFORE} not buildable here: after only`); }
   sections.push(script('realsizes.mjs', extra) + '\n');
+if (want('repeatability')) {
+  log('15. repeatability of a workload');
+  const md = script('repeatability.mjs');
+  const m = /\| (\d+) of (\d+) \(target ≥ (\d+)/.exec(md);
+  if (m) target('15. the same workload twice on an unchanged app: no regression in ≥ 95 % of trials',
+    `${m[1]} of ${m[2]}`, Number(m[1]) >= Number(m[3]));
+  sections.push(md + '\n');
 }
 
 const machine = [

@@ -444,8 +444,8 @@ static int scenario_compare(void) {
       fr[k]->interaction_id = i >= 20 ? scroll : NULL;
     }
   }
-  compare_side_t a = {"s1", cmp_a, 40, 16667, 60.0, "profile", {0, 0, 0, 0}, NULL, 40};
-  compare_side_t b = {"s2", cmp_b, 40, 16667, 60.0, "profile", {0, 0, 0, 0}, NULL, 40};
+  compare_side_t a = {"s1", cmp_a, 40, 16667, 60.0, "profile", {0, 0, 0, 0}, NULL, 40, NULL};
+  compare_side_t b = {"s2", cmp_b, 40, 16667, 60.0, "profile", {0, 0, 0, 0}, NULL, 40, NULL};
   chaos_on();
   json_t *c = compare_sessions(&a, &b);
   chaos_off();

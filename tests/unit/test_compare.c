@@ -56,7 +56,7 @@ static void frames_free(frames_t *s) {
 }
 
 static compare_side_t side(const char *id, const frames_t *s) {
-  compare_side_t c = {id, s->f, s->n, 16667, 60.0, "profile", {0, 0, 0}, NULL, s->n};
+  compare_side_t c = {id, s->f, s->n, 16667, 60.0, "profile", {0, 0, 0}, NULL, s->n, NULL};
   return c;
 }
 
@@ -235,7 +235,7 @@ END_TEST
 
 START_TEST(empty_sides) {
   frames_t a = make(5, 100, 0, 0);
-  compare_side_t sa = side("s1", &a), sb = {"s2", NULL, 0, 16667, 60, NULL, {0, 0, 0}, NULL, 0};
+  compare_side_t sa = side("s1", &a), sb = {"s2", NULL, 0, 16667, 60, NULL, {0, 0, 0}, NULL, 0, NULL};
   json_t *c = compare_sessions(&sa, &sb);
   ck_assert_ptr_nonnull(c);
   ck_assert_str_eq(str(c, "verdict"), "unchanged");
