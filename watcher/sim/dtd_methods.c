@@ -17,6 +17,7 @@
 #define K_INVALID_PARAMS -32602
 #define K_INVALID_REQUEST -32600
 #define K_PARSE_ERROR -32700
+#define K_SERVER_ERROR -32000 /* json_rpc_2's answer to a handler's uncaught error */
 #define K_STREAM_ALREADY_SUBSCRIBED 103
 #define K_STREAM_NOT_SUBSCRIBED 104
 #define K_SERVICE_ALREADY_REGISTERED 111
@@ -303,13 +304,20 @@ static void handle_request(dtd_conn_t *c, json_t *req) {
     if (!strcmp(m, CONNECTED_APP ".unregisterVmService")) return unregister_vm_service(c, req);
     if (!strcmp(m, CONNECTED_APP ".getVmServices")) return get_vm_services(c, req);
   }
-  /* The fallback: a Service.method call goes to the client that registered
-   * it (not forwarded by this stand-in); json_rpc_2 itself answers a name
-   * without a dot. */
-  if (strchr(m, '.'))
-    snprintf(msg, sizeof msg, "Unknown service method: %s", m);
-  else
-    snprintf(msg, sizeof msg, "Unknown method \"%s\".", m);
+  /* The fallback takes every other name: a Service.method call goes to the
+   * client that registered it (not forwarded by this stand-in). A newer
+   * dtd_impl cuts the name at its dot first, so one without a dot (getVM)
+   * throws a RangeError that json_rpc_2 answers as -32000 (dart-lang/sdk
+   * pkg/dtd_impl/lib/src/dtd_client.dart `_fallback` at 15356d57); the older
+   * one looked the whole name up: -32601 (at 03f797a8). */
+  if (!strchr(m, '.') && !c->d->no_connected_app) {
+    snprintf(msg, sizeof msg, "RangeError (end): Invalid value: Not in inclusive range 0..%zu: -1",
+             strlen(m));
+    dtd_reply_error(c, req, K_SERVER_ERROR, msg,
+                    json_pack("{s:s, s:s}", "full", msg, "stack", "dart:core String.substring"));
+    return;
+  }
+  snprintf(msg, sizeof msg, "Unknown service method: %s", m);
   dtd_reply_error(c, req, K_METHOD_NOT_FOUND, msg, NULL);
 }
 
