@@ -165,9 +165,11 @@ int rebuilds_feed(rebuilds_t *rb, const char *isolate_id, const char *kind, cons
       !json_is_object(data))
     return 0;
   if (strcmp(isolate_id, rb->isolate) != 0) {
-    if (rb->isolate[0] && current_isolate && current_isolate[0] &&
-        strcmp(isolate_id, current_isolate) != 0)
-      return 0; /* an old isolate's event, replayed */
+    /* An old isolate's event, replayed by DDS: not the current one's, or,
+     * while which is current is not known (a reconnect), not the table's. */
+    if (current_isolate && current_isolate[0] ? strcmp(isolate_id, current_isolate) != 0
+                                              : rb->isolate[0] != '\0')
+      return 0;
     rebuilds_clear(rb);
     snprintf(rb->isolate, sizeof rb->isolate, "%s", isolate_id);
   }

@@ -63,10 +63,11 @@ void rebuilds_free(rebuilds_t *rb);
 /* Drops frames and locations (a hot restart). */
 void rebuilds_clear(rebuilds_t *rb);
 
-/* One Extension-stream event (borrowed). Only Flutter.RebuiltWidgets from
- * isolate_id is taken; another isolate than the table's (a hot restart)
- * clears the table first unless it is not current_isolate (NULL/"": any)
- * — DDS replays old isolates' events. 1 taken, 0 not ours or malformed. */
+/* One Extension-stream event (borrowed). Only Flutter.RebuiltWidgets of
+ * current_isolate is taken (NULL/"": not known yet, then only the table's
+ * isolate, or any when the table has none) — DDS replays old isolates'
+ * events; another isolate than the table's (a hot restart) clears the table
+ * first. 1 taken, 0 not ours or malformed. */
 int rebuilds_feed(rebuilds_t *rb, const char *isolate_id, const char *kind, const json_t *data,
                   const char *current_isolate);
 /* A `{file: {ids, lines, columns, names}}` object: the `locations` form.

@@ -105,9 +105,13 @@ START_TEST(restart_clears) {
        "{\"frameNumber\":100,\"events\":[41,1],\"locations\":{\"" APP
        "a.dart\":{\"ids\":[41],\"lines\":[1],\"columns\":[1],\"names\":[\"A\"]}}}");
   ck_assert_ptr_nonnull(rebuilds_location(rb, 41));
-  /* An old isolate's event, replayed after the new one is current: dropped. */
+  /* An old isolate's event, replayed after the new one is current: dropped;
+   * replayed at a reconnect, before the VM names the current one: dropped
+   * too, the table kept. */
   json_t *j = ev("{\"frameNumber\":101,\"events\":[41,1]}");
   ck_assert_int_eq(rebuilds_feed(rb, "i/0", "Flutter.RebuiltWidgets", j, "i/1"), 0);
+  ck_assert_int_eq(rebuilds_feed(rb, "i/0", "Flutter.RebuiltWidgets", j, ""), 0);
+  ck_assert_ptr_nonnull(rebuilds_location(rb, 41));
   /* The new isolate (a hot restart): ids start again, frame numbers too. */
   ck_assert_int_eq(rebuilds_feed(rb, "i/2", "Flutter.RebuiltWidgets", j, "i/2"), 1);
   json_decref(j);
