@@ -17,7 +17,7 @@
 #define K_INVALID_PARAMS -32602
 #define K_INVALID_REQUEST -32600
 #define K_PARSE_ERROR -32700
-#define K_SERVER_ERROR -32000 /* json_rpc_2's answer to a handler's uncaught error */
+#define K_SERVER_ERROR -32000 /* json_rpc_2 error_code.SERVER_ERROR: a handler threw */
 #define K_STREAM_ALREADY_SUBSCRIBED 103
 #define K_STREAM_NOT_SUBSCRIBED 104
 #define K_SERVICE_ALREADY_REGISTERED 111
@@ -307,14 +307,18 @@ static void handle_request(dtd_conn_t *c, json_t *req) {
   /* The fallback takes every other name: a Service.method call goes to the
    * client that registered it (not forwarded by this stand-in). A newer
    * dtd_impl cuts the name at its dot first, so one without a dot (getVM)
-   * throws a RangeError that json_rpc_2 answers as -32000 (dart-lang/sdk
-   * pkg/dtd_impl/lib/src/dtd_client.dart `_fallback` at 15356d57); the older
-   * one looked the whole name up: -32601 (at 03f797a8). */
+   * makes _fallback's substring(0, indexOf('.')) throw a RangeError, which
+   * json_rpc_2's Server answers as SERVER_ERROR (-32000) with data {full,
+   * stack} (dtd_client.dart _fallback at 15356d57; json_rpc_2 server.dart).
+   * The older one (--no-connected-app) looked the whole name up: -32601
+   * (at 03f797a8). */
   if (!strchr(m, '.') && !c->d->no_connected_app) {
     snprintf(msg, sizeof msg, "RangeError (end): Invalid value: Not in inclusive range 0..%zu: -1",
              strlen(m));
     dtd_reply_error(c, req, K_SERVER_ERROR, msg,
-                    json_pack("{s:s, s:s}", "full", msg, "stack", "dart:core String.substring"));
+                    json_pack("{s:s, s:s}", "full", msg, "stack",
+                              "dart:core  String.substring\n"
+                              "package:dtd_impl/src/dtd_client.dart  DTDClient._fallback\n"));
     return;
   }
   snprintf(msg, sizeof msg, "Unknown service method: %s", m);

@@ -723,9 +723,14 @@ static void flutter_ext_reply(sim_t *s, sim_call_t *k, size_t i) {
          * a frame is drawn even by an idle app. */
         if (flutter_exts[i].bool_index == SIM_EXT_TRACK_REBUILDS && *state && !was)
           s->gen.probe_requested = 1;
-        sim_vm_post_event(
-            s, "Flutter.ServiceExtensionStateChanged",
-            json_pack("{s:s, s:s}", "extension", k->method, "value", *state ? "true" : "false"));
+        /* The binding's registerBoolServiceExtension posts the value as a
+         * string, the inspector's _registerBoolServiceExtension as a bool
+         * (foundation/binding.dart, widgets/widget_inspector.dart). */
+        sim_vm_post_event(s, "Flutter.ServiceExtensionStateChanged",
+                          json_pack("{s:s, s:o}", "extension", k->method, "value",
+                                    strncmp(k->method, "ext.flutter.inspector.", 22)
+                                        ? json_string(*state ? "true" : "false")
+                                        : json_boolean(*state)));
       }
       r = json_pack("{s:s, s:s, s:s}", "enabled", *state ? "true" : "false", "type",
                     "_extensionType", "method", k->method);
