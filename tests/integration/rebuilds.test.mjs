@@ -97,6 +97,9 @@ test('a hot restart mid-session: switched on again, widgets still named', async 
   assert.equal(r.isError, false, r.text);
   const w = r.sc.summary.rebuilds?.widgets?.[0];
   assert.deepEqual([w?.name, w?.file, w?.line], ['SlowWidget', 'lib/feed_list.dart', 38], r.text);
+  // The new isolate's forced frame (every widget rebuilt, SlowWidget too)
+  // fell inside the session: left out, SlowWidget never rebuilds when calm.
+  assert.equal(w.perCalmFrame, 0, r.text);
   assert.equal(await rebuildSwitch(s), 'false');
 });
 
