@@ -368,6 +368,15 @@ static int rebuilds_put(op_t *op, json_t *r, store_t *st, int filter) {
   }
   json_t *rb = rebuilds_summary(op->app->rb, f, k), *w;
   free(f);
+  int web;
+  size_t unjoined = rebuilds_unjoined(op->app->rb, &web);
+  if (!rb && unjoined)
+    op_warn(op,
+            "trackRebuilds: %zu Flutter.RebuiltWidgets events could not be joined to frames, so "
+            "no rebuilt widget is listed: %s",
+            unjoined,
+            web ? "their frameNumber is -1, as the web engine sends it before flutter#171592"
+                : "they carry no frameNumber (an older Flutter)");
   if (!rb) return 0;
   int unknown = 0;
   json_array_foreach(json_object_get(rb, "widgets"), i, w) unknown |= !json_object_get(w, "file");
@@ -380,14 +389,8 @@ static void rebuilds_located(void *arg, const vm_result_t *res) {
   json_t *r = op->held;
   op->vmc = NULL;
   op->held = NULL;
-  if (res->diag == DIAG_NONE && !res->rpc_code && json_is_object(res->result)) {
-    json_t *loc = json_deep_copy(res->result);
-    if (loc) {
-      json_object_del(loc, "type");
-      json_object_del(loc, "method");
-      rebuilds_add_locations(op->app->rb, loc);
-      json_decref(loc);
-    }
+  if (res->diag == DIAG_NONE && !res->rpc_code) {
+    rebuilds_add_location_map(op->app->rb, res->result);
     rebuilds_put(op, r, session_store(op->s), op->action == A_STOP && op->a.interaction_id);
   }
   if (!where_start(op, r, session_store(op->s))) closed_finish(op, r);

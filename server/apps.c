@@ -36,6 +36,12 @@ static void on_app_event(void *arg, vm_app_event_t ev) {
 static void on_app_extension(void *arg, const char *isolate_id, const char *kind, json_t *data) {
   appref_t *ar = arg;
   fe_add(ar->fe, isolate_id, kind, data, vm_app_isolate_id(ar->app));
+  /* A switch-on went out since the last event: the next one is its forced frame. */
+  unsigned on = ar->sessions ? sessions_switched_on(ar->sessions, WP_TRACK_REBUILDS) : ar->rb_on;
+  if (on != ar->rb_on) {
+    ar->rb_on = on;
+    rebuilds_switched_on(ar->rb);
+  }
   rebuilds_feed(ar->rb, isolate_id, kind, data, vm_app_isolate_id(ar->app));
 }
 

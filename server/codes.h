@@ -11,6 +11,7 @@
   XX(METHOD_NOT_FOUND, -32601, "Method not found")                            \
   XX(INVALID_PARAMS, -32602, "Invalid params")                                \
   XX(INTERNAL_ERROR, -32603, "Internal error")                                \
+  XX(SERVER_ERROR, -32000, "Server error")                                    \
   XX(HEADER_MISMATCH, -32020, "Header mismatch")                              \
   XX(MISSING_CLIENT_CAPABILITY, -32021, "Missing required client capability") \
   XX(UNSUPPORTED_PROTOCOL_VERSION, -32022, "Unsupported protocol version")

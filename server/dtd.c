@@ -216,8 +216,9 @@ static void on_getvm(void *arg, const vm_client_reply_t *r) {
   l->req = NULL;
   if (failed_to_reach(l, r)) return;
   if (r->result) {
-    /* A VM service always answers getVM; the daemon answers -32601 "Unknown
-     * method" (what dart_mcp_server's connect checks too). */
+    /* A VM service always answers getVM; the daemon answers with an error:
+     * -32601 (what dart_mcp_server's connect checks), or -32000 from a newer
+     * dtd_impl (vm_isolate.c maybe_dtd). */
     look_fail(l, "not_dtd",
               "this URI is a Dart VM service, not the Dart Tooling Daemon: pass it as "
               "vmServiceUri (or --vm-service-uri), and a DTD URI (from `flutter run "

@@ -73,26 +73,32 @@ static void on_forward_reply(void *arg, const vm_result_t *res);
 int fe_add(fe_t *fe, const char *isolate_id, const char *kind, const json_t *data,
            const char *current_isolate) {
   if (!isolate_id || !kind || strcmp(kind, "Flutter.Frame") != 0 || !json_is_object(data)) return 0;
-  if (strcmp(isolate_id, fe->isolate) != 0 && fe->isolate[0] &&
-      (!current_isolate || !current_isolate[0])) {
-    /* Another isolate's, and which is current is not known yet (a
-     * reconnect): held until it is, so DDS's replay of an old isolate's
-     * events cannot start a run of it. */
-    if (fe->nheld < FE_HELD_MAX && strlen(isolate_id) < sizeof fe->held[0].isolate) {
-      snprintf(fe->held[fe->nheld].isolate, sizeof fe->held[0].isolate, "%s", isolate_id);
-      fe->held[fe->nheld++].data = json_incref((json_t *)data);
+  if (!current_isolate || !current_isolate[0]) {
+    /* Which isolate is current is not known yet (a connect, a reconnect):
+     * DDS replays the Extension stream's history to a new listener, old
+     * isolates' frames first, so no frame may start a run before the VM
+     * names the isolate. Held, the newest kept, until fe_isolate_known. */
+    if (strlen(isolate_id) >= sizeof fe->held[0].isolate) return 0;
+    if (fe->nheld == FE_HELD_MAX) {
+      json_decref(fe->held[fe->held_head].data);
+      fe->held_head = (fe->held_head + 1) % FE_HELD_MAX;
+      fe->nheld--;
+      fe->held_lost++;
     }
+    size_t i = (fe->held_head + fe->nheld++) % FE_HELD_MAX;
+    snprintf(fe->held[i].isolate, sizeof fe->held[0].isolate, "%s", isolate_id);
+    fe->held[i].data = json_incref((json_t *)data);
     return 0;
   }
-  if (strcmp(isolate_id, fe->isolate) != 0) {
-    /* Another isolate's frames: a hot restart's new isolate (or the first
-     * one) starts a new run; an old one's (DDS replays the Extension
-     * stream's history to new listeners) is not ours. */
-    if (fe->isolate[0] && current_isolate && current_isolate[0] &&
-        strcmp(isolate_id, current_isolate) != 0)
-      return 0;
-    fe_run_reset(fe, isolate_id);
+  if (fe->nheld) fe_isolate_known(fe, current_isolate); /* they came first */
+  if (strcmp(isolate_id, current_isolate) != 0) {
+    /* Frames are the isolate's the event names: an old isolate's, replayed
+     * by DDS, are not the current run's, nor do they start one. */
+    fe->foreign++;
+    return 0;
   }
+  /* A hot restart's new isolate (or the first one) starts a new run. */
+  if (strcmp(isolate_id, fe->isolate) != 0) fe_run_reset(fe, isolate_id);
   const int64_t T = RECORD_MAX_TIME_US, A = RECORD_MAX_AMOUNT;
   int64_t number, start, elapsed, build, raster, overhead;
   if (get_field(data, "number", -1, RECORD_MAX_COUNTER, &number) < 0 ||
@@ -200,6 +206,9 @@ static void deliver(fe_call_t *c, const vm_result_t *res) {
 static void answer_local(fe_call_t *c) {
   char detail[128] = "";
   int rpc = 0;
+  /* Frames held until the VM named the isolate: an idle app posts no
+   * event that would release them. */
+  fe_isolate_known(c->fe, vm_app_isolate_id(c->fe->app));
   json_t *o = fe_answer(c->fe, c->params, &rpc, detail, sizeof detail);
   if (!o && !rpc) {
     rpc = RPC_INTERNAL_ERROR;
@@ -481,19 +490,32 @@ static void on_closed(uv_handle_t *h) {
   if (--fe->handles == 0) free(fe);
 }
 
+/* Drops what is held. */
+static void held_drop(fe_t *fe) {
+  for (size_t i = 0; i < fe->nheld; i++)
+    json_decref(fe->held[(fe->held_head + i) % FE_HELD_MAX].data);
+  fe->nheld = fe->held_head = 0;
+}
+
 void fe_isolate_known(fe_t *fe, const char *current_isolate) {
-  size_t i, n = fe->nheld;
-  fe->nheld = 0; /* fe_add below must not hold them again */
-  for (i = 0; i < n; i++) {
-    if (current_isolate && current_isolate[0] && !strcmp(fe->held[i].isolate, current_isolate))
-      fe_add(fe, fe->held[i].isolate, "Flutter.Frame", fe->held[i].data, current_isolate);
+  if (!current_isolate || !current_isolate[0] || !fe->nheld) return; /* still held */
+  size_t head = fe->held_head, n = fe->nheld;
+  fe->nheld = fe->held_head = 0; /* fe_add below must not release them again */
+  for (size_t k = 0; k < n; k++) {
+    size_t i = (head + k) % FE_HELD_MAX;
+    /* In arrival order: the current isolate's frames join its run, others
+     * are counted as foreign. */
+    fe_add(fe, fe->held[i].isolate, "Flutter.Frame", fe->held[i].data, current_isolate);
     json_decref(fe->held[i].data);
   }
+  log_debug("frame events: %zu held frames judged for %s; so far %llu of other isolates dropped, "
+            "%llu pushed out of the hold",
+            n, current_isolate, (unsigned long long)fe->foreign, (unsigned long long)fe->held_lost);
 }
 
 void fe_free(fe_t *fe) {
   if (!fe) return;
-  fe_isolate_known(fe, NULL); /* drops what is held */
+  held_drop(fe);
   while (fe->calls) t_cancel(fe->calls);
   for (size_t i = 0; i < fe->len; i++) fe_frame_clear(&fe->ring[(fe->head + i) % FE_RING]);
   free(fe->ring);

@@ -36,15 +36,18 @@ fe_t *fe_new(uv_loop_t *loop, vm_app_t *app) __attribute__((warn_unused_result))
 void fe_free(fe_t *fe);
 
 /* An Extension-stream event (vm_app_options_t.on_extension). Flutter.Frame
- * from the app's isolate is kept; others are ignored. current_isolate is the
- * isolate the tool talks to ("" when not known yet). While it is not known,
- * frames of an isolate other than the run's are held (at most FE_HELD_MAX):
- * after a reconnect DDS replays old isolates' events before the VM says which
- * isolate is current. Returns 1 when a frame was kept. */
+ * from current_isolate, the isolate the tool talks to, is kept (a new
+ * isolate starts a new run); another isolate's is dropped. While
+ * current_isolate is "" (not known yet) every frame is held, the newest
+ * FE_HELD_MAX: at a connect DDS replays the Extension stream's history, old
+ * isolates' frames included, before the VM says which isolate is current.
+ * Returns 1 when a frame was kept. */
 int fe_add(fe_t *fe, const char *isolate_id, const char *kind, const json_t *data,
            const char *current_isolate);
-/* The current isolate is known now: held frames of it are kept, in order
- * (a hot restart during the disconnect), the others dropped. */
+/* The current isolate is known: held frames of it are kept, in order, the
+ * others dropped. Nothing happens while it is "" (they stay held). fe_add
+ * and the local answers call it too, so frames never stay held once the
+ * isolate is known. */
 void fe_isolate_known(fe_t *fe, const char *current_isolate);
 #define FE_HELD_MAX 256
 

@@ -68,12 +68,14 @@ struct fe {
   int handles;          /* open libuv handles; fe is freed when the last closes */
   int freeing;
 
-  /* Frames of another isolate seen while the current one was unknown. */
+  /* Frames seen while the current isolate was unknown: a ring, oldest first. */
   struct {
     char isolate[128];
     json_t *data; /* a reference */
   } held[FE_HELD_MAX];
-  size_t nheld;
+  size_t held_head, nheld;
+  uint64_t held_lost; /* held frames pushed out by newer ones */
+  uint64_t foreign;   /* frames of an isolate that was not the current one: dropped */
 };
 
 /* Frees what a frame slot owns. */

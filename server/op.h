@@ -42,6 +42,7 @@ typedef struct appref {
   vm_app_t *app;
   fe_t *fe;         /* its frames from Flutter.Frame events (no watcher) */
   rebuilds_t *rb;   /* its Flutter.RebuiltWidgets counts (trackRebuilds) */
+  unsigned rb_on;   /* sessions_switched_on(REBUILDS) when rb last heard of it */
   wp_transport_t t; /* the watcher, or the frame events standing in */
   char uri[2048]; /* normalised ws URI ("" while it comes from the URI file) */
   char name[128]; /* the name the Dart Tooling Daemon lists it by ("": none) */

@@ -16,6 +16,9 @@ struct rebuilds {
   slot_t ring[REBUILDS_MAX_FRAMES];
   size_t head, nframes; /* oldest slot, slots in use */
   int64_t last_number;  /* newest frame number fed; -1 none */
+  int armed;            /* switched on: the next event is forceRebuild's frame */
+  size_t unnumbered;    /* events without frameNumber (older Flutter) */
+  size_t web;           /* events with frameNumber -1 (web before flutter#171592) */
   rebuilds_loc_t *locs; /* sorted by id */
   size_t nlocs, caplocs;
   char isolate[128]; /* the isolate the ids belong to */
@@ -39,6 +42,9 @@ void rebuilds_clear(rebuilds_t *rb) {
   }
   rb->nlocs = rb->head = rb->nframes = 0;
   rb->last_number = -1;
+  rb->unnumbered = rb->web = 0;
+  /* armed stays: a switch-on sent to a new isolate arms before its first
+   * event clears the old isolate's table. */
 }
 
 void rebuilds_free(rebuilds_t *rb) {
@@ -126,6 +132,19 @@ int rebuilds_add_locations(rebuilds_t *rb, const json_t *locations) {
   return bad ? -1 : 0;
 }
 
+int rebuilds_add_location_map(rebuilds_t *rb, const json_t *reply) {
+  return rebuilds_add_locations(rb, json_object_get(reply, "result"));
+}
+
+void rebuilds_switched_on(rebuilds_t *rb) {
+  if (rb) rb->armed = 1;
+}
+
+size_t rebuilds_unjoined(const rebuilds_t *rb, int *web) {
+  if (web) *web = rb && rb->web > 0;
+  return rb ? rb->unnumbered + rb->web : 0;
+}
+
 /* The older form: {file: [id, line, column, id, line, column, ...]}. */
 static int add_new_locations(rebuilds_t *rb, const json_t *nl) {
   const char *file;
@@ -146,9 +165,11 @@ int rebuilds_feed(rebuilds_t *rb, const char *isolate_id, const char *kind, cons
       !json_is_object(data))
     return 0;
   if (strcmp(isolate_id, rb->isolate) != 0) {
-    if (rb->isolate[0] && current_isolate && current_isolate[0] &&
-        strcmp(isolate_id, current_isolate) != 0)
-      return 0; /* an old isolate's event, replayed */
+    /* An old isolate's event, replayed by DDS: not the current one's, or,
+     * while which is current is not known (a reconnect), not the table's. */
+    if (current_isolate && current_isolate[0] ? strcmp(isolate_id, current_isolate) != 0
+                                              : rb->isolate[0] != '\0')
+      return 0;
     rebuilds_clear(rb);
     snprintf(rb->isolate, sizeof rb->isolate, "%s", isolate_id);
   }
@@ -159,11 +180,23 @@ int rebuilds_feed(rebuilds_t *rb, const char *isolate_id, const char *kind, cons
     add_new_locations(rb, json_object_get(data, "newLocations"));
   const json_t *fn = json_object_get(data, "frameNumber");
   const json_t *ev = json_object_get(data, "events");
-  /* Older Flutter has no frameNumber: nothing to join on. Frames come in
-   * order: a number not above the newest is a replay. */
-  if (!json_is_integer(fn) || !json_is_array(ev)) return 0;
-  int64_t number = json_integer_value(fn);
+  if (!json_is_array(ev)) return 0;
+  /* Older Flutter has no frameNumber, and the web engine's is -1 before
+   * flutter#171592: nothing to join on, counted so the answer says so
+   * (such an event may still be forceRebuild's frame: it disarms). */
+  int64_t number = json_is_integer(fn) ? json_integer_value(fn) : -1;
+  if (number < 0) {
+    json_is_integer(fn) ? rb->web++ : rb->unnumbered++;
+    rb->armed = 0;
+    return 0;
+  }
+  /* Frames come in order: a number not above the newest is a replay. */
   if (number <= rb->last_number) return 0;
+  /* The first event after the switch-on is forceRebuild's frame, whatever
+   * its number: iOS numbers frames by 2 and any platform skips numbers
+   * (flutter#94896), so a number that does not follow the last says nothing. */
+  int baseline = rb->armed;
+  rb->armed = 0;
   size_t n = json_array_size(ev) / 2, k = 0;
   if (n > REBUILDS_MAX_PER_FRAME) n = REBUILDS_MAX_PER_FRAME;
   rebuilds_count_t *c = n ? malloc(n * sizeof *c) : NULL;
@@ -183,10 +216,7 @@ int rebuilds_feed(rebuilds_t *rb, const char *isolate_id, const char *kind, cons
   } else {
     s = &rb->ring[(rb->head + rb->nframes++) % REBUILDS_MAX_FRAMES];
   }
-  /* Switching tracking on rebuilds every widget once (forceRebuild): the
-   * first event after frames without any (or the first of all) is that
-   * frame. While on, every frame has an event, numbers consecutive. */
-  *s = (slot_t){number, c, k, rb->last_number < 0 || number != rb->last_number + 1};
+  *s = (slot_t){number, c, k, baseline};
   rb->last_number = number;
   return 1;
 }

@@ -11,7 +11,7 @@
  * (another isolate) starts them again, so the table is cleared.
  *
  * Ranking: over the frames that have an event (but the baseline frame that
- * switching tracking on forces, see rebuilds_frame), a location's mean count per
+ * switching tracking on forces, see rebuilds_switched_on), a location's mean count per
  * janky frame minus its mean per calm frame; the top REBUILDS_MAX_WIDGETS
  * whose janky mean is at least REBUILDS_MIN_EXCESS and REBUILDS_MIN_RATIO
  * times above the calm one (a list of cards that is a little longer when
@@ -63,22 +63,36 @@ void rebuilds_free(rebuilds_t *rb);
 /* Drops frames and locations (a hot restart). */
 void rebuilds_clear(rebuilds_t *rb);
 
-/* One Extension-stream event (borrowed). Only Flutter.RebuiltWidgets from
- * isolate_id is taken; another isolate than the table's (a hot restart)
- * clears the table first unless it is not current_isolate (NULL/"": any)
- * — DDS replays old isolates' events. 1 taken, 0 not ours or malformed. */
+/* One Extension-stream event (borrowed). Only Flutter.RebuiltWidgets of
+ * current_isolate is taken (NULL/"": not known yet, then only the table's
+ * isolate, or any when the table has none) — DDS replays old isolates'
+ * events; another isolate than the table's (a hot restart) clears the table
+ * first. 1 taken, 0 not ours or malformed. */
 int rebuilds_feed(rebuilds_t *rb, const char *isolate_id, const char *kind, const json_t *data,
                   const char *current_isolate);
-/* A `{file: {ids, lines, columns, names}}` object: the `locations` form and
- * the widgetLocationIdMap reply. 0, or -1 when malformed (what parsed is kept). */
+/* A `{file: {ids, lines, columns, names}}` object: the `locations` form.
+ * 0, or -1 when malformed (what parsed is kept). */
 int rebuilds_add_locations(rebuilds_t *rb, const json_t *locations);
+/* The JSON-RPC result of ext.flutter.inspector.widgetLocationIdMap
+ * (borrowed): every location of the isolate, the map under "result"
+ * (_registerSignalServiceExtension wraps it so in every Flutter version).
+ * The inspector sends each location in an event once per isolate, so a
+ * server that joined later resolves ids only this way. As add_locations. */
+int rebuilds_add_location_map(rebuilds_t *rb, const json_t *reply);
+/* trackRebuildDirtyWidgets was switched on (from off) by our call: its
+ * forceRebuild draws one frame in which every widget rebuilds, and the next
+ * joinable event is that frame (the baseline). Frame numbers cannot tell it:
+ * they step by 2 on iOS and skip when the raster thread lags. */
+void rebuilds_switched_on(rebuilds_t *rb);
+/* Events since the table was cleared that no frame can be joined to: no
+ * frameNumber (older Flutter) or -1 (*web = 1: the web engine before
+ * flutter#171592). */
+size_t rebuilds_unjoined(const rebuilds_t *rb, int *web);
 
 size_t rebuilds_frames(const rebuilds_t *rb);
 /* The counts of frame_number, or NULL (n = 0) when no event had it.
- * baseline (may be NULL): 1 for the first frame after tracking went on — the
- * frame in which Flutter's forceRebuild rebuilt every widget (the first
- * event of all, or one whose number does not follow the previous event's);
- * the ranking leaves it out. */
+ * baseline (may be NULL): 1 for the frame in which Flutter's forceRebuild
+ * rebuilt every widget (rebuilds_switched_on); the ranking leaves it out. */
 const rebuilds_count_t *rebuilds_frame(const rebuilds_t *rb, int64_t frame_number, size_t *n,
                                        int *baseline);
 /* NULL when the id has no location yet. */

@@ -536,6 +536,8 @@ session_t *sessions_find(sessions_t *m, const char *id) {
 
 int sessions_busy(const sessions_t *m) { return m->open != NULL; }
 
+unsigned sessions_switched_on(const sessions_t *m, wp_track_t t) { return m->sw.on_sent[t]; }
+
 session_t *sessions_stopped(sessions_t *m, size_t k) { return history_newest(&m->history, k); }
 
 void sessions_note_interaction(sessions_t *m, const char *interaction_id, const char *linked_by) {

@@ -48,6 +48,9 @@ void sessions_free(sessions_t *m);
 void sessions_set_transport(sessions_t *m, const wp_transport_t *t);
 /* 1 while a session is opening, active or closing. */
 int sessions_busy(const sessions_t *m);
+/* How many times a call to switch t on from off was sent (it only grows):
+ * a change tells the frames that follow were drawn with it newly on. */
+unsigned sessions_switched_on(const sessions_t *m, wp_track_t t);
 
 /* Opens a session. Without opt->capture and with a current session opening
  * or active: joins it; closing: waits for the close, then opens a new one.

@@ -32,6 +32,9 @@ static void switch_reply(void *arg, const wp_status_t *st, int value) {
 /* SW_BACK sets the switch to what it was before we switched it on. */
 static int switch_send(switches_t *sw, wp_track_t t, sw_mode_t mode) {
   int value = mode == SW_GET ? -1 : mode == SW_ON ? 1 : sw->prev[t] == 1;
+  /* Counted when sent: what the app does on it (trackRebuildDirtyWidgets'
+   * forced frame) can come before the reply. On already, it does nothing. */
+  if (mode == SW_ON && sw->prev[t] != 1) sw->on_sent[t]++;
   sw->track = t;
   sw->mode = (int)mode;
   sw->call = wp_switch(sw->t, t, value, switch_reply, sw);

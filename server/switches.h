@@ -18,6 +18,7 @@ typedef struct {
   int on[WP_TRACK__COUNT];     /* on, by us */
   int failed[WP_TRACK__COUNT]; /* could not be switched on while sessions are open */
   int dirty[WP_TRACK__COUNT];  /* a call may have run late: set back on the next contact */
+  unsigned on_sent[WP_TRACK__COUNT]; /* switch-on calls sent while it was off, ever */
   const wp_transport_t *t;     /* the owner's */
   void (*settled)(void *arg);
   void *arg;

@@ -196,7 +196,7 @@ static void on_sync_isolate(void *arg, const vm_client_reply_t *r) {
   if (--app->slots_left == 0) sync_pick(app);
 }
 
-/* getVM is unknown there: a Dart Tooling Daemon answers getRegisteredServices
+/* getVM failed there: a Dart Tooling Daemon answers getRegisteredServices
  * (dart-lang/sdk pkg/dtd), so a DTD URI passed as vmServiceUri is named. */
 static void on_not_vm(void *arg, const vm_client_reply_t *r) {
   vm_app_t *app = arg;
@@ -206,13 +206,23 @@ static void on_not_vm(void *arg, const vm_client_reply_t *r) {
             type && !strcmp(type, "RegisteredServicesResponse")
                 ? "this URI is the Dart Tooling Daemon's, not a VM service's: pass it as dtdUri "
                   "(or --dtd-uri) and telescope finds the app it lists"
-                : "the far end is not a Dart VM service: it does not know getVM");
+                : "the far end is not a Dart VM service: getVM is unknown or failed there");
+}
+
+/* A Dart Tooling Daemon's answers to getVM: -32601 from an older dtd_impl,
+ * -32000 from a newer one, whose fallback handler cuts the name at its dot
+ * and throws a RangeError on a name without one (dart-lang/sdk
+ * pkg/dtd_impl/lib/src/dtd_client.dart `_fallback`), which json_rpc_2
+ * answers as SERVER_ERROR. A VM service never answers getVM either way. */
+static int maybe_dtd(const vm_client_reply_t *r) {
+  return r->diag == DIAG_NONE && !r->result &&
+         (r->rpc_code == RPC_METHOD_NOT_FOUND || r->rpc_code == RPC_SERVER_ERROR);
 }
 
 static void on_sync_getvm(void *arg, const vm_client_reply_t *r) {
   vm_app_t *app = arg;
   app->sync_getvm = NULL;
-  if (r->diag == DIAG_NONE && !r->result && r->rpc_code == RPC_METHOD_NOT_FOUND) {
+  if (maybe_dtd(r)) {
     app->sync_getvm = vm_client_call(app->client, "getRegisteredServices", NULL, 0, on_not_vm, app);
     return;
   }

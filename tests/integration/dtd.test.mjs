@@ -169,7 +169,9 @@ test('a VM-service URI as the DTD URI, and the reverse, are named', async () => 
   r = await m.call({ action: 'read' });
   assert.equal(r.isError, true);
   assert.equal(r.sc.diagnosis.code, 'dtd_unusable');
-  // The other way round: the DTD's URI where the app's belongs.
+  // The other way round: the DTD's URI where the app's belongs. This DTD
+  // answers getVM -32000 (a newer dtd_impl's _fallback throws a RangeError
+  // on a name without a dot), an older one -32601: both are named.
   const m2 = await mcp([]);
   r = await status(m2, { vmServiceUri: d.uri });
   assert.equal(r.sc.diagnosis.code, 'connection_rejected');
@@ -183,6 +185,9 @@ test('a DTD without ConnectedApp, a wrong secret path, a remote host', async () 
   assert.equal(r.sc.diagnosis.code, 'dtd_unusable');
   assert.equal(r.sc.dtd.state, 'no_connected_app');
   assert.match(r.sc.diagnosis.evidence.detail, /does not offer the ConnectedApp service/);
+  r = await status(await mcp([]), { vmServiceUri: old.uri }); // getVM: -32601 there
+  assert.equal(r.sc.diagnosis.code, 'connection_rejected');
+  assert.match(r.sc.diagnosis.evidence.detail, /the Dart Tooling Daemon's, not a VM service's/);
   const d = await dtd();
   const u = new URL(d.uri);
   r = await status(m, { dtdUri: `ws://${u.host}/AAAAAAAAAAA=` });

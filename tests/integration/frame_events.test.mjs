@@ -363,3 +363,31 @@ for (const action of ['stop', 'read']) {
     assert.equal(last, drawn, `the ${action}'s last frame ${last}, the app's last ${drawn}`);
   });
 }
+
+// Issue 31 item 5: the first connect after a hot restart, through DDS. DDS
+// replays the Extension stream's history to the new listener: the old
+// isolate's frames first, then the new one's, before the VM says which
+// isolate is current. The frames read are the current isolate's, those
+// drawn before the connect included; none of the old one's.
+test('first connect after a hot restart through DDS: the new isolate\'s frames, history included', async () => {
+  const s = await startSim(['--seed', '11', '--no-watcher', '--scenario', 'janky']);
+  cleanup.push(() => s.kill());
+  await until(async () => (await s.stats()).lastFrameNumber >= 120, { what: 'frames before the restart' });
+  await s.cmd('restart');
+  // The old isolate drew up to about here; the engine hands the timings of
+  // its last few frames over in a batch the new isolate reports.
+  const boundary = (await s.stats()).lastFrameNumber;
+  await until(async () => (await s.stats()).lastFrameNumber >= boundary + 90,
+    { what: 'frames of the new isolate' });
+  const m = await startMcp(['--vm-service-uri-file', s.uriFile]);
+  cleanup.push(() => m.close());
+  const st = await m.call({ action: 'status' });
+  assert.equal(st.isError, false, st.text);
+  assert.equal(st.sc.connection.isolateId, (await s.stats()).isolateId);
+  const r = await m.call({ action: 'read', detail: 'frames', limit: 1000 });
+  assert.equal(r.isError, false, r.text);
+  const nums = r.sc.frames.map((f) => f.frameNumber);
+  assert.ok(nums.length >= 80, `the new isolate's frames drawn before the connect: ${nums.length} read`);
+  assert.ok(nums.every((n) => n > boundary - 30),
+    `no frame of the old isolate (drawn up to ${boundary}): ${nums.slice(0, 5)}`);
+});

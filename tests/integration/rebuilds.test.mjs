@@ -97,6 +97,9 @@ test('a hot restart mid-session: switched on again, widgets still named', async 
   assert.equal(r.isError, false, r.text);
   const w = r.sc.summary.rebuilds?.widgets?.[0];
   assert.deepEqual([w?.name, w?.file, w?.line], ['SlowWidget', 'lib/feed_list.dart', 38], r.text);
+  // The new isolate's forced frame (every widget rebuilt, SlowWidget too)
+  // fell inside the session: left out, SlowWidget never rebuilds when calm.
+  assert.equal(w.perCalmFrame, 0, r.text);
   assert.equal(await rebuildSwitch(s), 'false');
 });
 
@@ -131,4 +134,34 @@ test('a profile build: the switch could not be switched on (one warning), no reb
   const notes = (r.sc.warnings ?? []).filter((x) => /trackRebuilds/.test(x));
   assert.equal(notes.length, 1, JSON.stringify(r.sc.warnings));
   assert.match(notes[0], /^trackRebuilds: could not be switched on/, notes[0]);
+});
+
+// Issue 31 item 2: iOS numbers frames 2 apart, and any engine skips a number
+// when the raster thread is backed up (flutter#94896). The forced frame of
+// the switch-on is told by coming first after it, not by a number that does
+// not follow the last: the counts are those of consecutive numbering.
+test('iOS numbering (2 apart) with skipped numbers: the same rebuild counts', async () => {
+  const { m } = await setup(['--scenario', 'janky', '--frame-step', '2', '--frame-gaps', '4']);
+  const r = await m.call({ action: 'capture', durationMs: 2500, trackRebuilds: true });
+  assert.equal(r.isError, false, r.text);
+  const nums = (await m.call({ action: 'read', detail: 'frames', limit: 10 })).sc.frames
+    ?.map((f) => f.frameNumber) ?? [];
+  assert.ok(nums.some((n, i) => i && n - nums[i - 1] > 1), `numbers step: ${nums}`);
+  const rb = r.sc.summary.rebuilds;
+  assert.ok(rb?.jankyFrames > 0 && rb.calmFrames > 0, r.text);
+  assert.deepEqual(rb.widgets.map((w) => [w.name, w.file, w.line, w.perJankyFrame, w.perCalmFrame]),
+    [['SlowWidget', 'lib/feed_list.dart', 38, 1, 0]]);
+});
+
+// Issue 31 item 3: before flutter#171592 the web engine's frameNumber is -1,
+// so no Flutter.RebuiltWidgets event joins a frame; the answer says why.
+test('web before flutter#171592: rebuild events numbered -1, said in a warning', async () => {
+  const { m } = await setup(['--scenario', 'janky', '--mode', 'web', '--web-frame-number', '1',
+    '--dwds-batch-ms', '0']);
+  const r = await m.call({ action: 'capture', durationMs: 2500, trackRebuilds: true });
+  assert.equal(r.isError, false, r.text);
+  assert.equal(r.sc.summary.rebuilds, undefined, r.text);
+  const notes = (r.sc.warnings ?? []).filter((x) => /Flutter\.RebuiltWidgets/.test(x));
+  assert.equal(notes.length, 1, JSON.stringify(r.sc.warnings));
+  assert.match(notes[0], /^trackRebuilds: \d+ Flutter\.RebuiltWidgets events could not be joined to frames, so no rebuilt widget is listed: their frameNumber is -1, as the web engine sends it before flutter#171592$/);
 });

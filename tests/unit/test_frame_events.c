@@ -251,6 +251,77 @@ START_TEST(a_reconnect_does_not_replay_an_old_run) {
 }
 END_TEST
 
+/* A frame of iso's, added while current is the isolate the tool talks to. */
+static int add_cur(fe_t *fe, const char *iso, int64_t number, const char *current) {
+  json_t *d = frame(number, 1000000 + number * 16667, 9000, 5000, 3000, 400);
+  int rc = fe_add(fe, iso, "Flutter.Frame", d, current);
+  json_decref(d);
+  return rc;
+}
+
+/* Issue 31 item 5: the first connect after a hot restart, through DDS. The
+ * replay brings the old isolate's frames, then the new one's, before the VM
+ * names the current isolate; the socket's CONNECTED comes with it still ""
+ * (nothing may be dropped then). Once named: the new isolate's newest
+ * FE_HELD_MAX frames are the run, none of the old isolate's. */
+START_TEST(first_connect_after_a_restart_through_dds) {
+  fe_t *fe = fe_new(NULL, NULL);
+  for (int64_t n = 1; n <= 3; n++) ck_assert_int_eq(add_cur(fe, "isolates/1", n, ""), 0);
+  for (int64_t n = 1; n <= 300; n++) ck_assert_int_eq(add_cur(fe, "isolates/2", n, ""), 0);
+  fe_isolate_known(fe, ""); /* connected, the isolate not picked yet: still held */
+  fe_isolate_known(fe, "isolates/2");
+  record_reply_t r;
+  answer(fe, json_pack("{s:s, s:s, s:s}", "action", "read", "since", "0", "limit", "500"), &r);
+  ck_assert_uint_eq(r.nrecords, FE_HELD_MAX);
+  ck_assert_int_eq(r.records[0].frame_number, 300 - FE_HELD_MAX + 1);
+  ck_assert_int_eq(r.records[r.nrecords - 1].frame_number, 300);
+  ck_assert_ptr_nonnull(strstr(r.run_id, "isolates/2"));
+  record_reply_close(&r);
+  /* Frames are the isolate's their event names: a late replay of the old
+   * isolate's is dropped, the current one's go on. */
+  ck_assert_int_eq(add_cur(fe, "isolates/1", 4, "isolates/2"), 0);
+  ck_assert_int_eq(add_cur(fe, "isolates/2", 301, "isolates/2"), 1);
+  fe_free(fe);
+}
+END_TEST
+
+/* A fresh server whose first events come once the isolate is known: an old
+ * isolate's replayed frame starts no run; held frames are released by the
+ * next event, in order, before it. */
+START_TEST(frames_belong_to_their_events_isolate) {
+  fe_t *fe = fe_new(NULL, NULL);
+  ck_assert_int_eq(add_cur(fe, "isolates/1", 50, "isolates/2"), 0);
+  ck_assert_int_eq(add_cur(fe, "isolates/2", 7, ""), 0);
+  ck_assert_int_eq(add_cur(fe, "isolates/2", 8, "isolates/2"), 1);
+  record_reply_t r;
+  answer(fe, json_pack("{s:s, s:s}", "action", "read", "since", "0"), &r);
+  ck_assert_uint_eq(r.nrecords, 2);
+  ck_assert_int_eq(r.records[0].frame_number, 7);
+  ck_assert_int_eq(r.records[1].frame_number, 8);
+  record_reply_close(&r);
+  fe_free(fe);
+}
+END_TEST
+
+/* A reconnect after two hot restarts: the hold fills with the middle
+ * isolate's frames and the current one's; the current one's newest are
+ * kept, whatever came first. */
+START_TEST(a_reconnect_keeps_the_current_isolates_newest) {
+  fe_t *fe = fe_new(NULL, NULL);
+  for (int64_t n = 1; n <= 5; n++) add(fe, "isolates/1", n);
+  for (int64_t n = 6; n <= 200; n++) add_cur(fe, "isolates/2", n, "");
+  for (int64_t n = 201; n <= 400; n++) add_cur(fe, "isolates/3", n, "");
+  fe_isolate_known(fe, "isolates/3");
+  record_reply_t r;
+  answer(fe, json_pack("{s:s, s:s, s:s}", "action", "read", "since", "0", "limit", "500"), &r);
+  ck_assert_uint_eq(r.nrecords, 200);
+  ck_assert_int_eq(r.records[0].frame_number, 201);
+  ck_assert_int_eq(r.records[r.nrecords - 1].frame_number, 400);
+  record_reply_close(&r);
+  fe_free(fe);
+}
+END_TEST
+
 START_TEST(interactions_mark_the_frames_that_follow) {
   fe_t *fe = fe_new(NULL, NULL);
   add(fe, "isolates/1", 1);
@@ -328,6 +399,9 @@ int main(void) {
   tcase_add_test(tc, web_frames_without_numbers_are_counted_in_order);
   tcase_add_test(tc, web_frames_with_one_constant_number_are_all_kept);
   tcase_add_test(tc, since_the_oldest_frame_held_starts_after_it);
+  tcase_add_test(tc, first_connect_after_a_restart_through_dds);
+  tcase_add_test(tc, frames_belong_to_their_events_isolate);
+  tcase_add_test(tc, a_reconnect_keeps_the_current_isolates_newest);
   tcase_add_test(tc, a_new_isolate_is_a_new_run);
   tcase_add_test(tc, a_reconnect_does_not_replay_an_old_run);
   tcase_add_test(tc, interactions_mark_the_frames_that_follow);

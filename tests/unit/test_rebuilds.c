@@ -60,13 +60,23 @@ START_TEST(both_location_forms) {
   ck_assert_int_eq(c[1].count, 3);
   ck_assert_ptr_null(rebuilds_frame(rb, 12, &n, NULL));
   ck_assert_uint_eq(n, 0);
-  /* widgetLocationIdMap's reply has the newer form. */
-  json_t *map = ev("{\"" APP
+  /* widgetLocationIdMap's reply: the newer form under "result", as
+   * _registerSignalServiceExtension answers (+ the VM's type and method). */
+  json_t *map = ev("{\"type\":\"_extensionType\","
+                   "\"method\":\"ext.flutter.inspector.widgetLocationIdMap\","
+                   "\"result\":{\"" APP
                    "x.dart\":{\"ids\":[90],\"lines\":[5],\"columns\":[1],"
-                   "\"names\":[\"X\"]}}");
-  ck_assert_int_eq(rebuilds_add_locations(rb, map), 0);
+                   "\"names\":[\"X\"]}}}");
+  ck_assert_int_eq(rebuilds_add_location_map(rb, map), 0);
   json_decref(map);
   ck_assert_str_eq(rebuilds_location(rb, 90)->name, "X");
+  ck_assert_int_eq(rebuilds_location(rb, 90)->line, 5);
+  /* No Flutter answers the map bare: such a reply resolves nothing. */
+  map = ev("{\"" APP "y.dart\":{\"ids\":[91],\"lines\":[6],\"columns\":[1],"
+           "\"names\":[\"Y\"]}}");
+  ck_assert_int_eq(rebuilds_add_location_map(rb, map), -1);
+  json_decref(map);
+  ck_assert_ptr_null(rebuilds_location(rb, 91));
   rebuilds_free(rb);
 }
 END_TEST
@@ -95,9 +105,13 @@ START_TEST(restart_clears) {
        "{\"frameNumber\":100,\"events\":[41,1],\"locations\":{\"" APP
        "a.dart\":{\"ids\":[41],\"lines\":[1],\"columns\":[1],\"names\":[\"A\"]}}}");
   ck_assert_ptr_nonnull(rebuilds_location(rb, 41));
-  /* An old isolate's event, replayed after the new one is current: dropped. */
+  /* An old isolate's event, replayed after the new one is current: dropped;
+   * replayed at a reconnect, before the VM names the current one: dropped
+   * too, the table kept. */
   json_t *j = ev("{\"frameNumber\":101,\"events\":[41,1]}");
   ck_assert_int_eq(rebuilds_feed(rb, "i/0", "Flutter.RebuiltWidgets", j, "i/1"), 0);
+  ck_assert_int_eq(rebuilds_feed(rb, "i/0", "Flutter.RebuiltWidgets", j, ""), 0);
+  ck_assert_ptr_nonnull(rebuilds_location(rb, 41));
   /* The new isolate (a hot restart): ids start again, frame numbers too. */
   ck_assert_int_eq(rebuilds_feed(rb, "i/2", "Flutter.RebuiltWidgets", j, "i/2"), 1);
   json_decref(j);
@@ -144,6 +158,7 @@ END_TEST
  * Excess: 63 11.67 > 57 1.33 > 70 1.0 (left out) = 99 1.0 (listed third); 41 is 0. */
 START_TEST(ranking_by_hand) {
   rebuilds_t *rb = rebuilds_new();
+  rebuilds_switched_on(rb);
   feed(rb, "i/1", "{\"frameNumber\":0,\"events\":[41,50,57,50,63,50,70,50,99,50]}");
   feed(rb, "i/1",
        "{\"frameNumber\":1,\"events\":[41,5,57,1,70,9],\"locations\":{\"" APP
@@ -208,7 +223,8 @@ START_TEST(ranking_by_hand) {
   free(t);
   json_decref(r);
   /* ... but fewer than once a janky frame is nothing: said once. */
-  feed(rb, "i/1", "{\"frameNumber\":9,\"events\":[57,50]}"); /* after a gap: baseline */
+  rebuilds_switched_on(rb); /* off and on again: frame 9 is the forced one */
+  feed(rb, "i/1", "{\"frameNumber\":9,\"events\":[57,50]}");
   feed(rb, "i/1", "{\"frameNumber\":10,\"events\":[57,1]}");
   feed(rb, "i/1", "{\"frameNumber\":11,\"events\":[57,1]}");
   feed(rb, "i/1", "{\"frameNumber\":12,\"events\":[]}");
@@ -226,25 +242,73 @@ START_TEST(ranking_by_hand) {
 }
 END_TEST
 
-/* forceRebuild's frame: the first event, and the first after a gap (tracking
- * off and on again: frames drew without events); not the ones in a row. */
+static int baseline_of(const rebuilds_t *rb, int64_t number) {
+  size_t n;
+  int b = -1;
+  ck_assert_ptr_nonnull(rebuilds_frame(rb, number, &n, &b));
+  return b;
+}
+
+/* forceRebuild's frame is the first event after our switch-on, whatever the
+ * numbers: iOS steps them by 2 (87, 89, 91 in the ios-metal recording) and
+ * any platform skips some (flutter#94896). None without a switch-on (another
+ * tool had tracking on: no forced frame); a replay does not take the mark. */
 START_TEST(baseline_frames) {
   rebuilds_t *rb = rebuilds_new();
+  rebuilds_switched_on(rb);
+  feed(rb, "i/1", "{\"frameNumber\":87,\"events\":[1,9]}");
+  feed(rb, "i/1", "{\"frameNumber\":89,\"events\":[1,1]}");
+  feed(rb, "i/1", "{\"frameNumber\":91,\"events\":[1,1]}");
+  feed(rb, "i/1", "{\"frameNumber\":97,\"events\":[1,1]}"); /* a gap: still on */
+  ck_assert_int_eq(baseline_of(rb, 87), 1);
+  ck_assert_int_eq(baseline_of(rb, 89), 0);
+  ck_assert_int_eq(baseline_of(rb, 91), 0);
+  ck_assert_int_eq(baseline_of(rb, 97), 0);
+  /* Off and on again: the next new frame, not a replay of an old one. */
+  rebuilds_switched_on(rb);
+  ck_assert_int_eq(feed(rb, "i/1", "{\"frameNumber\":91,\"events\":[1,1]}"), 0);
+  feed(rb, "i/1", "{\"frameNumber\":140,\"events\":[1,9]}");
+  feed(rb, "i/1", "{\"frameNumber\":142,\"events\":[1,1]}");
+  ck_assert_int_eq(baseline_of(rb, 140), 1);
+  ck_assert_int_eq(baseline_of(rb, 142), 0);
+  /* A hot restart: the switch-on sent to the new isolate arms before its
+   * first event clears the old table, and the mark survives the clear. */
+  rebuilds_switched_on(rb);
+  feed(rb, "i/2", "{\"frameNumber\":2,\"events\":[1,9]}");
+  feed(rb, "i/2", "{\"frameNumber\":4,\"events\":[1,1]}");
+  ck_assert_int_eq(baseline_of(rb, 2), 1);
+  ck_assert_int_eq(baseline_of(rb, 4), 0);
+  rebuilds_free(rb);
+  /* Tracking already on (another tool): no frame is the baseline. */
+  rb = rebuilds_new();
   feed(rb, "i/1", "{\"frameNumber\":10,\"events\":[1,1]}");
-  feed(rb, "i/1", "{\"frameNumber\":11,\"events\":[]}");
-  feed(rb, "i/1", "{\"frameNumber\":20,\"events\":[1,1]}");
-  feed(rb, "i/1", "{\"frameNumber\":21,\"events\":[1,1]}");
-  size_t n;
-  int b[4];
-  rebuilds_frame(rb, 10, &n, &b[0]);
-  rebuilds_frame(rb, 11, &n, &b[1]);
-  ck_assert_uint_eq(n, 0);
-  rebuilds_frame(rb, 20, &n, &b[2]);
-  rebuilds_frame(rb, 21, &n, &b[3]);
-  ck_assert_int_eq(b[0], 1);
-  ck_assert_int_eq(b[1], 0);
-  ck_assert_int_eq(b[2], 1);
-  ck_assert_int_eq(b[3], 0);
+  feed(rb, "i/1", "{\"frameNumber\":30,\"events\":[1,1]}");
+  ck_assert_int_eq(baseline_of(rb, 10), 0);
+  ck_assert_int_eq(baseline_of(rb, 30), 0);
+  rebuilds_free(rb);
+}
+END_TEST
+
+/* The web engine's frameNumber is -1 before flutter#171592, older Flutter
+ * sends none: counted, never joined, and the count says which. */
+START_TEST(unjoinable_events) {
+  rebuilds_t *rb = rebuilds_new();
+  int web = -1;
+  ck_assert_uint_eq(rebuilds_unjoined(rb, &web), 0);
+  ck_assert_int_eq(web, 0);
+  rebuilds_switched_on(rb);
+  ck_assert_int_eq(feed(rb, "i/1", "{\"frameNumber\":-1,\"events\":[1,9]}"), 0);
+  ck_assert_int_eq(feed(rb, "i/1", "{\"frameNumber\":-1,\"events\":[1,1]}"), 0);
+  ck_assert_uint_eq(rebuilds_frames(rb), 0);
+  ck_assert_uint_eq(rebuilds_unjoined(rb, &web), 2);
+  ck_assert_int_eq(web, 1);
+  /* The forced frame was the first -1 event: a later numbered one is not. */
+  ck_assert_int_eq(feed(rb, "i/1", "{\"frameNumber\":5,\"events\":[1,1]}"), 1);
+  ck_assert_int_eq(baseline_of(rb, 5), 0);
+  rebuilds_clear(rb);
+  ck_assert_int_eq(feed(rb, "i/1", "{\"startTime\":3,\"events\":[1,1]}"), 0);
+  ck_assert_uint_eq(rebuilds_unjoined(rb, &web), 1);
+  ck_assert_int_eq(web, 0);
   rebuilds_free(rb);
 }
 END_TEST
@@ -300,6 +364,7 @@ int main(void) {
   tcase_add_test(tc, ring_is_bounded);
   tcase_add_test(tc, ranking_by_hand);
   tcase_add_test(tc, baseline_frames);
+  tcase_add_test(tc, unjoinable_events);
   tcase_add_test(tc, long_names_and_odd_ids);
   tcase_add_test(tc, file_of);
   suite_add_tcase(s, tc);

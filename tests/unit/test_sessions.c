@@ -345,6 +345,39 @@ START_TEST(overlapping_closes_join) {
 }
 END_TEST
 
+/* A switch-on sent while the switch was off is counted (the rebuild table
+ * takes the next event as forceRebuild's frame); one the app had on already
+ * (another tool) forces no frame and is not. */
+static void close_and_wait(session_t *s) {
+  got_t c = {0};
+  ck_assert_ptr_nonnull(sessions_close(M, s, on_done, &c));
+  RUN_UNTIL(c.calls == 1);
+  session_unref(c.s);
+  session_unref(s);
+}
+
+START_TEST(switched_on_counts_only_from_off) {
+  session_options_t o = {0};
+  o.track[WP_TRACK_WIDGETS] = 1;
+  ck_assert_uint_eq(sessions_switched_on(M, WP_TRACK_WIDGETS), 0);
+  close_and_wait(open_one(&o));
+  ck_assert_uint_eq(sessions_switched_on(M, WP_TRACK_WIDGETS), 1);
+  close_and_wait(open_one(&o)); /* set back off at the close: on again */
+  ck_assert_uint_eq(sessions_switched_on(M, WP_TRACK_WIDGETS), 2);
+  ck_assert_uint_eq(sessions_switched_on(M, WP_TRACK_LAYOUTS), 0);
+}
+END_TEST
+
+START_TEST(switched_on_not_counted_when_already_on) {
+  F.tracking[0] = 1; /* another tool had it on */
+  session_options_t o = {0};
+  o.track[WP_TRACK_WIDGETS] = 1;
+  close_and_wait(open_one(&o));
+  ck_assert_int_eq(F.tracking[0], 1); /* left as it was */
+  ck_assert_uint_eq(sessions_switched_on(M, WP_TRACK_WIDGETS), 0);
+}
+END_TEST
+
 START_TEST(start_during_close_opens_a_new_one) {
   session_options_t o = {0};
   session_t *s = open_one(&o);
@@ -639,6 +672,8 @@ int main(void) {
   tcase_add_test(tc, stop_during_a_drain_holds_every_frame_finished_before_it);
   tcase_add_test(tc, drain_during_a_drain_holds_every_frame_finished_before_it);
   tcase_add_test(tc, overlapping_closes_join);
+  tcase_add_test(tc, switched_on_counts_only_from_off);
+  tcase_add_test(tc, switched_on_not_counted_when_already_on);
   tcase_add_test(tc, start_during_close_opens_a_new_one);
   tcase_add_test(tc, app_gone_keeps_frames);
   tcase_add_test(tc, open_fails_cleanly);

@@ -305,12 +305,15 @@ static void handle_request(dtd_conn_t *c, json_t *req) {
     if (!strcmp(m, CONNECTED_APP ".unregisterVmService")) return unregister_vm_service(c, req);
     if (!strcmp(m, CONNECTED_APP ".getVmServices")) return get_vm_services(c, req);
   }
-  /* The fallback: a Service.method call goes to the client that registered
-   * it (not forwarded by this stand-in). A name without a dot (getVM) makes
-   * _fallback's substring(0, indexOf('.')) throw a RangeError, which
+  /* The fallback takes every other name: a Service.method call goes to the
+   * client that registered it (not forwarded by this stand-in). A newer
+   * dtd_impl cuts the name at its dot first, so one without a dot (getVM)
+   * makes _fallback's substring(0, indexOf('.')) throw a RangeError, which
    * json_rpc_2's Server answers as SERVER_ERROR (-32000) with data {full,
-   * stack} (dtd_client.dart _fallback; json_rpc_2 server.dart). */
-  if (!strchr(m, '.')) {
+   * stack} (dtd_client.dart _fallback at 15356d57; json_rpc_2 server.dart).
+   * The older one (--no-connected-app) looked the whole name up: -32601
+   * (at 03f797a8). */
+  if (!strchr(m, '.') && !c->d->no_connected_app) {
     snprintf(msg, sizeof msg, "RangeError (end): Invalid value: Not in inclusive range 0..%zu: -1",
              strlen(m));
     dtd_reply_error(c, req, K_SERVER_ERROR, msg,

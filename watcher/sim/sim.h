@@ -215,6 +215,7 @@ typedef struct sim {
     int hold_left;                 /* `draw N`: frames held for one batch */
     int64_t hold_from_us, hold_until_us; /* ... over this stretch of time */
     int probe_requested;   /* ext.ui.window.scheduleFrame */
+    int force_rebuild;     /* trackRebuildDirtyWidgets went on: the next frame rebuilds all */
     int64_t busy_until_us; /* the UI thread is still in the last frame */
     int have_post;         /* POST_FRAME of the last frame: next drain */
     int64_t post_start_us, post_dur_us;

@@ -344,8 +344,10 @@ static void draw_frame(sim_t *s, int64_t now) {
   if (s->vm.bool_ext[SIM_EXT_TRACK_REBUILDS] && !s->cfg.plain_dart) {
     /* The inspector's post-frame callback (_onFrameEnd): the app's widgets
      * rebuilt in this frame, every card and its Text, SlowWidget only when
-     * it ran. */
-    int counts[SIM_LOC__COUNT] = {1, d.n_cards, d.n_cards, jank_us > 0};
+     * it ran, or in the frame forceRebuild drew when tracking went on
+     * (every widget rebuilds there: widget_inspector.dart's setter). */
+    int counts[SIM_LOC__COUNT] = {1, d.n_cards, d.n_cards, jank_us > 0 || s->gen.force_rebuild};
+    s->gen.force_rebuild = 0;
     sim_post_event(s, "Flutter.RebuiltWidgets",
                       sim_rebuild_event(&s->rebuild, timing.vsync_start_us, timing.frame_number,
                                         counts));

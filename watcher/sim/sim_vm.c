@@ -766,7 +766,7 @@ static void flutter_ext_reply(sim_t *s, sim_call_t *k, size_t i) {
         /* Switching rebuild tracking on forces a rebuild (forceRebuild):
          * a frame is drawn even by an idle app. */
         if (flutter_exts[i].bool_index == SIM_EXT_TRACK_REBUILDS && *state && !was)
-          s->gen.probe_requested = 1;
+          s->gen.probe_requested = s->gen.force_rebuild = 1;
         /* The binding's registerBoolServiceExtension posts the value as a
          * string, the inspector's _registerBoolServiceExtension as a bool
          * (foundation/binding.dart, widgets/widget_inspector.dart). */
