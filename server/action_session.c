@@ -297,9 +297,13 @@ static void closed_diag(op_t *op, diag_code_t code) {
   json_decref(notes);
   if (session_taken_over(s))
     op_warn(op,
-            "another tool (DevTools, a benchmark) was collecting the Flutter timeline when the "
-            "session started: the session took the buffer over (its first drain was dropped), "
-            "and while both read, each misses the blocks the other took");
+            "another tool (in-app code: a benchmark harness, a profiler) was collecting the "
+            "Flutter timeline when the session started: the session took the buffer over (it was "
+            "emptied at start), and while both read, each misses the blocks the other took");
+  if (session_collection_lost(s))
+    op_warn(op,
+            "another tool switched the Flutter timeline's collection off during the session: "
+            "the frames since then have no blocks, and the watcher left it off at stop");
   action_drive_put(op, r);
   if (op->a.budgets) {
     json_t *b = budgets_eval(op->a.budgets, json_object_get(r, "summary"));

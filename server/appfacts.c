@@ -31,6 +31,7 @@ static json_t *watcher_json(const record_reply_t *r) {
   if (r->collection_auto_off) bad |= json_object_set_new(w, "collectionAutoOff", json_true());
   if (r->collection_taken_over)
     bad |= json_object_set_new(w, "collectionTakenOver", json_true());
+  if (r->collection_lost) bad |= json_object_set_new(w, "collectionLost", json_true());
   if (r->interaction_id) {
     bad |= json_object_set_new(w, "interactionId", json_string(r->interaction_id));
     bad |= json_object_set_new(w, "linkedBy", json_string(r->linked_by));

@@ -89,6 +89,7 @@ typedef struct {
   int timings_missing;              /* frames drawn but no FrameTiming came (0: not said) */
   int collection_auto_off;          /* collection went off as nobody read (0: not said) */
   int collection_taken_over; /* start found another tool collecting; its buffer was dropped */
+  int collection_lost;       /* another tool switched collection off while the watcher collected */
   int frame_events; /* answered from Flutter.Frame events, no watcher (source "frameEvents") */
   int has_records;  /* the reply carried "records" (read replies) */
   frame_t *records; /* owned, seq strictly increasing */

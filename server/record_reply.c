@@ -43,6 +43,9 @@ static int diagnostics_parse(record_reply_t *r, const json_t *reply, char *err, 
   if (v && !json_is_boolean(v))
     return errbuf_fail(err, errlen, "reply.collectionTakenOver: must be a boolean");
   r->collection_taken_over = json_is_true(v);
+  v = json_object_get(reply, "collectionLost");
+  if (v && !json_is_boolean(v)) return errbuf_fail(err, errlen, "reply.collectionLost: must be a boolean");
+  r->collection_lost = json_is_true(v);
   /* Set by the server's own stand-in (frame_events.c), never by a watcher. */
   v = json_object_get(reply, "source");
   if (v && (!json_is_string(v) || strcmp(json_string_value(v), "frameEvents") != 0))

@@ -130,6 +130,7 @@ const char *const *session_warnings(const session_t *s) { return (const char *co
 double session_refresh_rate(const session_t *s) { return s->refresh_rate; }
 const char *session_build_mode(const session_t *s) { return s->build_mode; }
 int session_taken_over(const session_t *s) { return s->taken_over; }
+int session_collection_lost(const session_t *s) { return s->collection_lost; }
 int session_frame_events(const session_t *s) { return s->frame_events; }
 const vmtl_event_t *session_timeline(const session_t *s, size_t *n) {
   *n = s->tl.n;

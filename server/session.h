@@ -46,6 +46,7 @@ struct session {
   double refresh_rate;    /* the app's, when the session began (Hz; 0 unknown) */
   const char *build_mode; /* static "debug"/"profile"/"release"; NULL unknown */
   int taken_over;         /* the start found another tool collecting (collectionTakenOver) */
+  int collection_lost;    /* a reply in it said another tool switched collection off */
   int include_startup;    /* includeStartup: start-up frames are judged as any other */
   int frame_events;       /* it began on Flutter.Frame events (no watcher): no blocks */
   store_t *store;         /* set once the session has begun (its first position is known) */
@@ -100,6 +101,9 @@ const char *session_build_mode(const session_t *s); /* NULL unknown */
 /* 1 when the watcher said at start that another tool was collecting the
  * timeline (collectionTakenOver): the session took the buffer over. */
 int session_taken_over(const session_t *s);
+/* Some reply of the session said collectionLost: another tool switched the
+ * Flutter timeline off while it ran, so later frames have no blocks. */
+int session_collection_lost(const session_t *s);
 /* The VM-timeline events kept for it (GC, shader, long raster work), in
  * the order they were read; borrowed. */
 const vmtl_event_t *session_timeline(const session_t *s, size_t *n);

@@ -299,8 +299,11 @@ static void drain_on_run_changed(void *arg, int source_changed, const record_rep
 
 static void drain_on_feed(void *arg, const record_reply_t *r) {
   sessions_t *m = arg;
-  for (session_t *s = m->open; s; s = s->next)
-    if (s->store && store_add_reply(s->store, r, NULL) < 0) session_warn(s, "out of memory: frames were dropped");
+  for (session_t *s = m->open; s; s = s->next) {
+    if (!s->store) continue;
+    if (store_add_reply(s->store, r, NULL) < 0) session_warn(s, "out of memory: frames were dropped");
+    if (r->collection_lost) s->collection_lost = 1;
+  }
 }
 
 /* The app's last batch is in (or none was due): the closes that waited

@@ -328,3 +328,28 @@ test('another tool collecting at start: the session says it took the buffer over
   assert.ok(stop.sc.warnings?.some((w) => /took the buffer over/.test(w)), JSON.stringify(stop.sc.warnings));
   assert.match(stop.text, /warning: another tool .* took the buffer over/);
 });
+
+// Issue 31 item 7: another tool switching FlutterTimeline collection off
+// mid-session (one flag for the isolate) leaves the frames since without
+// blocks; the watcher says collectionLost, and the stop says so.
+test('another tool switches collection off mid-session: the stop says the blocks were lost', async () => {
+  const { s, m } = await setup(['--scenario', 'steady']);
+  let st = await m.call({ action: 'start' });
+  assert.equal(st.isError, false, st.text);
+  let stop = await m.call({ action: 'stop' });
+  assert.ok(!stop.sc.warnings?.some((w) => /collection off/.test(w)), stop.text);
+  st = await m.call({ action: 'start' });
+  await until(async () => (await m.call({ action: 'read', waitMs: 1000 })).sc.summary?.frames > 0 || null,
+    { what: 'frames of the session' });
+  assert.match(await s.cmd('foreign-off'), /^ok/);
+  stop = await m.call({ action: 'stop' });
+  assert.equal(stop.isError, false, stop.text);
+  assert.ok(stop.sc.warnings?.some((w) => /switched the Flutter timeline's collection off/.test(w)),
+    JSON.stringify(stop.sc.warnings));
+  assert.match(stop.text, /warning: another tool switched the Flutter timeline's collection off/);
+  // The next start switches collection on again: no loss to report.
+  st = await m.call({ action: 'start' });
+  stop = await m.call({ action: 'stop' });
+  assert.ok(!stop.sc.warnings?.some((w) => /collection off/.test(w)), stop.text);
+});
+

@@ -141,6 +141,8 @@ static const char usage_text[] =
     "                        new watcher runId; the old id answers Collected\n"
     "  reload                hot reload: IsolateReload, same isolate\n"
     "  watcher off|on        unregister / register ext.telescope.frames\n"
+    "  foreign-off            another tool switches FlutterTimeline collection off\n"
+    "                         mid-session (replies say collectionLost)\n"
     "  foreign-collect on|off  another tool (DevTools) switches\n"
     "                        FlutterTimeline collection on / off in the app\n"
     "  streams L             another client (DevTools) sets the VM timeline's\n"
@@ -736,6 +738,10 @@ static int run_command(sim_t *s, char *line) {
     if (on_off(arg, &on)) return answer("error watcher wants on|off");
     sim_vm_set_watcher(s, on);
     answer("ok watcher %s", arg);
+  } else if (!strcmp(cmd, "foreign-off")) {
+    if (!s->model) return answer("error foreign-off wants the watcher");
+    wm_collection_switched_off(s->model);
+    answer("ok foreign-off");
   } else if (!strcmp(cmd, "foreign-collect")) {
     if (on_off(arg, &on) || !s->model) return answer("error foreign-collect wants on|off (with the watcher)");
     wm_set_foreign_collection(s->model, on);

@@ -73,6 +73,7 @@ struct wm {
   int64_t untimed_from_us, last_frame_us;
   int foreign_collection; /* the binding sees collection on that it did not switch */
   int taken_over;         /* the current session's start took another tool's buffer */
+  int collection_lost;    /* another tool switched collection off while this one collected */
   /* The vsyncStart of the last unnumbered timing that took a drain, and that
    * drain's at_us: each view's timing of a multi-view web frame repeats them. */
   int64_t taken_vsync_us, taken_at_us;
@@ -144,6 +145,7 @@ static void state_reset(wm_t *wm) {
   wm->untimed_from_us = wm->last_frame_us = 0;
   wm->foreign_collection = 0;
   wm->taken_over = 0;
+  wm->collection_lost = 0;
 }
 
 static const char *const build_modes[] = {"debug", "profile", "release", NULL};
@@ -526,6 +528,12 @@ void wm_set_foreign_collection(wm_t *wm, int on) {
   wm->foreign_collection = on != 0;
 }
 
+void wm_collection_switched_off(wm_t *wm) {
+  if (wm->collecting) wm->collection_lost = 1;
+  wm->collecting = 0;
+  wm->foreign_collection = 0;
+}
+
 /* ---- ext.telescope.frames --------------------------------------------- */
 
 static char *detail_new(const char *fmt, ...) {
@@ -661,7 +669,7 @@ static int timings_missing(const wm_t *wm) {
          wm->last_frame_us - wm->untimed_from_us >= wm->missing_us;
 }
 
-static json_t *reply_new(const wm_t *wm, int64_t now_us, int protocol) {
+static json_t *reply_base(const wm_t *wm, int64_t now_us, int protocol) {
   json_t *interaction =
       wm->interaction_id
           ? json_pack("{s:s,s:s}", "interactionId", wm->interaction_id, "linkedBy", wm->linked_by)
@@ -678,6 +686,16 @@ static json_t *reply_new(const wm_t *wm, int64_t now_us, int protocol) {
       wm->build_mode, "drainError", wm->drain_error ? json_string(wm->drain_error) : json_null(),
       "timingsMissing", timings_missing(wm), "collectionAutoOff", wm->auto_off,
       "collectionTakenOver", wm->taken_over);
+}
+
+/* The reply's fields that are sent only when true. */
+static json_t *reply_new(wm_t *wm, int64_t now_us, int protocol) {
+  json_t *r = reply_base(wm, now_us, protocol);
+  if (r && wm->collection_lost && json_object_set_new(r, "collectionLost", json_true())) {
+    json_decref(r);
+    return NULL;
+  }
+  return r;
 }
 
 /* A protocol-1 record's blocks as protocol 2's flat [index, micros,
@@ -838,7 +856,10 @@ json_t *wm_handle(wm_t *wm, json_t *params, int64_t now_us, char **err_detail) {
        * (DevTools, a benchmark harness) is collecting: the buffer holds its
        * blocks since it switched on, which the first drain would hand to
        * one frame. A start while already collecting changes nothing. */
-      if (!wm->collecting) wm->taken_over = wm->foreign_collection;
+      if (!wm->collecting) {
+        wm->taken_over = wm->foreign_collection;
+        wm->collection_lost = 0;
+      }
       wm->collecting = 1;
       wm->auto_off = 0;
       wm->starts++;

@@ -101,6 +101,10 @@ void wm_set_frames_enabled(wm_t *wm, int enabled);
  * switches collection on then reports collectionTakenOver (until the next
  * such start) and ignores the first drain. */
 void wm_set_foreign_collection(wm_t *wm, int on);
+/* Another tool switches FlutterTimeline collection off (it is one flag for
+ * the whole isolate): frames from now on have no blocks, and replies say
+ * collectionLost until the next start that switches collection on. */
+void wm_collection_switched_off(wm_t *wm);
 
 /* ext.telescope.frames: params as the VM hands them (every value a JSON
  * string; integers, booleans and null are read as the VM's toString() would
