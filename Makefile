@@ -8,6 +8,8 @@
 #   make fuzz      a longer fuzz run (FUZZ_SECONDS per target, default 600)
 #   make bench     the benchmarks of tests/bench (results: BENCHMARKS.md)
 #   make mutants   plant each bug of tests/mutants/ in a copy, run the tests that cover it
+#   make soak      the model and integration tests SOAK_RUNS times (default 5) beside 2 busy
+#                  loops; each failure with its replay line (tests/soak.sh)
 
 BUILD      ?= build
 BUILD_TYPE ?= RelWithDebInfo
@@ -26,7 +28,7 @@ APT_DEMO  := nodejs npm
 APT_TEST  := check valgrind clang libclang-rt-14-dev chromium
 
 .PHONY: all deps deps-build deps-demo deps-test node-deps configure build test demo check-hard \
-        fuzz bench mutants clean format
+        fuzz bench mutants soak clean format
 
 all: build
 
@@ -106,6 +108,12 @@ bench: deps-test build node-deps
 # run; killed / survived / not applicable and a score. Not part of make test.
 mutants: deps-test node-deps
 	@node tests/mutants/run.mjs build-mutants $(MUTANTS)
+
+# Tests that hold only on a fast machine: the model and integration tests,
+# SOAK_RUNS times beside SOAK_LOAD busy loops (tests/soak.sh). Not part of
+# make test.
+soak: deps-test build node-deps
+	@sh tests/soak.sh $(BUILD)
 
 format:
 	@clang-format -i server/*.c server/*.h watcher/sim/*.c watcher/sim/*.h tests/unit/*.c
