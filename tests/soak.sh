@@ -48,13 +48,17 @@ load1() { cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo "?"; }
 # The replay lines of one failed test, from its run's log: the model tests
 # print theirs (MODEL FAILURE ... replay: ...); any test can be run alone
 # again with ctest, and its failing subtests are named by node's spec
-# reporter (a line starting with the cross).
+# reporter (a line starting with the cross, then the error).
 replay() { # log test seed
   echo "  FAIL $2"
   awk -v t="$2" '
     $0 ~ "^ *[0-9]+/[0-9]+ Test +#[0-9]+: " t " " { on = 1; next }
     on && /^ *[0-9]+\/[0-9]+ Test +#[0-9]+: / { on = 0 }
-    on && (/MODEL FAILURE/ || /replay/ || /^ *\xe2\x9c\x96/ || /not ok/) { print "    " $0 }
+    !on { next }
+    /failing tests:$/ { next }
+    grab { print "      " $0; grab = 0 }
+    /^ *\xe2\x9c\x96/ { if (!seen[$0]++) { print "    " $0; grab = 1 } next }
+    /MODEL FAILURE/ || /replay/ { print "    " $0 }
   ' "$1" | head -40
   case $2 in
     model.*) echo "    replay the run: cd $BUILD && MODEL_SEED=$3 ctest -R '^$2\$' --output-on-failure" ;;
