@@ -299,6 +299,10 @@ test('token economy: the largest listing stays under 64 KB, a summary under 4 KB
   const from = (await s.stats()).recordsWritten;
   await s.cmd('draw 1300');
   await until(async () => (await s.stats()).recordsWritten >= from + 1300, { timeoutMs: 30000, what: '1300 frames' });
+  // Then it stops drawing: a read that a slow server (valgrind) took long
+  // over must not see 500 fps push the frames after its cut out of the
+  // session's window of 4096 before the cursor continues.
+  await s.cmd('scenario idle');
   const r = await m.call({ action: 'read', detail: 'blocks', limit: 1000 });
   const bytes = Buffer.byteLength(r.text);
   assert.ok(bytes <= 65536, `read is ${bytes} bytes`);
