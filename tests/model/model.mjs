@@ -567,6 +567,11 @@ export class Runner {
     const answers = await Promise.all(promises);
     s.parts.forEach((p, i) => { answers[i].outsideCursor = !!(p.outsideCursor && p.sent.cursor); });
     this.lastAnswers = answers.map(brief).join(' ‖ ');
+    // An answer said the streams could not be set back (a control call timed
+    // out behind a starved sim, soak): ours stay recorded until a later
+    // session takes them over and sets them back, which its clean close says.
+    if (/could not be set back/.test(this.lastAnswers)) this.streams.lost = true;
+    else if (answers.some((a) => a.sc?.session?.state === 'stopped')) this.streams.lost = false;
     const after = await this.pair.stats();
     if (s.group) this.count(`group ${s.group}`);
     const g = { kind: s.group, before, after, drawingAtSend,
@@ -883,7 +888,8 @@ export class Runner {
     // they are not checked, and counted.
     // Or the stop said the streams could not be set back (a control call
     // timed out behind a large pull on a loaded machine): said, not silent.
-    const unanswered = out && /"diagnosis":"unresponsive"|could not be set back/.test(this.lastAnswers ?? '');
+    const unanswered = (out && /"diagnosis":"unresponsive"|could not be set back/.test(this.lastAnswers ?? '')) ||
+      this.streams.lost;
     const streams = !unanswered && this.streams.base && sorted(this.streams.base);
     if (unanswered) this.count('streamsUnanswered');
     else if (!streams) this.count('streamsUnknown');
