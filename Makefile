@@ -11,6 +11,8 @@
 #   make bench     the benchmarks of tests/bench (results: BENCHMARKS.md)
 #   make mutants   plant each bug of tests/mutants/ in a copy, run the tests that cover it
 #   make mutants-auto  mechanical mutants of the C lines changed lately, sampled (a seed printed)
+#   make soak      the model and integration tests SOAK_RUNS times (default 5) beside 2 busy
+#                  loops; each failure with its replay line (tests/soak.sh)
 
 BUILD      ?= build
 BUILD_TYPE ?= RelWithDebInfo
@@ -19,7 +21,7 @@ JOBS       ?= $(shell nproc 2>/dev/null || sysctl -n hw.ncpu 2>/dev/null || echo
 CTEST_ARGS ?=
 
 .PHONY: all deps deps-build deps-demo deps-test node-deps configure build test demo check-hard \
-        fuzz bench mutants mutants-auto clean format test-lws43
+        fuzz bench mutants mutants-auto soak clean format test-lws43
 
 all: build
 
@@ -100,6 +102,12 @@ mutants: deps-test node-deps
 mutants-auto: deps-test node-deps
 	@node tests/mutants/auto.mjs $(if $(MUTANTS_BASE),--base $(MUTANTS_BASE)) \
 	  $(if $(MUTANTS_COUNT),--count $(MUTANTS_COUNT)) $(if $(MUTANTS_SEED),--seed $(MUTANTS_SEED)) build-mutants
+
+# Tests that hold only on a fast machine: the model and integration tests,
+# SOAK_RUNS times beside SOAK_LOAD busy loops (tests/soak.sh). Not part of
+# make test.
+soak: deps-test build node-deps
+	@sh tests/soak.sh $(BUILD)
 
 format:
 	@clang-format -i server/*.c server/*.h watcher/sim/*.c watcher/sim/*.h tests/unit/*.c

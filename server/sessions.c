@@ -226,6 +226,11 @@ static void pump(sessions_t *m) {
   session_t *unbegun = NULL;
   for (session_t *s = m->open; s; s = s->next)
     if (s->state == SESSION_OPENING && !s->store) unbegun = s;
+  /* The timeline records before a session begins: every frame it counts is
+   * then drawn with GC and Embedder recorded, after the time its pulls start
+   * from. Begun first, a slow app or link let a shader burst through before
+   * the streams were set, and it read as raster work nothing explains. */
+  if (unbegun && appsrc_timeline_step(m->tl, want)) return;
   if (want && m->coll == COLL_OFF) {
     for (session_t *s = m->open; s; s = s->next)
       if (s->state == SESSION_OPENING && !s->store) s->asked = 1;

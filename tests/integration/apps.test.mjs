@@ -45,7 +45,7 @@ test('two apps: named by URI, sessions at once on each, never mixed; no name, no
   assert.equal(s1.isError, false, s1.text);
   assert.equal(s2.isError, false, s2.text);
   assert.notEqual(s1.sc.session.id, s2.sc.session.id, 'session ids are never shared between apps');
-  await sleep(2000);
+  await Promise.all([phone.drawn(120), tablet.drawn(240)]); // 2 s of each
   const [e1, e2] = await Promise.all([
     m.call({ action: 'stop', app: 'app 1', detail: 'frames', limit: 1000 }),
     m.call({ action: 'stop', app: 'app 2', detail: 'frames', limit: 1000 })]);
@@ -54,12 +54,12 @@ test('two apps: named by URI, sessions at once on each, never mixed; no name, no
     assert.equal(e.isError, false, e.text);
     assert.equal(e.sc.app, name);
     // Its own app's frames only: contiguous seqs within what that app drew
-    // while the session was open, about fps x 2 s of them.
+    // while the session was open, at least fps x 2 s of them.
     const seqs = e.sc.frames.map((f) => f.seq);
     assert.ok(seqs.every((q, i) => i === 0 || q === seqs[i - 1] + 1), `${name}: seqs not contiguous`);
     assert.ok(seqs[0] > before.lastSeq && seqs.at(-1) <= after.lastSeq,
       `${name}: seqs ${seqs[0]}..${seqs.at(-1)}, the app drew ${before.lastSeq}..${after.lastSeq}`);
-    assert.ok(seqs.length > fps * 1.2 && seqs.length < fps * 3, `${name}: ${seqs.length} frames at ${fps} fps in 2 s`);
+    assert.ok(seqs.length >= fps * 2, `${name}: ${seqs.length} frames at ${fps} fps in 2 s`);
   }
   assert.ok(e1.sc.summary.jank.frames > 0, e1.text);
   assert.match(e1.text, /^app: app 1$/m, 'the text says which app');

@@ -16,12 +16,13 @@ async function setup(simArgs = [], mcpArgs = []) {
   cleanup.push(() => m.close());
   return { s, m };
 }
-// A stopped session of about ms of the scenario, measured with start/stop.
+// A stopped session of ms of the scenario at 120 fps (its frames counted, so
+// a loaded machine's slower sim draws as many), measured with start/stop.
 async function measure(s, m, scenario, ms = 1500) {
   await s.cmd(`scenario ${scenario}`);
   const st = await m.call({ action: 'start' });
   assert.equal(st.isError, false, st.text);
-  await new Promise((r) => setTimeout(r, ms));
+  await s.drawn(Math.round(ms * 0.12));
   const stop = await m.call({ action: 'stop' });
   assert.equal(stop.isError, false, stop.text);
   assert.ok(stop.sc.summary.frames >= 60, `${scenario}: ${stop.sc.summary.frames} frames`);
@@ -98,7 +99,7 @@ test('compare: sessions that are not comparable say so in the text, with each re
   const a = await measure(s, m, 'steady', 800);
   await s.cmd('scenario steady');
   await m.call({ action: 'start', trackWidgets: true, budgetMs: 8 });
-  await new Promise((r) => setTimeout(r, 800));
+  await s.drawn(96);
   const b = (await m.call({ action: 'stop' })).sc.session.id;
   const r = await m.call({ action: 'compare', baseline: a, candidate: b });
   assert.equal(r.isError, false, r.text);
@@ -130,7 +131,7 @@ test('budgets on capture and stop: pass and fail, the failed limit named with it
   assert.ok(Buffer.byteLength(fail.text) <= 1500, `${Buffer.byteLength(fail.text)} bytes`);
   await s.cmd('scenario steady');
   await m.call({ action: 'start' });
-  await new Promise((r) => setTimeout(r, 800));
+  await s.drawn(96);
   const pass = await m.call({ action: 'stop', budgets: { jankRatioMax: 0.5, buildP90MsMax: 100 } });
   assert.equal(pass.sc.budgets.verdict, 'pass', pass.text);
   assert.deepEqual(pass.sc.budgets.failed, []);

@@ -216,7 +216,7 @@ test('a dropped socket to a VM that lives on: reconnected at once, timeline stre
   assert.match(await s.cmd('drop'), /^ok/);
   await until(async () => (await s.stats()).connections === 1,
     { what: 'the server back on the same VM with no call made', timeoutMs: 3000 * TIMEOUT_SCALE });
-  await sleep(300);
+  await s.drawn(10);
   const r1 = await m.call({ action: 'stop' });
   assert.equal(r1.isError, false, r1.text);
   assert.ok(r1.sc.session.framesSeen > 0, r1.text);
@@ -242,7 +242,7 @@ test('a URI given at launch: the first read holds the frames drawn before the fi
   const m = await mcp(['--vm-service-uri', s.httpUri]);
   await until(async () => (await s.stats()).connections === 1,
     { what: 'connected at launch, no call made', timeoutMs: 3000 * TIMEOUT_SCALE });
-  await sleep(1200);
+  await s.drawn(40);
   const r = await m.call({ action: 'read' });
   assert.equal(r.isError, false, r.text);
   assert.ok(r.sc.summary?.frames >= 30, `the first read got ${r.sc.summary.frames} frames drawn before it`);

@@ -123,6 +123,14 @@ export async function startSim(args = [], { uriFile } = {}) {
     return reply;
   };
   sim.stats = async () => JSON.parse((await sim.cmd('stats')).replace(/^ok\s+/, ''));
+  // Waits until the app has drawn n frames more: the frames a test lets it
+  // draw are counted, not timed, so a loaded machine's slower sim draws them
+  // all the same (the deadline allows ten times 30 fps).
+  sim.drawn = async (n) => {
+    const from = (await sim.stats()).framesDrawn;
+    return until(async () => (await sim.stats()).framesDrawn >= from + n,
+      { timeoutMs: Math.max(5000, n * 333), what: `${n} frames drawn` });
+  };
   sim.methods = async () => JSON.parse((await sim.cmd('methods')).replace(/^ok\s+/, ''));
   sim.kill = async (signal = 'SIGTERM') => { child.kill(signal); return sim.exited; };
   return sim;

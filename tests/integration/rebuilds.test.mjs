@@ -7,7 +7,7 @@
 // profile build has no such extension: the not-applied warning, nothing more.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startSim, startMcp, assertNoTokenLeak } from './harness.mjs';
+import { startSim, startMcp, assertNoTokenLeak, until } from './harness.mjs';
 import { Client } from '../sim/lib.mjs';
 
 const cleanup = [];
@@ -41,7 +41,7 @@ test('janky with trackRebuilds: the widget rebuilt in janky frames, with counts 
   assert.equal(st.isError, false, st.text);
   assert.deepEqual(st.sc.session.tracking, ['rebuilds']);
   assert.equal(await rebuildSwitch(s), 'true');
-  await new Promise((r) => setTimeout(r, 3000));
+  await s.drawn(180);
   const r = await m.call({ action: 'stop' });
   assert.equal(r.isError, false, r.text);
   const sum = r.sc.summary;
@@ -89,10 +89,10 @@ test('a second server after the locations were sent: named from widgetLocationId
 test('a hot restart mid-session: switched on again, widgets still named', async () => {
   const { s, m } = await setup(['--scenario', 'janky']);
   assert.equal((await m.call({ action: 'start', trackRebuilds: true })).isError, false);
-  await new Promise((r) => setTimeout(r, 1500));
+  await s.drawn(90);
   await s.cmd('restart');
-  await new Promise((r) => setTimeout(r, 2500));
-  assert.equal(await rebuildSwitch(s), 'true', 'switched on again in the new isolate');
+  await until(async () => (await rebuildSwitch(s)) === 'true', { what: 'switched on again in the new isolate' });
+  await s.drawn(90);
   const r = await m.call({ action: 'stop' });
   assert.equal(r.isError, false, r.text);
   const w = r.sc.summary.rebuilds?.widgets?.[0];

@@ -127,13 +127,13 @@ test('read: a closed session\'s range gets its place; a read while frames are me
   cleanup.push(() => m.close());
   const pulls = async () => (await s.stats()).methods.getCpuSamples ?? 0;
   assert.equal((await m.call({ action: 'start' })).isError, false);
-  await new Promise((r) => setTimeout(r, 2500));
+  await s.drawn(150);
   const live = await m.call({ action: 'read' });
   assert.equal(live.isError, false, live.text);
   assert.ok(live.sc.summary.jank.buildMissed > 0, live.text);
   assert.equal(live.sc.summary.where, undefined);
   assert.equal(await pulls(), 0, 'a read of a running session pulled samples');
-  await new Promise((r) => setTimeout(r, 2500));
+  await s.drawn(150);
   const stop = await m.call({ action: 'stop' });
   assert.equal(stop.sc.summary.where?.functions?.[0]?.function, 'CatalogIndex.rebuild', stop.text);
   const atStop = await pulls();

@@ -320,6 +320,21 @@ export class Runner {
       Date.now() - a.changedAt >= 100 * SLACK && Date.now() - a.disruptedAt >= 600 * SLACK;
   }
 
+  // A loaded machine can starve the sim itself: at 4 000 fps under a load of
+  // 19 to 23 on 2 cores it drew 404 frames in 1.7 s and left calls unanswered
+  // past the call timeout (soak), and the server's "unresponsive" was right.
+  // Above 1 000 fps the sim draws the frames due by the clock, up to 100 ms
+  // of them a tick: fewer than half of them drawn over a step means its loop
+  // stood still for stretches, and an app that cannot get the CPU to draw is
+  // not healthy either. Such steps are counted (starvedSteps).
+  keptUp(before, after, ms) {
+    const a = this.app;
+    if (!before || !after || a.paused || a.scenario !== 'steady' && a.scenario !== 'janky' || a.fps < 1000) return true;
+    if (after.framesDrawn - before.framesDrawn >= (a.fps * ms) / 2000) return true;
+    this.count('starvedSteps');
+    return false;
+  }
+
   newSession(id, before, after) {
     const S = { id, before, after, runId: before?.runId, stable: !!before && !!after && this.healthy() &&
       before.runId === after.runId, runChanges: 0, last: null, gap: false, allow: 0, lostSeen: 0,
@@ -536,6 +551,7 @@ export class Runner {
     const mcp = this.pair.mcp;
     const drawingAtSend = this.drawing();
     const healthyAtSend = this.healthy();
+    const t0 = Date.now();
     const before = await this.pair.stats();
     const promises = [];
     for (const p of s.parts) {
@@ -551,9 +567,15 @@ export class Runner {
     const answers = await Promise.all(promises);
     s.parts.forEach((p, i) => { answers[i].outsideCursor = !!(p.outsideCursor && p.sent.cursor); });
     this.lastAnswers = answers.map(brief).join(' ‖ ');
+    // An answer said the streams could not be set back (a control call timed
+    // out behind a starved sim, soak): ours stay recorded until a later
+    // session takes them over and sets them back, which its clean close says.
+    if (/could not be set back/.test(this.lastAnswers)) this.streams.lost = true;
+    else if (answers.some((a) => a.sc?.session?.state === 'stopped')) this.streams.lost = false;
     const after = await this.pair.stats();
     if (s.group) this.count(`group ${s.group}`);
-    const g = { kind: s.group, before, after, drawingAtSend, healthy: healthyAtSend && this.healthy() };
+    const g = { kind: s.group, before, after, drawingAtSend,
+      healthy: healthyAtSend && this.healthy() && this.keptUp(before, after, Date.now() - t0) };
     let order = s.parts.map((p, i) => i);
     // Concurrent plain reads take consecutive slices in the order the server
     // took them, which is not always the order they were sent or answered.
@@ -866,7 +888,8 @@ export class Runner {
     // they are not checked, and counted.
     // Or the stop said the streams could not be set back (a control call
     // timed out behind a large pull on a loaded machine): said, not silent.
-    const unanswered = out && /"diagnosis":"unresponsive"|could not be set back/.test(this.lastAnswers ?? '');
+    const unanswered = (out && /"diagnosis":"unresponsive"|could not be set back/.test(this.lastAnswers ?? '')) ||
+      this.streams.lost;
     const streams = !unanswered && this.streams.base && sorted(this.streams.base);
     if (unanswered) this.count('streamsUnanswered');
     else if (!streams) this.count('streamsUnknown');

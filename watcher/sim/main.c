@@ -152,6 +152,8 @@ static const char usage_text[] =
     "                        setFlag): VMFlagUpdate; off, getCpuSamples is refused\n"
     "  ext-delay MS          answer ext.telescope.frames MS later\n"
     "  ext-hang on|off       never answer ext.telescope.frames (until off)\n"
+    "  flutter-ext-hang on|off  hold every other extension (ext.flutter.*,\n"
+    "                        ext.ui.*) until off\n"
     "  vm-hang METHOD|off    never answer that VM method (getVMTimelineFlags, ...)\n"
     "  ext-error on|off      answer ext.telescope.frames with -32000\n"
     "  reply normal|malformed|huge MB|wrongtypes\n"
@@ -778,8 +780,12 @@ static int run_command(sim_t *s, char *line) {
     answer("ok write-gap %ld", v);
   } else if (!strcmp(cmd, "ext-hang")) {
     if (on_off(arg, &on)) return answer("error ext-hang wants on|off");
-    sim_vm_set_hang(s, on);
+    sim_vm_set_hang(s, 0, on);
     answer("ok ext-hang %s", arg);
+  } else if (!strcmp(cmd, "flutter-ext-hang")) {
+    if (on_off(arg, &on)) return answer("error flutter-ext-hang wants on|off");
+    sim_vm_set_hang(s, 1, on);
+    answer("ok flutter-ext-hang %s", arg);
   } else if (!strcmp(cmd, "vm-hang")) { /* a VM too busy to answer one method */
     if (!arg || strlen(arg) >= sizeof s->vm.hang_method)
       return answer("error vm-hang wants a method name, or off");

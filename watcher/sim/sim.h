@@ -175,6 +175,7 @@ typedef struct sim {
     int ext_delay_ms;
     int pause_flags[3]; /* pause_isolates_on_{start,exit,unhandled_exceptions} (setFlag) */
     int ext_hang;
+    int flutter_ext_hang; /* `flutter-ext-hang`: the app's other extensions are held until off */
     char hang_method[64]; /* `vm-hang METHOD`: a VM method never answered ("": none) */
     int ext_error;
     int web_timeout_ms;   /* web: DWDS WebSocket-mode timeout (0: none) */

@@ -560,7 +560,8 @@ static void pump(sim_t *s) {
     int dead = strcmp(k->isolate_id, s->vm.isolate_id) != 0;
     if (!dead) {
       int wait = 0, watcher = !strcmp(k->method, TELESCOPE_EXT);
-      if (s->vm.paused || (k->hang && s->vm.ext_hang) || (watcher && watcher_held))
+      if (s->vm.paused || (k->hang && (watcher ? s->vm.ext_hang : s->vm.flutter_ext_hang)) ||
+          (watcher && watcher_held))
         wait = 1;
       else if (k->due_ms > now) {
         wait = 1;
@@ -1039,7 +1040,7 @@ static int do_extension(sim_t *s, sim_call_t *k) {
   k->params = handed;
   snprintf(k->isolate_id, sizeof k->isolate_id, "%s", s->vm.isolate_id);
   k->due_ms = frames && s->vm.ext_delay_ms > 0 ? uv_now(s->loop) + (uint64_t)s->vm.ext_delay_ms : 0;
-  k->hang = frames && s->vm.ext_hang;
+  k->hang = frames ? s->vm.ext_hang : s->vm.flutter_ext_hang;
   if (!strcmp(k->method, DRIVER_EXT) && s->cfg.flutter_driver) {
     k->driver = DRIVER_NEW;
     driver_log(k->params);
@@ -1830,8 +1831,8 @@ void sim_vm_set_watcher(sim_t *s, int on) {
   if (on) announce_extension(s, TELESCOPE_EXT);
 }
 
-void sim_vm_set_hang(sim_t *s, int on) {
-  s->vm.ext_hang = on;
+void sim_vm_set_hang(sim_t *s, int flutter, int on) {
+  *(flutter ? &s->vm.flutter_ext_hang : &s->vm.ext_hang) = on;
   if (!on) pump(s);
 }
 

@@ -31,7 +31,7 @@ void sim_vm_set_watcher(sim_t *s, int on);
  * s->dds.http_uri (302 on vm, 403 naming it on web). Returns how many were
  * closed, or -1 (dds mode, or already attached). */
 int sim_vm_dds_attach(sim_t *s);
-void sim_vm_set_hang(sim_t *s, int on);
+void sim_vm_set_hang(sim_t *s, int flutter, int on);
 /* `profiler on|off`: the VM's profiler flag changed (as another client's
  * setFlag would), announced with VMFlagUpdate on the VM stream. */
 void sim_vm_set_profiler(sim_t *s, int on);
