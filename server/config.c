@@ -4,7 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "setup.h"
 
 static const char usage_text[] =
     "Usage: telescope-mcp [OPTIONS]\n"

@@ -8,6 +8,10 @@
 
 #include "log.h"
 
+/* The clients --setup knows, for --help and error messages (setup.c prints
+ * their configurations). */
+#define SETUP_CLIENTS "claude-code|claude-desktop|cursor|vscode|codex|gemini"
+
 typedef struct {
   log_level_t log_level;     /* --log-level / TELESCOPE_LOG_LEVEL, default warn */
   char *vm_service_uri;      /* --vm-service-uri / TELESCOPE_VM_SERVICE_URI; owned, NULL if none */

@@ -13,8 +13,7 @@
 
 #include <stdio.h>
 
-/* The clients --setup knows, for --help and error messages. */
-#define SETUP_CLIENTS "claude-code|claude-desktop|cursor|vscode|codex|gemini"
+#include "config.h" /* SETUP_CLIENTS: the clients --setup knows */
 
 /* Writes CLIENT's configuration for the server at exe (an absolute path)
  * started with args to out, and where it goes to err. Returns 0, or 2 after
