@@ -2,13 +2,13 @@
  * README.md) through the C plan (watcher/sim/model_drive_plan.c), and checks
  * how steps are parsed (DRIVE.md §1). The Dart plan runs the same files. */
 #include <check.h>
-#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "model_drive_plan.h"
+#include "vector_files.h"
 
 #define VECTOR_DIR TELESCOPE_SOURCE_DIR "/tests/vectors/drive"
 #define MIN_VECTORS 13
@@ -18,23 +18,8 @@
 static char *vector_paths[MAX_VECTORS];
 static int n_vectors;
 
-static int cmp_str(const void *a, const void *b) {
-  return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 static void vectors_list(void) {
-  DIR *d = opendir(VECTOR_DIR);
-  if (!d) return;
-  struct dirent *e;
-  while ((e = readdir(d)) && n_vectors < MAX_VECTORS) {
-    size_t len = strlen(e->d_name);
-    if (len < 6 || strcmp(e->d_name + len - 5, ".json") != 0) continue;
-    char *p = malloc(sizeof VECTOR_DIR + len + 2);
-    sprintf(p, "%s/%s", VECTOR_DIR, e->d_name);
-    vector_paths[n_vectors++] = p;
-  }
-  closedir(d);
-  qsort(vector_paths, (size_t)n_vectors, sizeof *vector_paths, cmp_str);
+  n_vectors = vector_files_list(VECTOR_DIR, vector_paths, MAX_VECTORS);
 }
 
 START_TEST(enough_vectors) {

@@ -3,7 +3,6 @@
  * replies in both wire protocols to the server's record_reply_parse. The Dart core runs
  * the same files (watcher/flutter/test/vectors_test.dart). */
 #include <check.h>
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +10,7 @@
 
 #include "model.h"
 #include "record.h"
+#include "vector_files.h"
 
 #define VECTOR_DIR TELESCOPE_SOURCE_DIR "/tests/vectors/watcher"
 #define MIN_VECTORS 25
@@ -19,23 +19,8 @@
 static char *vector_paths[MAX_VECTORS];
 static int n_vectors;
 
-static int cmp_str(const void *a, const void *b) {
-  return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 static void vectors_list(void) {
-  DIR *d = opendir(VECTOR_DIR);
-  if (!d) return;
-  struct dirent *e;
-  while ((e = readdir(d)) && n_vectors < MAX_VECTORS) {
-    size_t len = strlen(e->d_name);
-    if (len < 6 || strcmp(e->d_name + len - 5, ".json") != 0) continue;
-    char *p = malloc(sizeof VECTOR_DIR + len + 2);
-    sprintf(p, "%s/%s", VECTOR_DIR, e->d_name);
-    vector_paths[n_vectors++] = p;
-  }
-  closedir(d);
-  qsort(vector_paths, (size_t)n_vectors, sizeof *vector_paths, cmp_str);
+  n_vectors = vector_files_list(VECTOR_DIR, vector_paths, MAX_VECTORS);
 }
 
 /* Deep equality where 60 and 60.0 are the same number (the Dart test sees
