@@ -21,7 +21,7 @@ async function withApp(seed, fn) {
   const peer = new StdioPeer(`${build}/telescope-mcp`, ['--vm-service-uri', sim.wsUri]);
   try {
     await peer.initialize();
-    return await fn(peer);
+    return await fn(peer, sim);
   } finally {
     await peer.close();
     await sim.stop();
@@ -50,12 +50,19 @@ for (let t = 0; t < TRIALS; t++) {
   });
 }
 
-const spreads = [];
+// The spreads' captures also measure what driving costs a frame: the sim's
+// drive work (its C tick and frame, not the tiles it builds: telescope-sim
+// stats feed.driveWorkNs over feed.drivenFrames) against the frame it drives
+// (the capture's build p50), both from the same capture.
+const spreads = [], costs = [];
 for (let k = 0; k < SPREADS; k++) {
-  await withApp(2000 + k, async (peer) => {
+  await withApp(2000 + k, async (peer, sim) => {
     const { sc } = await capture(peer, 5);
     const w = sc.summary.workload;
     spreads.push({ runs: w.runs, spread: w.spread });
+    const feed = (await sim.stats()).feed;
+    if (feed?.drivenFrames > 0)
+      costs.push({ ns: feed.driveWorkNs / feed.drivenFrames, buildUs: sc.summary.buildUs.p50 });
     log(`spread ${k + 1}/${SPREADS}: ${JSON.stringify(w.spread)}`);
   });
 }
@@ -83,4 +90,12 @@ The spread over 5 runs: one capture of the same fling with \`repeat: 5\` per see
 |---|---|---|---|---|---|---|
 ${rows.join('\n')}
 | median | | | ${median(spreads.map((s) => s.spread.jankPoints)).toFixed(1)} | | ${ms(median(spreads.map((s) => s.spread.buildP90Us)))} | ${ms(median(spreads.map((s) => s.spread.rasterP90Us)))} |
+
+What a drive costs a frame on the sim's watcher model, from the same captures: the drive's own work
+(the sim's C tick and frame: plan, pointer, ballistic; not the tiles it has the app build) per
+driven frame, against the frame it drives (the capture's build p50).
+
+| captures | drive work per frame (median) | build p50 (median) | share of the frame |
+|---|---|---|---|
+| ${costs.length} | ${median(costs.map((c) => c.ns)).toFixed(0)} ns | ${ms(median(costs.map((c) => c.buildUs)))} ms | ${(100 * median(costs.map((c) => c.ns / 1000 / c.buildUs))).toFixed(4)} % |
 `);

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "sim.h"
 
@@ -347,7 +348,22 @@ static int step_finished(const sim_t *s, int64_t now_us) {
   return d->next_event == d->plan.n && !d->ballistic;
 }
 
+static uint64_t work_now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static int drive_tick(sim_t *s, int64_t now_us);
+
 int sim_drive_tick(sim_t *s, int64_t now_us) {
+  uint64_t t0 = work_now_ns();
+  int driven = drive_tick(s, now_us);
+  s->drive.work_ns += work_now_ns() - t0;
+  return driven;
+}
+
+static int drive_tick(sim_t *s, int64_t now_us) {
   sim_drive_t *d = &s->drive;
   /* Each pass starts a step or ends one; a drive of zero-length waits
    * ends within one tick, every step visited once. */
@@ -370,7 +386,7 @@ int sim_drive_tick(sim_t *s, int64_t now_us) {
   return d->state == SIM_DRIVE_RUNNING && d->step_started && current(d)->kind != DP_WAIT;
 }
 
-int64_t sim_drive_frame(sim_t *s, int64_t vsync_us, int64_t *heavy_us) {
+static int64_t drive_frame(sim_t *s, int64_t vsync_us, int64_t *heavy_us) {
   sim_drive_t *d = &s->drive;
   *heavy_us = 0;
   if (!feed_on_screen(s)) {
@@ -391,6 +407,18 @@ int64_t sim_drive_frame(sim_t *s, int64_t vsync_us, int64_t *heavy_us) {
   /* A scroll released in this frame moves from the next one on. */
   if (d->ballistic && d->bal_start_us != vsync_us) ballistic_step(s, vsync_us);
   return tiles_build(s, heavy_us);
+}
+
+int64_t sim_drive_frame(sim_t *s, int64_t vsync_us, int64_t *heavy_us) {
+  sim_drive_t *d = &s->drive;
+  int driven = (d->state == SIM_DRIVE_RUNNING && d->step_started) || d->ballistic;
+  uint64_t t0 = work_now_ns();
+  int64_t build = drive_frame(s, vsync_us, heavy_us);
+  if (driven) {
+    d->work_ns += work_now_ns() - t0;
+    d->work_frames++;
+  }
+  return build;
 }
 
 /* ---- the actions ------------------------------------------------------ */
@@ -530,9 +558,10 @@ int sim_drive_animating(const sim_t *s) {
 
 json_t *sim_drive_stats_json(const sim_t *s) {
   const sim_drive_t *d = &s->drive;
-  return json_pack("{s:f, s:I, s:I, s:I, s:I, s:b, s:s, s:I, s:I}", "offset", d->offset, "cuts",
+  return json_pack("{s:f, s:I, s:I, s:I, s:I, s:b, s:s, s:I, s:I, s:I, s:I}", "offset", d->offset, "cuts",
                    (json_int_t)d->cuts, "tilesBuilt", (json_int_t)d->tiles_built, "heavyBuilt", (json_int_t)d->heavy_built,
                    "feedFrames", (json_int_t)d->feed_frames, "animating", d->ballistic, "state",
                    state_names[d->state], "firstVisible", (json_int_t)first_visible(d),
-                   "lastVisible", (json_int_t)last_visible(d));
+                   "lastVisible", (json_int_t)last_visible(d), "driveWorkNs", (json_int_t)d->work_ns,
+                   "drivenFrames", (json_int_t)d->work_frames);
 }

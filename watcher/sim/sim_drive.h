@@ -30,6 +30,9 @@ typedef struct {
   int64_t bal_start_us;
   uint64_t tiles_built, heavy_built, feed_frames;
   uint64_t cuts; /* steps cut at 10 s, all drives */
+  /* The drive's own C work (tick and frame, not the tiles it builds) over
+   * the frames a drive or its fling ran in: what driving costs a frame. */
+  uint64_t work_ns, work_frames;
   int launch_left; /* frames the app's start still draws (then it rests) */
 
   /* The drive (one at a time). */
