@@ -16,9 +16,6 @@
 #include "vm_uri.h"
 
 #define MAX_SYNC_ISOLATES 16
-/* ServiceExtensionResponse.extensionError (dart-lang/sdk
- * sdk/lib/developer/extension.dart); DWDS's RPCErrorKind.kServerError. */
-#define DART_EXTENSION_ERROR (-32000)
 /* A flutter run --machine log names the port after a few events. */
 #define URI_FILE_MAX 65536
 

@@ -186,7 +186,9 @@ static void on_ext_reply(void *arg, const vm_client_reply_t *r) {
       d = is_watcher ? DIAG_WATCHER_MISSING : DIAG_NONE;
     else if (app->runtime == RUNTIME_WEB && r->rpc_code == RPC_INTERNAL_ERROR && r->error)
       d = web_internal_error_diag(r->error, is_watcher);
-    else if (app->runtime == RUNTIME_WEB && r->rpc_code == DART_EXTENSION_ERROR && r->error &&
+    /* -32000: ServiceExtensionResponse.extensionError (dart-lang/sdk
+     * sdk/lib/developer/extension.dart), DWDS's RPCErrorKind.kServerError. */
+    else if (app->runtime == RUNTIME_WEB && r->rpc_code == RPC_SERVER_ERROR && r->error &&
              is_watcher && app->watcher != WATCHER_PRESENT && web_unregistered_error(r->error))
       d = DIAG_WATCHER_MISSING;
     if (d == DIAG_WATCHER_MISSING) {
@@ -202,7 +204,7 @@ static void on_ext_reply(void *arg, const vm_client_reply_t *r) {
       return;
     }
     if (app->runtime == RUNTIME_WEB && !is_watcher && r->error &&
-        (r->rpc_code == DART_EXTENSION_ERROR || r->rpc_code == RPC_INTERNAL_ERROR) &&
+        (r->rpc_code == RPC_SERVER_ERROR || r->rpc_code == RPC_INTERNAL_ERROR) &&
         web_unregistered_error(r->error)) {
       /* Another extension the page does not register (ext.ui.window.
        * scheduleFrame in a profile build, a profile switch): DWDS's WebSocket
