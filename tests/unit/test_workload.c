@@ -402,6 +402,36 @@ START_TEST(compare_judges_runs_of_the_same_workload) {
 }
 END_TEST
 
+/* Two runs a side are the fewest the runs can decide on (repeat 2); one is
+ * not, and the frames decide. Either side with one run is enough to leave it
+ * to the frames. */
+START_TEST(two_runs_a_side_are_enough_to_judge_by_runs) {
+  const char *fling = "[{\"fling\":{\"dy\":-3000,\"in\":\"key:feed\"}}]";
+  double base[] = {0.18, 0.185}, worse[] = {0.30, 0.31};
+  frame_t *fa = steady(300, 54), *fb = steady(300, 54);
+  compare_side_t a = {"s1", fa, 300, 16667, 60, "profile", {0, 0, 0, 0}, NULL, 300, NULL};
+  compare_side_t b = {"s2", fb, 300, 16667, 60, "profile", {0, 0, 0, 0}, NULL, 300, NULL};
+  for (int na = 1; na <= 2; na++)
+    for (int nb = 1; nb <= 2; nb++) {
+      json_t *wa = runs_json(fling, base, na, 5000), *wb = runs_json(fling, worse, nb, 5000);
+      json_object_set_new(wb, "repeat", json_integer(na)); /* the same workload, runs short */
+      a.workload = wa;
+      b.workload = wb;
+      json_t *c = compare_sessions(&a, &b);
+      int by_runs = na == 2 && nb == 2;
+      ck_assert_msg(json_is_boolean(json_object_get(json_object_get(c, "workload"), "byRuns")) &&
+                        json_is_true(json_object_get(json_object_get(c, "workload"), "byRuns")) == by_runs,
+                    "%d and %d runs", na, nb);
+      ck_assert_str_eq(json_string_value(json_object_get(c, "verdict")), by_runs ? "regressed" : "unchanged");
+      json_decref(c);
+      json_decref(wa);
+      json_decref(wb);
+    }
+  free(fa);
+  free(fb);
+}
+END_TEST
+
 START_TEST(reply_drive_is_read_and_checked) {
   const char *base = "{\"protocol\":3,\"watcherVersion\":\"1\",\"runId\":\"r\",\"livenessCounter\":1,"
                      "\"nowUs\":1,\"collecting\":true,\"lifecycle\":\"resumed\",\"framesEnabled\":true,"
@@ -454,6 +484,7 @@ int main(void) {
   tcase_add_test(tc, failed_drive_text_names_why_and_what_is_on_screen);
   tcase_add_test(tc, runs_change_needs_separation_beyond_spread);
   tcase_add_test(tc, compare_judges_runs_of_the_same_workload);
+  tcase_add_test(tc, two_runs_a_side_are_enough_to_judge_by_runs);
   tcase_add_test(tc, reply_drive_is_read_and_checked);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
