@@ -25,7 +25,7 @@ export const COVER = {
   'server/frame_cause.c': plus(unit('frame_cause', 'causes'), '^integration\\.recordings$'),
   'server/compare.c': plus(unit('compare', 'alloc_fail', 'workload'), '^integration\\.compare$'),
   'server/stats.c': unit('stats', 'compare'),
-  'server/cpuprof.c': unit('cpuprof', 'answer_text'),
+  'server/cpuprof.c': unit('cpuprof', 'answer_text', 'alloc_fail'),
   'server/appsrc_cpu.c': plus(unit('cpuprof'), '^integration\\.(where|realsizes)$'),
   'server/budgets.c': unit('budgets'),
   'server/frame_events.c': plus(unit('frame_events'), '^integration\\.frame_events$'),

@@ -33,6 +33,7 @@
 #include <string.h>
 
 #include "compare.h"
+#include "cpuprof.h"
 #include "cursor.h"
 #include "diagnose.h"
 #include "frames_tool.h"
@@ -465,6 +466,58 @@ START_TEST(compare_sweep) {
 }
 END_TEST
 
+/* ---- CPU samples ---------------------------------------------------------- */
+
+/* Two getCpuSamples replies naming the same functions (the second reply's
+ * are held from the first; the first lists HeavyTile.build twice), so both
+ * the new-function and the held-function paths run; then closed. Read as
+ * the samples name them: memmove first, then HeavyTile.build. */
+static const char *cpu_reply_text =
+    "{\"type\":\"CpuSamples\",\"samplePeriod\":1000,\"functions\":["
+    "{\"type\":\"ProfileFunction\",\"kind\":\"Dart\",\"function\":{\"name\":\"build\","
+    "\"owner\":{\"type\":\"@Class\",\"name\":\"HeavyTile\"},\"location\":{\"script\":{\"uri\":"
+    "\"package:sim_app/heavy_tile.dart\"},\"line\":42}}},"
+    "{\"type\":\"ProfileFunction\",\"kind\":\"Native\",\"function\":{\"name\":\"memmove\"}},"
+    "{\"type\":\"ProfileFunction\",\"kind\":\"Dart\",\"function\":{\"name\":\"build\","
+    "\"owner\":{\"type\":\"@Class\",\"name\":\"HeavyTile\"},\"location\":{\"script\":{\"uri\":"
+    "\"package:sim_app/heavy_tile.dart\"},\"line\":42}}}],"
+    "\"samples\":[{\"timestamp\":%d,\"stack\":[1,0]},{\"timestamp\":%d,\"stack\":[2]},"
+    "{\"timestamp\":%d,\"stack\":[1]}]}";
+
+static int scenario_cpuprof(void) {
+  char text[2048];
+  json_t *r[2];
+  for (int k = 0; k < 2; k++) {
+    snprintf(text, sizeof text, cpu_reply_text, 10 + k * 10, 11 + k * 10, 12 + k * 10);
+    r[k] = json_loads(text, 0, NULL);
+    ck_assert_ptr_nonnull(r[k]);
+  }
+  cpuprof_t p = {0};
+  char err[128];
+  chaos_on();
+  int rc = cpuprof_add(&p, r[0], "sim_app", err, sizeof err) || cpuprof_add(&p, r[1], "sim_app", err, sizeof err);
+  chaos_off();
+  int res = rc ? RESULT_CLEAN_ERROR
+               : p.nfns == 2 && p.nsamples == 6 && !strcmp(p.fns[1].name, "HeavyTile.build") &&
+                         !strcmp(p.fns[1].file, "lib/heavy_tile.dart") && p.samples[1].charge == 1 &&
+                         p.samples[5].charge == 0
+                     ? RESULT_OK
+                     : RESULT_PARTIAL;
+  cpuprof_close(&p);
+  json_decref(r[0]);
+  json_decref(r[1]);
+  return res;
+}
+
+START_TEST(cpuprof_sweep) {
+  fail_at = 0;
+  ck_assert_int_eq(scenario_cpuprof(), RESULT_OK); /* the reference */
+  /* Not strict: fn_parse keeps a function whose file failed to allocate
+   * (the file NULL), a wrong place rather than an error. */
+  sweep("cpuprof_add", scenario_cpuprof, 0);
+}
+END_TEST
+
 /* ---- the MCP session --------------------------------------------------------- */
 
 static json_t *emitted;
@@ -698,6 +751,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, uri_cursor_sweep);
   tcase_add_test(tc, diagnose_sweep);
   tcase_add_test(tc, compare_sweep);
+  tcase_add_test(tc, cpuprof_sweep);
   tcase_add_test(tc, mcp_session_sweep);
   tcase_add_test(tc, watcher_model_sweep);
   tcase_set_timeout(tc, 120);
