@@ -455,9 +455,21 @@ START_TEST(reply_drive_is_read_and_checked) {
   ck_assert_int_eq(r.drive.ncut, 1);
   record_reply_close(&r);
   json_decref(j);
+  snprintf(text, sizeof text, base, /* 31 bytes: the longest id kept */
+           "{\"id\":\"d234567890123456789012345678901\",\"state\":\"done\",\"run\":1,\"runs\":1,"
+           "\"step\":1,\"of\":1}");
+  j = load(text);
+  ck_assert_int_eq(record_reply_parse(&r, j, err, sizeof err), 0);
+  ck_assert_str_eq(r.drive.id, "d234567890123456789012345678901");
+  record_reply_close(&r);
+  json_decref(j);
   static const char *const bad[][2] = {
       {"{\"id\":\"d2\",\"state\":\"paused\",\"run\":1,\"runs\":1,\"step\":1,\"of\":1}", "reply.drive.state"},
       {"{\"state\":\"done\",\"run\":1,\"runs\":1,\"step\":1,\"of\":1}", "reply.drive.id"},
+      /* 32 bytes: one over the id's room (31 and its end) */
+      {"{\"id\":\"d2345678901234567890123456789012\",\"state\":\"done\",\"run\":1,\"runs\":1,"
+       "\"step\":1,\"of\":1}",
+       "reply.drive.id: must be a string of 1 to 31 bytes"},
       {"{\"id\":\"d2\",\"state\":\"done\",\"runs\":1,\"step\":1,\"of\":1}", "reply.drive.run"},
       {"{\"id\":\"d2\",\"state\":\"done\",\"run\":1,\"runs\":1,\"step\":1,\"of\":1,\"candidates\":[1]}",
        "reply.drive.candidates[0]"},
