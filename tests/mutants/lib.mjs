@@ -85,7 +85,7 @@ export const COVER = {
   'server/switches.c': plus(unit('sessions'), '^integration\\.(session|rebuilds)$'),
   'server/waits.c': plus(unit('sessions'), '^integration\\.session$'),
   'server/history.c': plus(unit('sessions'), '^integration\\.session$'),
-  'server/session.c': plus(unit('sessions'), '^integration\\.session$'),
+  'server/session.c': plus(unit('sessions', 'alloc_fail'), '^integration\\.session$'),
   'server/action_capture.c': { re: '^integration\\.session$', targets: APP },
   'server/action_status.c': { re: '^integration\\.(session|connect)$', targets: APP },
   'server/action_compare.c': { re: '^integration\\.(compare|apps)$', targets: APP },

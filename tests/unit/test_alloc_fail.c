@@ -40,6 +40,7 @@
 #include "mcp.h"
 #include "model.h"
 #include "record.h"
+#include "session.h"
 #include "store.h"
 #include "summary.h"
 #include "validate.h"
@@ -518,6 +519,39 @@ START_TEST(cpuprof_sweep) {
 }
 END_TEST
 
+/* ---- a session that plays a workload ----------------------------------------- */
+
+/* session_new copies the workload: each failure gives NULL with nothing
+ * held, and never frees the copy twice. */
+static int scenario_session_workload(void) {
+  json_t *v = json_loads("{\"steps\":[{\"fling\":{\"dy\":-3000,\"in\":\"key:feed\"}},{\"wait\":200}],"
+                         "\"repeat\":2}",
+                         0, NULL);
+  workload_t w;
+  char err[200];
+  ck_assert_int_eq(workload_parse(&w, v, err, sizeof err), 0);
+  session_options_t opt = {.interaction_id = "scroll", .workload = &w};
+  chaos_on();
+  session_t *s = session_new(1, &opt, 0);
+  chaos_off();
+  int rc = !s                                                        ? RESULT_CLEAN_ERROR
+           : session_workload(s) && session_workload(s)->repeat == 2 &&
+                   json_equal(session_workload(s)->steps_json, w.steps_json)
+               ? RESULT_OK
+               : RESULT_PARTIAL;
+  if (s) session_unref(s);
+  workload_close(&w);
+  json_decref(v);
+  return rc;
+}
+
+START_TEST(session_workload_sweep) {
+  fail_at = 0;
+  ck_assert_int_eq(scenario_session_workload(), RESULT_OK); /* the reference */
+  sweep("session_new workload", scenario_session_workload, 1);
+}
+END_TEST
+
 /* ---- the MCP session --------------------------------------------------------- */
 
 static json_t *emitted;
@@ -752,6 +786,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, diagnose_sweep);
   tcase_add_test(tc, compare_sweep);
   tcase_add_test(tc, cpuprof_sweep);
+  tcase_add_test(tc, session_workload_sweep);
   tcase_add_test(tc, mcp_session_sweep);
   tcase_add_test(tc, watcher_model_sweep);
   tcase_set_timeout(tc, 120);
