@@ -510,12 +510,17 @@ static int scenario_cpuprof(void) {
   return res;
 }
 
-START_TEST(cpuprof_sweep) {
+/* The run without a failure must succeed (the reference), then the sweep. */
+static void sweep_after_reference(const char *name, scenario_fn run, int strict) {
   fail_at = 0;
-  ck_assert_int_eq(scenario_cpuprof(), RESULT_OK); /* the reference */
+  ck_assert_msg(run() == RESULT_OK, "%s: the reference run failed", name);
+  sweep(name, run, strict);
+}
+
+START_TEST(cpuprof_sweep) {
   /* Not strict: fn_parse keeps a function whose file failed to allocate
    * (the file NULL), a wrong place rather than an error. */
-  sweep("cpuprof_add", scenario_cpuprof, 0);
+  sweep_after_reference("cpuprof_add", scenario_cpuprof, 0);
 }
 END_TEST
 
@@ -534,11 +539,10 @@ static int scenario_session_workload(void) {
   chaos_on();
   session_t *s = session_new(1, &opt, 0);
   chaos_off();
-  int rc = !s                                                        ? RESULT_CLEAN_ERROR
-           : session_workload(s) && session_workload(s)->repeat == 2 &&
-                   json_equal(session_workload(s)->steps_json, w.steps_json)
-               ? RESULT_OK
-               : RESULT_PARTIAL;
+  const workload_t *copy = s ? session_workload(s) : NULL;
+  int rc = !s ? RESULT_CLEAN_ERROR
+           : copy && copy->repeat == 2 && json_equal(copy->steps_json, w.steps_json) ? RESULT_OK
+                                                                                    : RESULT_PARTIAL;
   if (s) session_unref(s);
   workload_close(&w);
   json_decref(v);
@@ -546,9 +550,7 @@ static int scenario_session_workload(void) {
 }
 
 START_TEST(session_workload_sweep) {
-  fail_at = 0;
-  ck_assert_int_eq(scenario_session_workload(), RESULT_OK); /* the reference */
-  sweep("session_new workload", scenario_session_workload, 1);
+  sweep_after_reference("session_new workload", scenario_session_workload, 1);
 }
 END_TEST
 
