@@ -145,6 +145,10 @@ START_TEST(driver_commands_are_flutter_drivers_wire) {
   ck_assert_str_eq(p(s, "frequency"), "60");
   ck_assert_int_eq(workload_fling_duration_us(&w.steps[1]), 754500);
   json_decref(c);
+  /* Any rate above 0 is the display's own, rounded; only 0 (unknown) is 60. */
+  c = workload_driver_commands(&w.steps[1], 1);
+  ck_assert_str_eq(p(cmd_at(c, 0), "frequency"), "1");
+  json_decref(c);
   c = workload_driver_commands(&w.steps[2], 60);
   ck_assert_uint_eq(json_array_size(c), 1);
   s = cmd_at(c, 0);
