@@ -144,3 +144,13 @@ test('without the watcher, flutter_driver\'s path: a progress per step, and a fa
   assert.match(d.error, /^step 2 \(tap key:nope\), flutter_driver `tap`: .*key:nope/, d.error);
   assert.match(r.text, /^workload failed at run 1 step 2: step 2 \(tap key:nope\)/m);
 });
+
+test('a watcher slow to answer during a workload: the capture asks for its state, keeps looking, and ends with the drive', async () => {
+  const { s, m } = await setup();
+  // Each reply 900 ms late: more than the 600 ms after which the capture
+  // asks the watcher itself; it must go on looking after that ask.
+  await s.cmd('ext-delay 900');
+  const r = await m.call({ action: 'capture', workload: { steps: [fling] } }, { timeout: 60000 }); // ~6 s here
+  assert.equal(r.isError, false, r.text);
+  assert.equal(r.sc.summary.workload.drive.state, 'done', JSON.stringify(r.sc.summary.workload.drive));
+});
