@@ -433,6 +433,7 @@ END_TEST
  * "delta") instead of failing the whole. */
 static frame_t cmp_a[40], cmp_b[40];
 static json_t *cmp_ref;
+static json_t *cmp_workload; /* both sides played it (summary.workload), or NULL */
 
 static int scenario_compare(void) {
   static char scroll[] = "scroll";
@@ -446,8 +447,8 @@ static int scenario_compare(void) {
       fr[k]->interaction_id = i >= 20 ? scroll : NULL;
     }
   }
-  compare_side_t a = {"s1", cmp_a, 40, 16667, 60.0, "profile", {0, 0, 0, 0}, NULL, 40, NULL};
-  compare_side_t b = {"s2", cmp_b, 40, 16667, 60.0, "profile", {0, 0, 0, 0}, NULL, 40, NULL};
+  compare_side_t a = {"s1", cmp_a, 40, 16667, 60.0, "profile", {0, 0, 0, 0}, NULL, 40, cmp_workload};
+  compare_side_t b = {"s2", cmp_b, 40, 16667, 60.0, "profile", {0, 0, 0, 0}, NULL, 40, cmp_workload};
   chaos_on();
   json_t *c = compare_sessions(&a, &b);
   chaos_off();
@@ -457,13 +458,34 @@ static int scenario_compare(void) {
   return rc;
 }
 
-START_TEST(compare_sweep) {
+static void compare_sweep_with(const char *name, const char *workload) {
+  cmp_workload = workload ? json_loads(workload, 0, NULL) : NULL;
   fail_at = 0;
   ck_assert_int_eq(scenario_compare(), RESULT_OK); /* the reference */
   ck_assert_int_gt(json_array_size(json_object_get(cmp_ref, "interactions")), 0);
-  sweep("compare_sessions", scenario_compare, 0);
+  ck_assert(!workload || json_is_true(json_object_get(json_object_get(cmp_ref, "workload"), "byRuns")));
+  sweep(name, scenario_compare, 0);
   json_decref(cmp_ref);
   cmp_ref = NULL;
+  json_decref(cmp_workload);
+  cmp_workload = NULL;
+}
+
+START_TEST(compare_sweep) {
+  compare_sweep_with("compare_sessions", NULL);
+}
+END_TEST
+
+/* The same with a workload of two runs on both sides: judged by its runs,
+ * and summary.workload's comparison added. */
+START_TEST(compare_workload_sweep) {
+  compare_sweep_with("compare_sessions runs",
+                     "{\"label\":\"fling key:feed\",\"steps\":[{\"fling\":{\"dy\":-3000,\"in\":"
+                     "\"key:feed\"}}],\"repeat\":2,\"runs\":["
+                     "{\"run\":1,\"frames\":20,\"jankFrames\":1,\"jankRatio\":0.05,"
+                     "\"buildP90Us\":5000,\"rasterP90Us\":3400},"
+                     "{\"run\":2,\"frames\":20,\"jankFrames\":2,\"jankRatio\":0.1,"
+                     "\"buildP90Us\":5100,\"rasterP90Us\":3500}]}");
 }
 END_TEST
 
@@ -787,6 +809,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, uri_cursor_sweep);
   tcase_add_test(tc, diagnose_sweep);
   tcase_add_test(tc, compare_sweep);
+  tcase_add_test(tc, compare_workload_sweep);
   tcase_add_test(tc, cpuprof_sweep);
   tcase_add_test(tc, session_workload_sweep);
   tcase_add_test(tc, mcp_session_sweep);
