@@ -125,3 +125,32 @@ test('a capture with a workload reports each step as progress', async () => {
   assert.ok(seen.some((s) => /^workload: run \d of 2, step \d of 2$/.test(s)), JSON.stringify(seen));
   assert.deepEqual(r.sc.summary.workload.runs.map((run) => run.frames > 0), [true, true]);
 });
+
+test('without the watcher, flutter_driver\'s path: a progress per step, and a failed command names its step alone', async () => {
+  const { m } = await setup(['--no-watcher', '--flutter-driver']);
+  const seen = [];
+  const ok = await m.call({ action: 'capture', workload: { steps: [fling, { tap: 'key:feed' }], repeat: 2 } },
+    { onprogress: (p) => seen.push(p.message) });
+  assert.equal(ok.isError, false, ok.text);
+  assert.deepEqual(seen.filter((s) => /^workload: /.test(s)), ['workload: run 1 of 2, step 1 of 2',
+    'workload: run 1 of 2, step 2 of 2', 'workload: run 2 of 2, step 1 of 2', 'workload: run 2 of 2, step 2 of 2']);
+  // The second step's tap finds nothing: the error is that step's, labelled alone.
+  const r = await m.call({ action: 'capture', workload: { steps: [fling, { tap: 'key:nope' }, { wait: 100 }] } });
+  assert.equal(r.isError, true, r.text);
+  const d = (r.sc.summary ?? r.sc).workload.drive;
+  assert.equal(d.via, 'flutterDriver');
+  assert.equal(d.state, 'failed');
+  assert.equal(d.step, 2);
+  assert.match(d.error, /^step 2 \(tap key:nope\), flutter_driver `tap`: .*key:nope/, d.error);
+  assert.match(r.text, /^workload failed at run 1 step 2: step 2 \(tap key:nope\)/m);
+});
+
+test('a watcher slow to answer during a workload: the capture asks for its state, keeps looking, and ends with the drive', async () => {
+  const { s, m } = await setup();
+  // Each reply 900 ms late: more than the 600 ms after which the capture
+  // asks the watcher itself; it must go on looking after that ask.
+  await s.cmd('ext-delay 900');
+  const r = await m.call({ action: 'capture', workload: { steps: [fling] } }, { timeout: 60000 }); // ~6 s here
+  assert.equal(r.isError, false, r.text);
+  assert.equal(r.sc.summary.workload.drive.state, 'done', JSON.stringify(r.sc.summary.workload.drive));
+});

@@ -17,7 +17,7 @@
 // whose file no test covers is left out of the sample.
 //
 // Usage: node tests/mutants/auto.mjs [--base REV] [--count N] [--seed S]
-//                                    [--files REGEX] [--dry-run] [build-dir]
+//                                    [--files REGEX] [--only K,L,...] [--dry-run] [build-dir]
 // Defaults: --base HEAD~200 (or the first commit), --count 40, a random seed
 // (printed; pass it again to replay the same sample).
 import { appendFileSync, readFileSync } from 'node:fs';
@@ -25,7 +25,7 @@ import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { COVER, ROOT, workspace, prepare, trial, shortCommit } from './lib.mjs';
 
-const opts = { base: null, count: 40, seed: null, files: '^server/.*\\.c$', dry: false, out: null };
+const opts = { base: null, count: 40, seed: null, files: '^server/.*\\.c$', dry: false, out: null, only: null };
 for (let i = 2; i < process.argv.length; i++) {
   const a = process.argv[i];
   const val = () => {
@@ -37,11 +37,12 @@ for (let i = 2; i < process.argv.length; i++) {
   else if (a === '--seed') opts.seed = Number(val());
   else if (a === '--files') opts.files = val();
   else if (a === '--dry-run') opts.dry = true;
+  else if (a === '--only') opts.only = val().split(',').map(Number);
   else if (a.startsWith('-')) usage(`unknown option ${a}`);
   else opts.out = a;
 }
 function usage(why) {
-  console.error(`auto.mjs: ${why}\nusage: node tests/mutants/auto.mjs [--base REV] [--count N] [--seed S] [--files REGEX] [--dry-run] [build-dir]`);
+  console.error(`auto.mjs: ${why}\nusage: node tests/mutants/auto.mjs [--base REV] [--count N] [--seed S] [--files REGEX] [--only K,L,...] [--dry-run] [build-dir]`);
   process.exit(2);
 }
 if (!Number.isInteger(opts.count) || opts.count < 1) usage('--count must be a positive integer');
@@ -216,7 +217,9 @@ for (let i = pool.length - 1; i > 0; i--) { // Fisher-Yates, seeded
   const j = Math.floor(rand() * (i + 1));
   [pool[i], pool[j]] = [pool[j], pool[i]];
 }
-const sample = pool.slice(0, opts.count);
+// --only K,L,...: just those of the sample (0-based, in its order), to try
+// a run's survivors again; the sample itself is the same.
+const sample = pool.slice(0, opts.count).filter((m, k) => !opts.only || opts.only.includes(k));
 const files = [...new Set(sample.map((m) => m.file))];
 console.log(`mutants-auto: base ${base.slice(0, 7)}, seed ${opts.seed}, ${pool.length} mutants on ` +
   `${changed.size} changed files (${uncovered} more on files no test covers, left out); sample ${sample.length}`);
@@ -253,7 +256,7 @@ console.log(`\nmutants-auto: ${results.length} sampled, killed ${killed}, surviv
   `skipped ${skipped} (do not build); score ${killed}/${tried.length} = ${pct} % killed`);
 for (const s of survived) console.log(`  survived: ${s.file}:${s.line} ${s.op}: ${s.was.trim()}  →  ${s.now.trim()}`);
 appendFileSync(join(ROOT, 'tests/mutants/SCORES.md'),
-  `| ${new Date().toISOString().slice(0, 16).replace('T', ' ')} | ${shortCommit()} | auto: base ${base.slice(0, 7)} seed ${opts.seed} | ` +
+  `| ${new Date().toISOString().slice(0, 16).replace('T', ' ')} | ${shortCommit()} | auto: base ${base.slice(0, 7)} seed ${opts.seed}${opts.only ? ` only ${opts.only.join(',')}` : ''} | ` +
   `${results.length} | ${killed} | ${survived.length} | ${skipped} skipped | ${pct} % | ` +
   `${survived.map((x) => `${x.file.replace(/^server\//, '')}:${x.line} ${x.op}`).join(', ') || '—'} |\n`);
 process.exit(0);

@@ -33,12 +33,14 @@
 #include <string.h>
 
 #include "compare.h"
+#include "cpuprof.h"
 #include "cursor.h"
 #include "diagnose.h"
 #include "frames_tool.h"
 #include "mcp.h"
 #include "model.h"
 #include "record.h"
+#include "session.h"
 #include "store.h"
 #include "summary.h"
 #include "validate.h"
@@ -431,6 +433,7 @@ END_TEST
  * "delta") instead of failing the whole. */
 static frame_t cmp_a[40], cmp_b[40];
 static json_t *cmp_ref;
+static json_t *cmp_workload; /* both sides played it (summary.workload), or NULL */
 
 static int scenario_compare(void) {
   static char scroll[] = "scroll";
@@ -444,8 +447,8 @@ static int scenario_compare(void) {
       fr[k]->interaction_id = i >= 20 ? scroll : NULL;
     }
   }
-  compare_side_t a = {"s1", cmp_a, 40, 16667, 60.0, "profile", {0, 0, 0, 0}, NULL, 40, NULL};
-  compare_side_t b = {"s2", cmp_b, 40, 16667, 60.0, "profile", {0, 0, 0, 0}, NULL, 40, NULL};
+  compare_side_t a = {"s1", cmp_a, 40, 16667, 60.0, "profile", {0, 0, 0, 0}, NULL, 40, cmp_workload};
+  compare_side_t b = {"s2", cmp_b, 40, 16667, 60.0, "profile", {0, 0, 0, 0}, NULL, 40, cmp_workload};
   chaos_on();
   json_t *c = compare_sessions(&a, &b);
   chaos_off();
@@ -455,13 +458,121 @@ static int scenario_compare(void) {
   return rc;
 }
 
-START_TEST(compare_sweep) {
+static void compare_sweep_with(const char *name, const char *workload) {
+  cmp_workload = workload ? json_loads(workload, 0, NULL) : NULL;
   fail_at = 0;
   ck_assert_int_eq(scenario_compare(), RESULT_OK); /* the reference */
   ck_assert_int_gt(json_array_size(json_object_get(cmp_ref, "interactions")), 0);
-  sweep("compare_sessions", scenario_compare, 0);
+  ck_assert(!workload || json_is_true(json_object_get(json_object_get(cmp_ref, "workload"), "byRuns")));
+  sweep(name, scenario_compare, 0);
   json_decref(cmp_ref);
   cmp_ref = NULL;
+  json_decref(cmp_workload);
+  cmp_workload = NULL;
+}
+
+START_TEST(compare_sweep) {
+  compare_sweep_with("compare_sessions", NULL);
+}
+END_TEST
+
+/* The same with a workload of two runs on both sides: judged by its runs,
+ * and summary.workload's comparison added. */
+START_TEST(compare_workload_sweep) {
+  compare_sweep_with("compare_sessions runs",
+                     "{\"label\":\"fling key:feed\",\"steps\":[{\"fling\":{\"dy\":-3000,\"in\":"
+                     "\"key:feed\"}}],\"repeat\":2,\"runs\":["
+                     "{\"run\":1,\"frames\":20,\"jankFrames\":1,\"jankRatio\":0.05,"
+                     "\"buildP90Us\":5000,\"rasterP90Us\":3400},"
+                     "{\"run\":2,\"frames\":20,\"jankFrames\":2,\"jankRatio\":0.1,"
+                     "\"buildP90Us\":5100,\"rasterP90Us\":3500}]}");
+}
+END_TEST
+
+/* ---- CPU samples ---------------------------------------------------------- */
+
+/* Two getCpuSamples replies naming the same functions (the second reply's
+ * are held from the first; the first lists HeavyTile.build twice), so both
+ * the new-function and the held-function paths run; then closed. Read as
+ * the samples name them: memmove first, then HeavyTile.build. */
+static const char *cpu_reply_text =
+    "{\"type\":\"CpuSamples\",\"samplePeriod\":1000,\"functions\":["
+    "{\"type\":\"ProfileFunction\",\"kind\":\"Dart\",\"function\":{\"name\":\"build\","
+    "\"owner\":{\"type\":\"@Class\",\"name\":\"HeavyTile\"},\"location\":{\"script\":{\"uri\":"
+    "\"package:sim_app/heavy_tile.dart\"},\"line\":42}}},"
+    "{\"type\":\"ProfileFunction\",\"kind\":\"Native\",\"function\":{\"name\":\"memmove\"}},"
+    "{\"type\":\"ProfileFunction\",\"kind\":\"Dart\",\"function\":{\"name\":\"build\","
+    "\"owner\":{\"type\":\"@Class\",\"name\":\"HeavyTile\"},\"location\":{\"script\":{\"uri\":"
+    "\"package:sim_app/heavy_tile.dart\"},\"line\":42}}}],"
+    "\"samples\":[{\"timestamp\":%d,\"stack\":[1,0]},{\"timestamp\":%d,\"stack\":[2]},"
+    "{\"timestamp\":%d,\"stack\":[1]}]}";
+
+static int scenario_cpuprof(void) {
+  char text[2048];
+  json_t *r[2];
+  for (int k = 0; k < 2; k++) {
+    snprintf(text, sizeof text, cpu_reply_text, 10 + k * 10, 11 + k * 10, 12 + k * 10);
+    r[k] = json_loads(text, 0, NULL);
+    ck_assert_ptr_nonnull(r[k]);
+  }
+  cpuprof_t p = {0};
+  char err[128];
+  chaos_on();
+  int rc = cpuprof_add(&p, r[0], "sim_app", err, sizeof err) || cpuprof_add(&p, r[1], "sim_app", err, sizeof err);
+  chaos_off();
+  int res = rc ? RESULT_CLEAN_ERROR
+               : p.nfns == 2 && p.nsamples == 6 && !strcmp(p.fns[1].name, "HeavyTile.build") &&
+                         !strcmp(p.fns[1].file, "lib/heavy_tile.dart") && p.samples[1].charge == 1 &&
+                         p.samples[5].charge == 0
+                     ? RESULT_OK
+                     : RESULT_PARTIAL;
+  cpuprof_close(&p);
+  json_decref(r[0]);
+  json_decref(r[1]);
+  return res;
+}
+
+/* The run without a failure must succeed (the reference), then the sweep. */
+static void sweep_after_reference(const char *name, scenario_fn run, int strict) {
+  fail_at = 0;
+  ck_assert_msg(run() == RESULT_OK, "%s: the reference run failed", name);
+  sweep(name, run, strict);
+}
+
+START_TEST(cpuprof_sweep) {
+  /* Not strict: fn_parse keeps a function whose file failed to allocate
+   * (the file NULL), a wrong place rather than an error. */
+  sweep_after_reference("cpuprof_add", scenario_cpuprof, 0);
+}
+END_TEST
+
+/* ---- a session that plays a workload ----------------------------------------- */
+
+/* session_new copies the workload: each failure gives NULL with nothing
+ * held, and never frees the copy twice. */
+static int scenario_session_workload(void) {
+  json_t *v = json_loads("{\"steps\":[{\"fling\":{\"dy\":-3000,\"in\":\"key:feed\"}},{\"wait\":200}],"
+                         "\"repeat\":2}",
+                         0, NULL);
+  workload_t w;
+  char err[200];
+  ck_assert_int_eq(workload_parse(&w, v, err, sizeof err), 0);
+  session_options_t opt = {.interaction_id = "scroll", .workload = &w};
+  chaos_on();
+  session_t *s = session_new(1, &opt, 0);
+  chaos_off();
+  const workload_t *copy = s ? session_workload(s) : NULL;
+  int rc = !s ? RESULT_CLEAN_ERROR
+           : copy && copy->repeat == 2 && json_equal(copy->steps_json, w.steps_json) ? RESULT_OK
+                                                                                    : RESULT_PARTIAL;
+  if (s) session_unref(s);
+  workload_close(&w);
+  json_decref(v);
+  return rc;
+}
+
+START_TEST(session_workload_sweep) {
+  sweep_after_reference("session_new workload", scenario_session_workload, 1);
 }
 END_TEST
 
@@ -698,6 +809,9 @@ static Suite *suite(void) {
   tcase_add_test(tc, uri_cursor_sweep);
   tcase_add_test(tc, diagnose_sweep);
   tcase_add_test(tc, compare_sweep);
+  tcase_add_test(tc, compare_workload_sweep);
+  tcase_add_test(tc, cpuprof_sweep);
+  tcase_add_test(tc, session_workload_sweep);
   tcase_add_test(tc, mcp_session_sweep);
   tcase_add_test(tc, watcher_model_sweep);
   tcase_set_timeout(tc, 120);

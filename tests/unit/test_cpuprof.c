@@ -374,6 +374,17 @@ START_TEST(not_a_cpu_samples_reply) {
   cpuprof_close(&p);
   json_decref(bad);
   json_decref(r);
+  /* An isolate that ran nothing in the window: no functions, no samples, a
+   * reply all the same (the map is one entry, never none: memcheck and
+   * ASan see a write past a zero-sized block). */
+  cpuprof_t q = {0};
+  json_t *none = json_pack("{s:s,s:i,s:[],s:[]}", "type", "CpuSamples", "samplePeriod", 1000,
+                           "functions", "samples");
+  ck_assert_int_eq(cpuprof_add(&q, none, "sim_app", err, sizeof err), 0);
+  ck_assert_uint_eq(q.nsamples, 0);
+  ck_assert_uint_eq(q.nfns, 0);
+  cpuprof_close(&q);
+  json_decref(none);
 }
 END_TEST
 

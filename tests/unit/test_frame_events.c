@@ -285,6 +285,19 @@ START_TEST(first_connect_after_a_restart_through_dds) {
 }
 END_TEST
 
+/* Closed while frames are still held (the isolate never named): they are
+ * let go, not kept (jansson's count of their references is back to ours). */
+START_TEST(frames_still_held_are_released_on_free) {
+  fe_t *fe = fe_new(NULL, NULL);
+  json_t *d = frame(1, 1016667, 9000, 5000, 3000, 400);
+  ck_assert_int_eq(fe_add(fe, "isolates/1", "Flutter.Frame", d, ""), 0);
+  ck_assert_uint_eq(d->refcount, 2); /* held */
+  fe_free(fe);
+  ck_assert_uint_eq(d->refcount, 1);
+  json_decref(d);
+}
+END_TEST
+
 /* A fresh server whose first events come once the isolate is known: an old
  * isolate's replayed frame starts no run; held frames are released by the
  * next event, in order, before it. */
@@ -401,6 +414,7 @@ int main(void) {
   tcase_add_test(tc, since_the_oldest_frame_held_starts_after_it);
   tcase_add_test(tc, first_connect_after_a_restart_through_dds);
   tcase_add_test(tc, frames_belong_to_their_events_isolate);
+  tcase_add_test(tc, frames_still_held_are_released_on_free);
   tcase_add_test(tc, a_reconnect_keeps_the_current_isolates_newest);
   tcase_add_test(tc, a_new_isolate_is_a_new_run);
   tcase_add_test(tc, a_reconnect_does_not_replay_an_old_run);

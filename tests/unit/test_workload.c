@@ -145,6 +145,10 @@ START_TEST(driver_commands_are_flutter_drivers_wire) {
   ck_assert_str_eq(p(s, "frequency"), "60");
   ck_assert_int_eq(workload_fling_duration_us(&w.steps[1]), 754500);
   json_decref(c);
+  /* Any rate above 0 is the display's own, rounded; only 0 (unknown) is 60. */
+  c = workload_driver_commands(&w.steps[1], 1);
+  ck_assert_str_eq(p(cmd_at(c, 0), "frequency"), "1");
+  json_decref(c);
   c = workload_driver_commands(&w.steps[2], 60);
   ck_assert_uint_eq(json_array_size(c), 1);
   s = cmd_at(c, 0);
@@ -402,6 +406,36 @@ START_TEST(compare_judges_runs_of_the_same_workload) {
 }
 END_TEST
 
+/* Two runs a side are the fewest the runs can decide on (repeat 2); one is
+ * not, and the frames decide. Either side with one run is enough to leave it
+ * to the frames. */
+START_TEST(two_runs_a_side_are_enough_to_judge_by_runs) {
+  const char *fling = "[{\"fling\":{\"dy\":-3000,\"in\":\"key:feed\"}}]";
+  double base[] = {0.18, 0.185}, worse[] = {0.30, 0.31};
+  frame_t *fa = steady(300, 54), *fb = steady(300, 54);
+  compare_side_t a = {"s1", fa, 300, 16667, 60, "profile", {0, 0, 0, 0}, NULL, 300, NULL};
+  compare_side_t b = {"s2", fb, 300, 16667, 60, "profile", {0, 0, 0, 0}, NULL, 300, NULL};
+  for (int na = 1; na <= 2; na++)
+    for (int nb = 1; nb <= 2; nb++) {
+      json_t *wa = runs_json(fling, base, na, 5000), *wb = runs_json(fling, worse, nb, 5000);
+      json_object_set_new(wb, "repeat", json_integer(na)); /* the same workload, runs short */
+      a.workload = wa;
+      b.workload = wb;
+      json_t *c = compare_sessions(&a, &b);
+      int by_runs = na == 2 && nb == 2;
+      ck_assert_msg(json_is_boolean(json_object_get(json_object_get(c, "workload"), "byRuns")) &&
+                        json_is_true(json_object_get(json_object_get(c, "workload"), "byRuns")) == by_runs,
+                    "%d and %d runs", na, nb);
+      ck_assert_str_eq(json_string_value(json_object_get(c, "verdict")), by_runs ? "regressed" : "unchanged");
+      json_decref(c);
+      json_decref(wa);
+      json_decref(wb);
+    }
+  free(fa);
+  free(fb);
+}
+END_TEST
+
 START_TEST(reply_drive_is_read_and_checked) {
   const char *base = "{\"protocol\":3,\"watcherVersion\":\"1\",\"runId\":\"r\",\"livenessCounter\":1,"
                      "\"nowUs\":1,\"collecting\":true,\"lifecycle\":\"resumed\",\"framesEnabled\":true,"
@@ -425,9 +459,21 @@ START_TEST(reply_drive_is_read_and_checked) {
   ck_assert_int_eq(r.drive.ncut, 1);
   record_reply_close(&r);
   json_decref(j);
+  snprintf(text, sizeof text, base, /* 31 bytes: the longest id kept */
+           "{\"id\":\"d234567890123456789012345678901\",\"state\":\"done\",\"run\":1,\"runs\":1,"
+           "\"step\":1,\"of\":1}");
+  j = load(text);
+  ck_assert_int_eq(record_reply_parse(&r, j, err, sizeof err), 0);
+  ck_assert_str_eq(r.drive.id, "d234567890123456789012345678901");
+  record_reply_close(&r);
+  json_decref(j);
   static const char *const bad[][2] = {
       {"{\"id\":\"d2\",\"state\":\"paused\",\"run\":1,\"runs\":1,\"step\":1,\"of\":1}", "reply.drive.state"},
       {"{\"state\":\"done\",\"run\":1,\"runs\":1,\"step\":1,\"of\":1}", "reply.drive.id"},
+      /* 32 bytes: one over the id's room (31 and its end) */
+      {"{\"id\":\"d2345678901234567890123456789012\",\"state\":\"done\",\"run\":1,\"runs\":1,"
+       "\"step\":1,\"of\":1}",
+       "reply.drive.id: must be a string of 1 to 31 bytes"},
       {"{\"id\":\"d2\",\"state\":\"done\",\"runs\":1,\"step\":1,\"of\":1}", "reply.drive.run"},
       {"{\"id\":\"d2\",\"state\":\"done\",\"run\":1,\"runs\":1,\"step\":1,\"of\":1,\"candidates\":[1]}",
        "reply.drive.candidates[0]"},
@@ -454,6 +500,7 @@ int main(void) {
   tcase_add_test(tc, failed_drive_text_names_why_and_what_is_on_screen);
   tcase_add_test(tc, runs_change_needs_separation_beyond_spread);
   tcase_add_test(tc, compare_judges_runs_of_the_same_workload);
+  tcase_add_test(tc, two_runs_a_side_are_enough_to_judge_by_runs);
   tcase_add_test(tc, reply_drive_is_read_and_checked);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
