@@ -347,9 +347,11 @@ START_TEST(compare_judges_runs_of_the_same_workload) {
   const json_t *jr = json_object_get(json_object_get(json_object_get(c, "metrics"), "jankRatio"), "runs");
   ck_assert_uint_eq(json_array_size(json_object_get(jr, "candidate")), 3);
   ck_assert_str_eq(json_string_value(json_object_get(jr, "change")), "worse");
-  char *t = answer_text_render(json_pack("{s:s,s:O}", "action", "compare", "comparison", c), 0);
+  json_t *answer = json_pack("{s:s,s:O}", "action", "compare", "comparison", c);
+  char *t = answer_text_render(answer, 0);
   ck_assert_msg(strstr(t, "both ran the same workload (fling key:feed); jank and p90s judged run by run"), "%s", t);
   free(t);
+  json_decref(answer);
   json_decref(c);
   json_decref(wb);
   /* the same runs: unchanged, though it would be judged the same anyway */
