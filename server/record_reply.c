@@ -54,6 +54,22 @@ static int diagnostics_parse(record_reply_t *r, const json_t *reply, char *err, 
   return 0;
 }
 
+/* The drive's array of strings key, when present: each checked, the first
+ * cap kept in the rows of out (each width bytes) and counted in *n. */
+static int strings_parse(const json_t *o, const char *key, char *out, size_t width, int cap,
+                         int *n, char *err, size_t errlen) {
+  const json_t *v = json_object_get(o, key), *c;
+  size_t i;
+  if (v && !json_is_array(v))
+    return errbuf_fail(err, errlen, "reply.drive.%s: must be an array", key);
+  json_array_foreach(v, i, c) {
+    if (!json_is_string(c))
+      return errbuf_fail(err, errlen, "reply.drive.%s[%zu]: must be a string", key, i);
+    if (*n < cap) snprintf(out + (size_t)(*n)++ * width, width, "%s", json_string_value(c));
+  }
+  return 0;
+}
+
 /* The `drive` object (DRIVE 3), when present: every field checked. */
 static int drive_parse(record_drive_t *d, const json_t *reply, char *err, size_t errlen) {
   static const char *const states[] = {"running", "done", "failed", NULL};
@@ -83,24 +99,11 @@ static int drive_parse(record_drive_t *d, const json_t *reply, char *err, size_t
     if (!json_is_string(v)) return errbuf_fail(err, errlen, "reply.drive.error: must be a string");
     snprintf(d->error, sizeof d->error, "%s", json_string_value(v));
   }
-  size_t i;
-  json_t *c;
-  v = json_object_get(o, "candidates");
-  if (v && !json_is_array(v))
-    return errbuf_fail(err, errlen, "reply.drive.candidates: must be an array");
-  json_array_foreach(v, i, c) {
-    if (!json_is_string(c))
-      return errbuf_fail(err, errlen, "reply.drive.candidates[%zu]: must be a string", i);
-    if (d->ncandidates < RECORD_DRIVE_CANDIDATES)
-      snprintf(d->candidates[d->ncandidates++], RECORD_DRIVE_FINDER + 1, "%s", json_string_value(c));
-  }
-  v = json_object_get(o, "cut");
-  if (v && !json_is_array(v)) return errbuf_fail(err, errlen, "reply.drive.cut: must be an array");
-  json_array_foreach(v, i, c) {
-    if (!json_is_string(c))
-      return errbuf_fail(err, errlen, "reply.drive.cut[%zu]: must be a string", i);
-    if (d->ncut < RECORD_DRIVE_CUT) snprintf(d->cut[d->ncut++], sizeof d->cut[0], "%s", json_string_value(c));
-  }
+  if (strings_parse(o, "candidates", d->candidates[0], sizeof d->candidates[0],
+                    RECORD_DRIVE_CANDIDATES, &d->ncandidates, err, errlen) < 0 ||
+      strings_parse(o, "cut", d->cut[0], sizeof d->cut[0], RECORD_DRIVE_CUT, &d->ncut, err,
+                    errlen) < 0)
+    return -1;
   d->present = 1;
   return 0;
 }
