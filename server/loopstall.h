@@ -5,7 +5,8 @@
  * the answers' latency. Reported on stderr only: a debug line at every new
  * longest stall ("loop: longest stall so far 12.3 ms"), an info line at every
  * stall of LOOPSTALL_REPORT_MS or more (docs/tool.md "The server's own
- * stalls"). The timer is unreferenced: it never keeps the loop alive, and
+ * stalls"). It runs only at --log-level info or more verbose (below that it
+ * could say nothing), unreferenced: it never keeps the loop alive, and
  * loopstall_close closes it at shutdown. */
 #ifndef TELESCOPE_LOOPSTALL_H
 #define TELESCOPE_LOOPSTALL_H
