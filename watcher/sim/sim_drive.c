@@ -354,9 +354,16 @@ static uint64_t work_now_ns(void) {
   return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* A drive runs, or its fling still settles: the ticks and frames whose
+ * drive work is counted (work_ns, work_frames). */
+static int driving(const sim_drive_t *d) {
+  return d->state == SIM_DRIVE_RUNNING || d->ballistic;
+}
+
 static int drive_tick(sim_t *s, int64_t now_us);
 
 int sim_drive_tick(sim_t *s, int64_t now_us) {
+  if (!driving(&s->drive)) return drive_tick(s, now_us);
   uint64_t t0 = work_now_ns();
   int driven = drive_tick(s, now_us);
   s->drive.work_ns += work_now_ns() - t0;
@@ -411,7 +418,7 @@ static int64_t drive_frame(sim_t *s, int64_t vsync_us, int64_t *heavy_us) {
 
 int64_t sim_drive_frame(sim_t *s, int64_t vsync_us, int64_t *heavy_us) {
   sim_drive_t *d = &s->drive;
-  int driven = (d->state == SIM_DRIVE_RUNNING && d->step_started) || d->ballistic;
+  int driven = driving(d);
   uint64_t t0 = work_now_ns();
   int64_t build = drive_frame(s, vsync_us, heavy_us);
   if (driven) {
