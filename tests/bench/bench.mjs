@@ -447,6 +447,8 @@ if (want('realsizes')) {
     extra = ['--before', `${dir}/build`, '--before-name', `before (${REALSIZES_BEFORE})`];
   } catch { log(`14: ${REALSIZES_BEFORE} not buildable here: after only`); }
   sections.push(script('realsizes.mjs', extra) + '\n');
+}
+
 if (want('repeatability')) {
   log('15. repeatability of a workload');
   const md = script('repeatability.mjs');
