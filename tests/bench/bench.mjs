@@ -483,12 +483,12 @@ make bench        # builds (RelWithDebInfo), installs the pinned baseline (npm c
 # the same, by hand, or a few sections:
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo && cmake --build build -j2
 (cd tests/bench && npm ci)
-node --experimental-websocket tests/bench/bench.mjs build [--rounds 11] [--only startup,overhead,throughput,sustain,memory,economy,callgrind,wire,answers,timeline,inframe,recordings,mutants,where,realsizes]
+node --experimental-websocket tests/bench/bench.mjs build [--rounds 11] [--only startup,overhead,throughput,sustain,memory,economy,callgrind,wire,answers,timeline,inframe,recordings,mutants,where,realsizes,repeatability]
 # single drivers
 build/bench_core throughput ingest 2     # or parse
 build/bench_core memory 1000000
 build/bench_core inframe 300             # the watcher's work inside a frame, 0.1.0 vs today
-node --experimental-websocket tests/bench/timeline.mjs build   # §9; where.mjs §13, answers.mjs §8, recordings.mjs §11, realsizes.mjs §14
+node --experimental-websocket tests/bench/timeline.mjs build   # §9; where.mjs §13, answers.mjs §8, recordings.mjs §11, realsizes.mjs §14, repeatability.mjs §15
 build/telescope-sim --fps 4000 --blocks 20
 \`\`\`
 

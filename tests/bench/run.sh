@@ -2,7 +2,7 @@
 # make bench: install the pinned baseline, then run every section; bench.mjs
 # writes BENCHMARKS.md whole (the sections with scripts of their own, §8
 # answers.mjs, §9 timeline.mjs, §11 recordings.mjs, §13 where.mjs, §14
-# realsizes.mjs, run from it).
+# realsizes.mjs, §15 repeatability.mjs, run from it).
 set -e
 here=$(cd "$(dirname "$0")" && pwd)
 build=${1:-build}
