@@ -104,10 +104,9 @@ static json_t *parse_message(vm_client_t *c, char **cut, size_t *cut_len, json_e
 /* A large getCpuSamples reply, found by its id alone, goes to its request
  * as text (VM_CLIENT_TEXT_MIN): 1 when it did. */
 static int hand_text(vm_client_t *c) {
-  vm_idscan_t s = {0};
+  const vm_idscan_t *s = &c->rx.scan; /* found as the reply came in */
   if (c->rx.len < VM_CLIENT_TEXT_MIN || !vm_requests_awaiting(&c->rq, "getCpuSamples")) return 0;
-  vm_idscan_feed(&s, c->rx.buf, c->rx.len);
-  vm_request_t *r = s.found ? vm_requests_find(&c->rq, s.id) : NULL;
+  vm_request_t *r = s->found ? vm_requests_find(&c->rq, s->id) : NULL;
   if (!r || strcmp(r->method, "getCpuSamples")) return 0;
   vm_client_reply_t reply = {0};
   reply.detail = "ok";
@@ -124,9 +123,7 @@ static void handle_message(vm_client_t *c) {
   if (hand_text(c)) return;
   json_t *msg = parse_message(c, &cut, &cut_len, &jerr);
   if (!msg) {
-    vm_idscan_t s = {0};
-    vm_idscan_feed(&s, c->rx.buf, c->rx.len);
-    vm_request_t *r = s.found ? vm_requests_find(&c->rq, s.id) : NULL;
+    vm_request_t *r = c->rx.scan.found ? vm_requests_find(&c->rq, c->rx.scan.id) : NULL;
     log_warn("vm: ignoring a malformed message from the app (%zu bytes): %s", c->rx.len, jerr.text);
     if (r) {
       char detail[200];

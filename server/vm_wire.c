@@ -158,8 +158,9 @@ void vm_rxbuf_free(vm_rxbuf_t *rx) {
 }
 
 /* Feeds one fragment; final says it ends the message. VM_RX_MESSAGE: rx->buf
- * holds rx->len bytes plus a NUL. VM_RX_OVERSIZE: rx->scan.id names the reply's
- * id if it was found. Call vm_rxbuf_reset after either. */
+ * holds rx->len bytes plus a NUL. After VM_RX_MESSAGE and VM_RX_OVERSIZE
+ * alike, rx->scan.id is the message's top-level id when rx->scan.found.
+ * Call vm_rxbuf_reset after either. */
 vm_rx_status_t vm_rxbuf_feed(vm_rxbuf_t *rx, const char *data, size_t n, int final) {
   if (!rx->active) {
     rx->active = 1;
@@ -169,17 +170,18 @@ vm_rx_status_t vm_rxbuf_feed(vm_rxbuf_t *rx, const char *data, size_t n, int fin
     memset(&rx->scan, 0, sizeof rx->scan);
   }
   rx->total += n;
+  /* The id is found as the message streams in, a fragment per loop turn:
+   * never one pass over a whole large reply at its end (the VM puts "id"
+   * last, after a getCpuSamples result of tens of megabytes). */
+  vm_idscan_feed(&rx->scan, data, n);
   if (!rx->overflow && rx->len + n > rx->limit) {
     rx->overflow = 1;
-    vm_idscan_feed(&rx->scan, rx->buf, rx->len);
     free(rx->buf);
     rx->buf = NULL;
     rx->cap = 0;
     rx->len = 0;
   }
-  if (rx->overflow) {
-    vm_idscan_feed(&rx->scan, data, n);
-  } else {
+  if (!rx->overflow) {
     if (rx->len + n + 1 > rx->cap) {
       size_t cap = rx->cap ? rx->cap : 4096;
       while (cap < rx->len + n + 1) cap *= 2;
@@ -187,11 +189,9 @@ vm_rx_status_t vm_rxbuf_feed(vm_rxbuf_t *rx, const char *data, size_t n, int fin
       char *nb = realloc(rx->buf, cap);
       if (!nb) {
         rx->overflow = 1; /* treat as too large: drop the rest */
-        vm_idscan_feed(&rx->scan, rx->buf, rx->len);
         free(rx->buf);
         rx->buf = NULL;
         rx->cap = rx->len = 0;
-        vm_idscan_feed(&rx->scan, data, n);
         if (final) return VM_RX_NOMEM;
         return VM_RX_MORE;
       }

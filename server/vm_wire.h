@@ -36,9 +36,10 @@ typedef struct {
 
 void vm_idscan_feed(vm_idscan_t *s, const char *p, size_t n);
 
-/* Reassembles one WebSocket message from fragments up to limit bytes. Past
- * the limit it frees what it holds and only scans the rest for the id, so
- * memory stays bounded whatever the app sends. */
+/* Reassembles one WebSocket message from fragments up to limit bytes, and
+ * finds its top-level id (scan) as the fragments come. Past the limit it
+ * frees what it holds and only scans the rest, so memory stays bounded
+ * whatever the app sends. */
 typedef struct {
   char *buf;
   size_t len, cap, limit;

@@ -122,6 +122,34 @@ START_TEST(rxbuf_reassembles_fragments) {
 }
 END_TEST
 
+/* A whole message's id is known when it ends, found fragment by fragment as
+ * it came: the client never scans a large reply again at its end. With the
+ * id last (as the VM sends it), after a nested "id" that is not the
+ * message's, and with the next message's id found afresh. */
+START_TEST(rxbuf_finds_the_id_as_fragments_come) {
+  vm_rxbuf_t rx = {0};
+  rx.limit = 1 << 20;
+  ck_assert_int_eq(vm_rxbuf_feed(&rx, "{\"jsonrpc\":\"2.0\",\"result\":{\"id\":\"x\",", 36, 0),
+                   VM_RX_MORE);
+  ck_assert(!rx.scan.found);
+  ck_assert_int_eq(vm_rxbuf_feed(&rx, "\"functions\":[]},\"i", 18, 0), VM_RX_MORE);
+  ck_assert_int_eq(vm_rxbuf_feed(&rx, "d\":\"4", 5, 0), VM_RX_MORE);
+  ck_assert(!rx.scan.found);
+  ck_assert_int_eq(vm_rxbuf_feed(&rx, "2\"}", 3, 1), VM_RX_MESSAGE);
+  ck_assert(rx.scan.found);
+  ck_assert_str_eq(rx.scan.id, "42");
+  vm_rxbuf_reset(&rx);
+  ck_assert_int_eq(vm_rxbuf_feed(&rx, "{\"id\":7,\"result\":{}}", 20, 1), VM_RX_MESSAGE);
+  ck_assert(rx.scan.found);
+  ck_assert_str_eq(rx.scan.id, "7");
+  vm_rxbuf_reset(&rx);
+  ck_assert_int_eq(vm_rxbuf_feed(&rx, "{\"method\":\"streamNotify\"}", 25, 1), VM_RX_MESSAGE);
+  ck_assert(!rx.scan.found); /* an event: no id */
+  vm_rxbuf_reset(&rx);
+  vm_rxbuf_free(&rx);
+}
+END_TEST
+
 START_TEST(rxbuf_over_limit_drops_and_stays_bounded) {
   vm_rxbuf_t rx = {0};
   rx.limit = 100;
@@ -271,6 +299,7 @@ int main(void) {
   tcase_add_test(tc, idscan_finds_top_level_id_in_any_chunking);
   tcase_add_test(tc, idscan_keeps_the_longest_id_whole_as_string_or_number);
   tcase_add_test(tc, rxbuf_reassembles_fragments);
+  tcase_add_test(tc, rxbuf_finds_the_id_as_fragments_come);
   tcase_add_test(tc, rxbuf_over_limit_drops_and_stays_bounded);
   tcase_add_test(tc, classify_replies_and_events);
   tcase_add_test(tc, follow_targets_are_resolved_and_policed);
