@@ -11,6 +11,7 @@
 #include "container_of.h"
 #include "findings.h"
 #include "log.h"
+#include "vm_wire.h"
 
 struct appsrc_cpu {
   vm_app_t *app;
@@ -136,18 +137,13 @@ static void failed(appsrc_cpu_t *p, const vm_result_t *res, const char *what) {
 /* On the thread pool: the reply's JSON, then its functions and samples. */
 static void parse_work(uv_work_t *w) {
   appsrc_cpu_t *p = container_of(w, appsrc_cpu_t, work);
-  json_error_t jerr;
-  json_t *msg = json_loadb(p->text, p->text_len, 0, &jerr);
-  const json_t *error = json_object_get(msg, "error");
-  free(p->text);
+  const json_t *result;
+  json_t *msg = vm_wire_read_text(p->text, p->text_len, &result, &p->work_rpc, p->work_err,
+                                  sizeof p->work_err);
   p->text = NULL;
-  if (!msg)
-    snprintf(p->work_err, sizeof p->work_err, "the reply was not valid JSON (%.100s)", jerr.text);
-  else if (error)
-    p->work_rpc = (int)json_integer_value(json_object_get(error, "code"));
-  else
-    cpuprof_add(&p->prof, json_object_get(msg, "result"), p->package[0] ? p->package : NULL,
-                p->work_err, sizeof p->work_err);
+  if (result)
+    cpuprof_add(&p->prof, result, p->package[0] ? p->package : NULL, p->work_err,
+                sizeof p->work_err);
   json_decref(msg);
 #ifdef __GLIBC__
   /* The tree's hundreds of thousands of small blocks sit in this thread's

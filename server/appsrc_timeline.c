@@ -4,7 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "container_of.h"
 #include "log.h"
+#include "vm_wire.h"
 
 /* The VM timeline's recorded streams, as our calls left them. UNKNOWN: not
  * read since the last session; READ: read, ours not added yet; ON: GC and
@@ -34,6 +36,24 @@ struct appsrc_timeline {
   int64_t newest; /* the newest event time any pull saw (-1: none yet) */
   char lost[300]; /* why the last set-back failed, until taken ("": it did not) */
   json_t *orphan; /* prev of ours left recorded by it (owned): the next session takes them over */
+  /* A pull's reply of VM_CLIENT_TEXT_MIN bytes or more comes as text and is
+   * parsed on libuv's thread pool, off the loop. While it is (working), the
+   * worker alone touches parser and the fields below, and the pull counts as
+   * in flight; its events reach the slots on the loop when it ends. */
+  uv_loop_t *loop;
+  uv_work_t work;
+  char *text;         /* the reply's copy, the worker's */
+  size_t text_len;
+  vmtl_parser_t *wparser; /* parser, as the worker's until it ends */
+  int wforgot;        /* the timeline was forgotten meanwhile: free wparser, drop its events */
+  vmtl_event_t *wev;  /* the events it read */
+  size_t wn, wcap;
+  int wlost;          /* some did not fit in memory */
+  vmtl_pull_stats_t wst;
+  int wrc;            /* vmtl_parse's result; -1 also when the reply could not be read */
+  int wrpc;           /* the reply was a JSON-RPC error with this code */
+  char werr[160];
+  int working, freed; /* freed: appsrc_timeline_free came during the work */
 };
 
 /* Each attached slot as the timeline's (its base is its first member). */
@@ -70,6 +90,11 @@ static int tl_recorder_elsewhere(const char *name, char *why, size_t len) {
       return 1;
     }
   return 0;
+}
+
+/* A pull is in flight: asked, or its reply still being read off the loop. */
+static int tl_pulling(const appsrc_timeline_t *src) {
+  return src->pull != NULL || src->working;
 }
 
 static int tl_wanted(const appsrc_timeline_t *src) {
@@ -111,7 +136,10 @@ static void tl_forget(appsrc_timeline_t *src) {
   src->prev = NULL;
   json_decref(src->back);
   src->back = NULL;
-  vmtl_parser_free(src->parser);
+  if (src->working && src->parser == src->wparser)
+    src->wforgot = 1; /* the worker's: freed when it ends */
+  else
+    vmtl_parser_free(src->parser);
   src->parser = NULL;
 }
 
@@ -263,12 +291,12 @@ int appsrc_timeline_step(appsrc_timeline_t *src, int want) {
       log_info("sessions: the app went away; its timeline streams are not set back");
       src->set = 0;
     }
-    if (src->set && !src->pull && !src->back)
+    if (src->set && !tl_pulling(src) && !src->back)
       return tl_send(src, TLC_CHECK, "getVMTimelineFlags", NULL) == 0;
-    if (src->set && !src->pull)
+    if (src->set && !tl_pulling(src))
       return tl_send(src, TLC_RESTORE, "setVMTimelineFlags",
                      json_pack("{s:O}", "recordedStreams", src->back)) == 0;
-    if (!src->set && src->tl != TL_UNKNOWN && !src->pull) tl_forget(src);
+    if (!src->set && src->tl != TL_UNKNOWN && !tl_pulling(src)) tl_forget(src);
     return 0;
   }
   json_decref(src->back); /* a session came before they were set back: ours stay */
@@ -310,43 +338,139 @@ static void tl_sink(void *arg, const vmtl_event_t *ev) {
   }
 }
 
+/* A pull read the VM's events since the last: the origin moves on. */
+static void tl_pulled(appsrc_timeline_t *src, const vmtl_pull_stats_t *st) {
+  /* The reply's timeOriginMicros is the oldest event the recorder still
+   * holds (docs/flutter-apis.md): later than the newest one an earlier pull
+   * saw, and its ring overwrote events before we read them. */
+  if (src->newest >= 0 && st->origin_us > src->newest)
+    SLOTS(src, s) if (s->base.on) s->base.dropped = 1;
+  if (st->newest_ts_us > src->newest) src->newest = st->newest_ts_us;
+  if (st->newest_ts_us - APPSRC_TL_OVERLAP_US > src->origin)
+    src->origin = st->newest_ts_us - APPSRC_TL_OVERLAP_US;
+}
+
+/* A pull the VM did not answer with events (rpc: its JSON-RPC error, 0 for
+ * none). */
+static void tl_pull_failed(appsrc_timeline_t *src, int rpc, const char *detail) {
+  if (rpc == VM_INVALID_TIMELINE_REQUEST && src->tl == TL_ON) {
+    /* The recorder changed under us, or its name was not one we know: the
+     * timeline is not to be had, said once (pulls stop with TL_NONE). */
+    char why[400];
+    snprintf(why, sizeof why, "getVMTimeline answered %d (%.200s); " TL_REMEDY,
+             VM_INVALID_TIMELINE_REQUEST, detail ? detail : "");
+    SLOTS(src, s) if (!s->n) s->base.on = 0;
+    tl_none(src, why);
+  } else {
+    log_debug("sessions: timeline pull failed: %s", detail);
+  }
+}
+
+static void tl_work_sink(void *arg, const vmtl_event_t *ev) {
+  appsrc_timeline_t *src = arg;
+  if (src->wn == src->wcap) {
+    size_t cap = src->wcap ? src->wcap * 2 : 1024;
+    vmtl_event_t *p = realloc(src->wev, cap * sizeof *p);
+    if (!p) {
+      src->wlost = 1;
+      return;
+    }
+    src->wev = p;
+    src->wcap = cap;
+  }
+  src->wev[src->wn++] = *ev;
+}
+
+/* On the thread pool: the reply's JSON, then its events. */
+static void tl_work(uv_work_t *w) {
+  appsrc_timeline_t *src = container_of(w, appsrc_timeline_t, work);
+  const json_t *result;
+  json_t *msg = vm_wire_read_text(src->text, src->text_len, &result, &src->wrpc, src->werr,
+                                  sizeof src->werr);
+  src->text = NULL;
+  src->wrc = result ? vmtl_parse(src->wparser, result, tl_work_sink, src, &src->wst, src->werr,
+                                 sizeof src->werr)
+                    : -1;
+  json_decref(msg);
+}
+
+static void tl_release(appsrc_timeline_t *src);
+
+static void tl_work_done(uv_work_t *w, int status) {
+  appsrc_timeline_t *src = container_of(w, appsrc_timeline_t, work);
+  int forgot = src->wforgot;
+  src->working = 0;
+  free(src->text); /* still there when the work never ran (cancelled) */
+  src->text = NULL;
+  if (forgot) vmtl_parser_free(src->wparser);
+  src->wparser = NULL;
+  src->wforgot = 0;
+  if (src->freed) {
+    tl_release(src);
+    return;
+  }
+  if (status) {
+    log_debug("sessions: timeline pull failed: %s", uv_strerror(status));
+  } else if (src->wrpc) {
+    if (!forgot) tl_pull_failed(src, src->wrpc, src->werr);
+  } else if (src->wrc < 0) {
+    log_debug("sessions: timeline: %s", src->werr);
+  } else {
+    if (src->wlost) log_debug("sessions: timeline: out of memory: some events of a pull are lost");
+    for (size_t i = 0; i < src->wn; i++) tl_sink(src, &src->wev[i]);
+    if (!forgot) tl_pulled(src, &src->wst); /* else the timeline starts afresh */
+  }
+  free(src->wev);
+  src->wev = NULL;
+  src->wn = src->wcap = 0;
+  src->pull_done(src->pull_arg);
+}
+
+/* The reply's text read off the loop (tl_work): 0 when the work is queued
+ * (pull_done follows it). */
+static int tl_work_queue(appsrc_timeline_t *src, const char *text, size_t len) {
+  if (!(src->text = malloc(len))) return -1;
+  memcpy(src->text, text, len);
+  src->text_len = len;
+  src->wparser = src->parser;
+  src->wn = 0;
+  src->wlost = 0;
+  if (uv_queue_work(src->loop, &src->work, tl_work, tl_work_done)) {
+    free(src->text);
+    src->text = NULL;
+    return -1;
+  }
+  src->working = 1;
+  return 0;
+}
+
 /* A pull's reply: its events go to the sessions recording the timeline.
  * Whatever happened, the generation then ends: the timeline only explains,
  * it never holds a stop. */
 static void tl_pull_reply(void *arg, const vm_result_t *res) {
   appsrc_timeline_t *src = arg;
   src->pull = NULL;
-  if (res->diag == DIAG_NONE && res->rpc_code == VM_INVALID_TIMELINE_REQUEST && src->tl == TL_ON) {
-    /* The recorder changed under us, or its name was not one we know: the
-     * timeline is not to be had, said once (pulls stop with TL_NONE). */
-    char why[400];
-    snprintf(why, sizeof why, "getVMTimeline answered %d (%.200s); " TL_REMEDY,
-             VM_INVALID_TIMELINE_REQUEST, res->detail ? res->detail : "");
-    SLOTS(src, s) if (!s->n) s->base.on = 0;
-    tl_none(src, why);
-  } else if (res->diag != DIAG_NONE || res->rpc_code || !res->result) {
+  if (res->diag != DIAG_NONE || res->rpc_code) {
+    tl_pull_failed(src, res->diag == DIAG_NONE ? res->rpc_code : 0, res->detail);
+  } else if (!res->result && res->records && src->parser) { /* large: as text */
+    if (tl_work_queue(src, res->records, res->records_len) == 0) return;
+    log_debug("sessions: timeline pull failed: out of memory");
+  } else if (!res->result) {
     log_debug("sessions: timeline pull failed: %s", res->detail);
   } else if (src->parser) {
     vmtl_pull_stats_t st;
     char err[128];
-    if (vmtl_parse(src->parser, res->result, tl_sink, src, &st, err, sizeof err) < 0) {
+    if (vmtl_parse(src->parser, res->result, tl_sink, src, &st, err, sizeof err) < 0)
       log_debug("sessions: timeline: %s", err);
-    } else {
-      /* The reply's timeOriginMicros is the oldest event the recorder still
-       * holds (docs/flutter-apis.md): later than the newest one an earlier
-       * pull saw, and its ring overwrote events before we read them. */
-      if (src->newest >= 0 && st.origin_us > src->newest)
-        SLOTS(src, s) if (s->base.on) s->base.dropped = 1;
-      if (st.newest_ts_us > src->newest) src->newest = st.newest_ts_us;
-      if (st.newest_ts_us - APPSRC_TL_OVERLAP_US > src->origin)
-        src->origin = st.newest_ts_us - APPSRC_TL_OVERLAP_US;
-    }
+    else
+      tl_pulled(src, &st);
   }
   src->pull_done(src->pull_arg);
 }
 
 int appsrc_timeline_pull(appsrc_timeline_t *src, int ok, appsrc_done_cb done, void *arg) {
-  if (!(src->tl == TL_ON && src->parser && src->origin >= 0 && tl_wanted(src) && src->t->call_vm && ok))
+  if (!(src->tl == TL_ON && src->parser && src->origin >= 0 && tl_wanted(src) && src->t->call_vm && ok) ||
+      tl_pulling(src))
     return 0;
   json_t *p = json_pack("{s:I, s:I}", "timeOriginMicros", (json_int_t)src->origin,
                         "timeExtentMicros", (json_int_t)(INT64_C(1) << 40));
@@ -365,7 +489,7 @@ const char *appsrc_timeline_lost(appsrc_timeline_t *src) {
   src->lost[0] = 0;
   return taken;
 }
-int appsrc_timeline_pulling(const appsrc_timeline_t *src) { return src->pull != NULL; }
+int appsrc_timeline_pulling(const appsrc_timeline_t *src) { return tl_pulling(src); }
 
 void appsrc_timeline_gone(appsrc_timeline_t *src) {
   json_decref(src->orphan); /* another VM must not lose streams another client set */
@@ -396,9 +520,11 @@ void appsrc_tl_slot_close(appsrc_tl_slot_t *slot) {
   slot->n = slot->cap = 0;
 }
 
-appsrc_timeline_t *appsrc_timeline_new(const wp_transport_t *t, appsrc_settled_cb settled, void *arg) {
+appsrc_timeline_t *appsrc_timeline_new(uv_loop_t *loop, const wp_transport_t *t,
+                                       appsrc_settled_cb settled, void *arg) {
   appsrc_timeline_t *src = calloc(1, sizeof *src);
   if (!src) return NULL;
+  src->loop = loop;
   src->t = t;
   src->settled = settled;
   src->arg = arg;
@@ -406,12 +532,22 @@ appsrc_timeline_t *appsrc_timeline_new(const wp_transport_t *t, appsrc_settled_c
   return src;
 }
 
+static void tl_release(appsrc_timeline_t *src) {
+  tl_forget(src);
+  json_decref(src->orphan);
+  free(src->wev);
+  free(src);
+}
+
 void appsrc_timeline_free(appsrc_timeline_t *src) {
   if (!src) return;
   if (src->ctl) src->t->cancel(src->ctl);
   if (src->pull) src->t->cancel(src->pull);
   src->ctl = src->pull = NULL;
-  tl_forget(src);
-  json_decref(src->orphan);
-  free(src);
+  if (src->working) { /* the worker holds the parser: released when it ends */
+    src->freed = 1;
+    uv_cancel((uv_req_t *)&src->work);
+    return;
+  }
+  tl_release(src);
 }

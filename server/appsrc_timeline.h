@@ -7,12 +7,13 @@
  * stays as it left it).
  *
  * Ownership: the source owns the flags it read, what it will set back, its
- * parser and its calls in flight; a session owns its slot (appsrc_tl_slot_t)
+ * parser, its calls in flight and a large reply being read off the loop; a session owns its slot (appsrc_tl_slot_t)
  * and the events in it (appsrc_tl_slot_close frees them). */
 #ifndef TELESCOPE_APPSRC_TIMELINE_H
 #define TELESCOPE_APPSRC_TIMELINE_H
 
 #include <stddef.h>
+#include <uv.h>
 
 #include "appsrc.h"
 #include "vmtl.h"
@@ -31,10 +32,14 @@ typedef struct {
 } appsrc_tl_slot_t;
 
 /* t is borrowed (the owner's; its call_vm NULL: no timeline to be had).
- * settled(arg) after every control call answered. NULL: out of memory. */
-appsrc_timeline_t *appsrc_timeline_new(const wp_transport_t *t, appsrc_settled_cb settled, void *arg)
+ * settled(arg) after every control call answered. A large pull's reply is
+ * parsed on loop's thread pool. NULL: out of memory. */
+appsrc_timeline_t *appsrc_timeline_new(uv_loop_t *loop, const wp_transport_t *t,
+                                       appsrc_settled_cb settled, void *arg)
     __attribute__((warn_unused_result));
-/* Cancels the calls in flight (no callback) and frees; nothing is set back. */
+/* Cancels the calls in flight (no callback) and frees; nothing is set back.
+ * A reply being read off the loop is let finish and then freed (the loop
+ * runs until it has). */
 void appsrc_timeline_free(appsrc_timeline_t *src);
 /* The slot of an open session; detach it before the session closes. */
 void appsrc_timeline_attach(appsrc_timeline_t *src, appsrc_tl_slot_t *slot);

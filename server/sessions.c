@@ -598,7 +598,7 @@ sessions_t *sessions_new(uv_loop_t *loop, sessions_reply_cb on_reply, void *repl
   sessions_t *m = calloc(1, sizeof *m);
   if (!m) return NULL;
   m->ids = ids ? ids : &m->own_ids;
-  if (!(m->tl = appsrc_timeline_new(&m->t, tl_settled, m))) {
+  if (!(m->tl = appsrc_timeline_new(loop, &m->t, tl_settled, m))) {
     free(m);
     return NULL;
   }

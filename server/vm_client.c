@@ -101,13 +101,21 @@ static json_t *parse_message(vm_client_t *c, char **cut, size_t *cut_len, json_e
   return msg;
 }
 
-/* A large getCpuSamples reply, found by its id alone, goes to its request
- * as text (VM_CLIENT_TEXT_MIN): 1 when it did. */
+/* The methods whose large replies (VM_CLIENT_TEXT_MIN) reach their caller
+ * as text, to be parsed off the loop: a debug app's CPU profile lists tens
+ * of thousands of functions, and a busy app's timeline holds megabytes of
+ * events a pull. */
+static int wants_text(const char *method) {
+  return !strcmp(method, "getCpuSamples") || !strcmp(method, "getVMTimeline");
+}
+
+/* A large reply to one of those, found by its id alone, goes to its request
+ * as text: 1 when it did. */
 static int hand_text(vm_client_t *c) {
   const vm_idscan_t *s = &c->rx.scan; /* found as the reply came in */
-  if (c->rx.len < VM_CLIENT_TEXT_MIN || !vm_requests_awaiting(&c->rq, "getCpuSamples")) return 0;
-  vm_request_t *r = s->found ? vm_requests_find(&c->rq, s->id) : NULL;
-  if (!r || strcmp(r->method, "getCpuSamples")) return 0;
+  if (c->rx.len < VM_CLIENT_TEXT_MIN || !s->found) return 0;
+  vm_request_t *r = vm_requests_find(&c->rq, s->id);
+  if (!r || !wants_text(r->method)) return 0;
   vm_client_reply_t reply = {0};
   reply.detail = "ok";
   reply.text = c->rx.buf;

@@ -37,9 +37,11 @@
 #include "vm_reply.h"
 
 #define VM_CLIENT_MAX_MESSAGE (64u * 1024u * 1024u)
-/* A getCpuSamples reply this large reaches its caller as text (reply.text):
- * a debug app's lists tens of thousands of functions, tens of MB whose parse
- * would stall the loop for a second; the caller parses it off the loop. */
+/* A getCpuSamples or getVMTimeline reply this large reaches its caller as
+ * text (reply.text): a debug app's profile lists tens of thousands of
+ * functions, tens of MB whose parse would stall the loop for a second, and a
+ * busy app's timeline pull holds megabytes of events; the caller parses it
+ * off the loop. */
 #define VM_CLIENT_TEXT_MIN (1024u * 1024u)
 #define VM_CLIENT_DEFAULT_TIMEOUT_MS 3000
 

@@ -45,8 +45,8 @@ typedef struct {
   const char *detail;
   json_t *result; /* borrowed for the callback; on web "type":"Response" is removed */
   /* The watcher's records cut out of result (vm_client_reply_t.records), or,
-   * with result NULL, a large getCpuSamples reply's whole text, unparsed
-   * (vm_client_reply_t.text). Borrowed for the callback. */
+   * with result NULL, a large getCpuSamples or getVMTimeline reply's whole
+   * text, unparsed (vm_client_reply_t.text). Borrowed for the callback. */
   const char *records;
   size_t records_len;
 } vm_result_t;

@@ -37,9 +37,9 @@ typedef struct {
    * NULL when nothing was cut. Borrowed for the callback, like result. */
   const char *records;
   size_t records_len;
-  /* A getCpuSamples reply of VM_CLIENT_TEXT_MIN bytes or more: the whole
-   * message as it came, not parsed (result and error NULL, detail "ok"),
-   * whatever it holds. Borrowed for the callback. */
+  /* A getCpuSamples or getVMTimeline reply of VM_CLIENT_TEXT_MIN bytes or
+   * more: the whole message as it came, not parsed (result and error NULL,
+   * detail "ok"), whatever it holds. Borrowed for the callback. */
   const char *text;
   size_t text_len;
 } vm_client_reply_t;

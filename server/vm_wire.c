@@ -316,6 +316,27 @@ char *vm_wire_cut_records(const char *p, size_t n, size_t *rest, size_t *len) {
 
 /* Classifies msg; for a reply writes its id (string, or integer printed) to
  * id. Pure. */
+json_t *vm_wire_read_text(char *text, size_t len, const json_t **result, int *rpc, char *err,
+                          size_t errlen) {
+  json_error_t jerr;
+  json_t *msg = json_loadb(text, len, 0, &jerr);
+  const json_t *error = json_object_get(msg, "error");
+  free(text);
+  *result = NULL;
+  *rpc = 0;
+  err[0] = '\0';
+  if (!msg) {
+    snprintf(err, errlen, "the reply was not valid JSON (%.100s)", jerr.text);
+  } else if (error) {
+    const char *m = json_string_value(json_object_get(error, "message"));
+    *rpc = (int)json_integer_value(json_object_get(error, "code"));
+    snprintf(err, errlen, "%.150s", m ? m : "an error without a message");
+  } else if (!(*result = json_object_get(msg, "result"))) {
+    snprintf(err, errlen, "the reply had no result");
+  }
+  return msg;
+}
+
 vm_msg_kind_t vm_msg_classify(json_t *msg, char *id, size_t idlen) {
   if (!json_is_object(msg)) return VM_MSG_OTHER;
   json_t *jid = json_object_get(msg, "id");

@@ -70,6 +70,14 @@ int vm_wire_records_span(const char *p, size_t n, size_t *at, size_t *len);
  * *rest bytes. NULL when there is nothing to cut (or no memory). */
 char *vm_wire_cut_records(const char *p, size_t n, size_t *rest, size_t *len);
 
+/* A reply handed over as text (vm_client_reply_t.text), read: its message
+ * (the caller's to free), *result its "result" (borrowed from it) or NULL.
+ * Without a result, err says why: the error reply's message with its code
+ * in *rpc, or that the text was not JSON (*rpc 0). Frees text. Pure, so
+ * it runs on a worker thread. */
+json_t *vm_wire_read_text(char *text, size_t len, const json_t **result, int *rpc, char *err,
+                          size_t errlen);
+
 /* What a parsed message is. */
 typedef enum { VM_MSG_OTHER, VM_MSG_REPLY, VM_MSG_EVENT } vm_msg_kind_t;
 /* Classifies msg; for a reply writes its id (string, or integer printed) to id. */

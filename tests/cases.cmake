@@ -42,7 +42,7 @@ set_tests_properties(process.lifecycle PROPERTIES LABELS case TIMEOUT 60)
 # test process itself are seen).
 find_program(VALGRIND_EXECUTABLE valgrind)
 if(VALGRIND_EXECUTABLE AND TELESCOPE_VALGRIND_OK)
-  foreach(t test_framing test_jsonrpc test_mcp test_validate test_stdio test_cpuprof)
+  foreach(t test_framing test_jsonrpc test_mcp test_validate test_stdio test_cpuprof test_appsrc_timeline)
     if(TARGET ${t})
       add_test(NAME valgrind.${t}
                COMMAND ${CMAKE_COMMAND} -E env CK_FORK=no

@@ -37,7 +37,7 @@ export const COVER = {
     [...APP, 'test_vm_sim']),
   'server/sessions.c': plus(unit('sessions'), '^integration\\.(session|frame_events)$'),
   'server/drain.c': plus(unit('sessions'), '^integration\\.session$'),
-  'server/appsrc_timeline.c': plus(unit('sessions'), '^integration\\.(session|frame_events)$'),
+  'server/appsrc_timeline.c': plus(unit('sessions', 'appsrc_timeline'), '^integration\\.(session|frame_events)$'),
   'server/wproto.c': plus(unit('sessions', 'watcher_vectors'), '^integration\\.session$'),
   'server/trace.c': unit('trace'),
   'server/check_cmd.c': { re: '^integration\\.check$', targets: APP },

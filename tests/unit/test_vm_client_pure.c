@@ -150,6 +150,38 @@ START_TEST(rxbuf_finds_the_id_as_fragments_come) {
 }
 END_TEST
 
+/* A reply handed over as text, read off the loop: its result, or why not. */
+START_TEST(text_replies_read_to_their_result_or_why_not) {
+  const json_t *result;
+  int rpc = -1;
+  char err[200];
+  json_t *msg = vm_wire_read_text(strdup("{\"jsonrpc\":\"2.0\",\"result\":{\"type\":\"Timeline\"},"
+                                         "\"id\":\"3\"}"),
+                                  55, &result, &rpc, err, sizeof err);
+  ck_assert_ptr_nonnull(result);
+  ck_assert_str_eq(json_string_value(json_object_get(result, "type")), "Timeline");
+  ck_assert_int_eq(rpc, 0);
+  ck_assert_str_eq(err, "");
+  json_decref(msg);
+  msg = vm_wire_read_text(strdup("{\"error\":{\"code\":114,\"message\":\"Invalid timeline request\"},"
+                                 "\"id\":\"3\"}"),
+                          68, &result, &rpc, err, sizeof err);
+  ck_assert_ptr_null(result);
+  ck_assert_int_eq(rpc, 114);
+  ck_assert_str_eq(err, "Invalid timeline request");
+  json_decref(msg);
+  msg = vm_wire_read_text(strdup("{\"result\":{"), 11, &result, &rpc, err, sizeof err);
+  ck_assert_ptr_null(msg);
+  ck_assert_ptr_null(result);
+  ck_assert_int_eq(rpc, 0);
+  ck_assert_msg(strstr(err, "not valid JSON") != NULL, "%s", err);
+  msg = vm_wire_read_text(strdup("{\"id\":\"3\"}"), 10, &result, &rpc, err, sizeof err);
+  ck_assert_ptr_null(result);
+  ck_assert_str_eq(err, "the reply had no result");
+  json_decref(msg);
+}
+END_TEST
+
 START_TEST(rxbuf_over_limit_drops_and_stays_bounded) {
   vm_rxbuf_t rx = {0};
   rx.limit = 100;
@@ -300,6 +332,7 @@ int main(void) {
   tcase_add_test(tc, idscan_keeps_the_longest_id_whole_as_string_or_number);
   tcase_add_test(tc, rxbuf_reassembles_fragments);
   tcase_add_test(tc, rxbuf_finds_the_id_as_fragments_come);
+  tcase_add_test(tc, text_replies_read_to_their_result_or_why_not);
   tcase_add_test(tc, rxbuf_over_limit_drops_and_stays_bounded);
   tcase_add_test(tc, classify_replies_and_events);
   tcase_add_test(tc, follow_targets_are_resolved_and_policed);

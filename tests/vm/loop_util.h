@@ -20,6 +20,7 @@ typedef struct {
   int rpc;
   char detail[600];
   json_t *result; /* deep copy of the last result */
+  size_t text_len; /* a reply handed over as text (result NULL): its length */
   uint64_t at_ms; /* loop time of the last callback */
   uv_loop_t *loop;
 } got_t;
@@ -32,6 +33,7 @@ static void got_cb(void *arg, const vm_result_t *r) {
   snprintf(g->detail, sizeof g->detail, "%s", r->detail ? r->detail : "");
   json_decref(g->result);
   g->result = r->result ? json_deep_copy(r->result) : NULL;
+  g->text_len = r->result ? 0 : r->records_len;
   if (g->loop) g->at_ms = uv_now(g->loop);
 }
 

@@ -652,6 +652,45 @@ START_TEST(vm_redirect_to_dds_is_followed) {
 }
 END_TEST
 
+/* A busy app's VM timeline pull runs to megabytes (the sim writes about 120
+ * bytes an event, as the VM does): its reply reaches the caller as text, to
+ * be parsed off the loop (appsrc_timeline.c), while a small one is parsed as
+ * any reply. */
+START_TEST(a_large_timeline_reply_comes_as_text) {
+  const char *args[] = {"--fps", "3000", "--timeline-ring", "20000", NULL};
+  sim_proc_t s;
+  sim_start(&s, args);
+  fixture_t f;
+  fx_open(&f, s.http_uri, NULL, 20000);
+  got_t g = {.loop = &f.loop};
+  frames_call(&f, &g, "status");
+  assert_ok(&g);
+  ck_assert_ptr_nonnull(vm_app_call_vm(f.app, "getVMTimelineMicros", NULL, got_cb, &g));
+  ck_assert_msg(run_until(&f.loop, &g.n, 2, 15000), "no callback");
+  assert_ok(&g);
+  ck_assert_uint_eq(g.text_len, 0);
+  /* 12 000 events are over VM_CLIENT_TEXT_MIN; wait for them (no sleep: the
+   * sim's own count, polled with a deadline a loaded machine cannot miss). */
+  long long end = mono_ms() + 60000LL * test_slow();
+  long long events = 0;
+  while (events < 12000 && mono_ms() < end) {
+    const char *st = strstr(sim_cmd(&s, "stats"), "\"timelineEvents\":");
+    events = st ? atoll(st + strlen("\"timelineEvents\":")) : 0;
+    if (events < 12000) pause_ms(20);
+  }
+  ck_assert_msg(events >= 12000, "the sim recorded only %lld timeline events", events);
+  got_reset(&g);
+  ck_assert_ptr_nonnull(vm_app_call_vm(f.app, "getVMTimeline", NULL, got_cb, &g));
+  ck_assert_msg(run_until(&f.loop, &g.n, 1, 15000), "no callback");
+  ck_assert_msg(g.diag == DIAG_NONE && g.rpc == 0, "getVMTimeline failed: %s", g.detail);
+  ck_assert_ptr_null(g.result);
+  ck_assert_uint_ge(g.text_len, VM_CLIENT_TEXT_MIN);
+  got_reset(&g);
+  fx_close(&f);
+  sim_stop(&s);
+}
+END_TEST
+
 /* ... and a Location on a non-loopback host is refused without dialling
  * it, whether it comes as a 302 or as the hand-over event. */
 START_TEST(non_loopback_dds_is_refused) {
@@ -865,6 +904,7 @@ int main(void) {
   tcase_add_test(tc, dds_takeover_is_followed);
   tcase_add_test(tc, dds_takeover_fails_sent_calls_at_once_and_moves_unsent_ones);
   tcase_add_test(tc, refresh_is_free_when_warm);
+  tcase_add_test(tc, a_large_timeline_reply_comes_as_text);
   suite_add_tcase(su, tc);
   SRunner *sr = srunner_create(su);
   srunner_run_all(sr, CK_NORMAL);
