@@ -225,19 +225,32 @@ static int finder_put(json_t *cmd, const char *finder) {
          json_object_set_new(cmd, "type", json_string(finder + 5));
 }
 
+/* flutter_driver's scroll moves duration × frequency / 1e6 times and divides
+ * the drag and the duration by that count (flutter/flutter
+ * packages/flutter_driver/lib/src/common/handler_factory.dart, _scroll:
+ * totalMoves = duration.inMicroseconds * frequency ~/ 1e6): under one move
+ * it throws.
+ * The display's rate (hz, rounded; 60 when unknown or under 1), raised so
+ * that even a short fling makes 2 moves, as DRIVE 2's fling plan does. */
+static long long driver_frequency(double hz, long long dur_us) {
+  long long f = hz >= 1 ? llround(hz) : 60;
+  long long need = dur_us > 0 ? (2000000 + dur_us - 1) / dur_us : 0;
+  return f > need ? f : need;
+}
+
 json_t *workload_driver_commands(const wl_step_t *s, double hz) {
   json_t *out = json_array(), *cmd = NULL;
   int bad = !out;
-  int freq = hz > 0 ? (int)lround(hz) : 60;
-  char dx[40], dy[40], dur[24], fr[16];
+  char dx[40], dy[40], dur[24], fr[24];
+  long long us;
   switch (s->kind) {
   case WL_SCROLL:
   case WL_FLING:
     dart_double(dx, sizeof dx, s->dx);
     dart_double(dy, sizeof dy, s->dy);
-    snprintf(dur, sizeof dur, "%lld",
-             s->kind == WL_FLING ? (long long)workload_fling_duration_us(s) : (long long)s->ms * 1000);
-    snprintf(fr, sizeof fr, "%d", freq);
+    us = s->kind == WL_FLING ? (long long)workload_fling_duration_us(s) : (long long)s->ms * 1000;
+    snprintf(dur, sizeof dur, "%lld", us);
+    snprintf(fr, sizeof fr, "%lld", driver_frequency(hz, us));
     cmd = json_pack("{s:s,s:s,s:s,s:s,s:s}", "command", "scroll", "dx", dx, "dy", dy, "duration",
                     dur, "frequency", fr);
     bad |= !cmd || finder_put(cmd, s->finder) || json_array_append_new(out, cmd);

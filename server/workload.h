@@ -54,7 +54,8 @@ void workload_label(const workload_t *w, char *buf, size_t n);
  * ext.flutter.driver, else -1 naming the step that cannot (a scroll or
  * fling without `in`: flutter_driver has no "largest Scrollable"). */
 int workload_driver_check(const workload_t *w, char *err, size_t errlen);
-/* The ext.flutter.driver commands of one step at hz (0: 60), each an object
+/* The ext.flutter.driver commands of one step at hz (under 1: 60; raised
+ * so a scroll makes at least 2 moves), each an object
  * of string params (new reference): scroll/fling a `scroll` then
  * `waitUntilNoTransientCallbacks`, tap a `tap`, back a `tap` of `PageBack`,
  * wait none (the caller waits). NULL when out of memory. */

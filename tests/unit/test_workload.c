@@ -145,10 +145,29 @@ START_TEST(driver_commands_are_flutter_drivers_wire) {
   ck_assert_str_eq(p(s, "frequency"), "60");
   ck_assert_int_eq(workload_fling_duration_us(&w.steps[1]), 754500);
   json_decref(c);
-  /* Any rate above 0 is the display's own, rounded; only 0 (unknown) is 60. */
-  c = workload_driver_commands(&w.steps[1], 1);
-  ck_assert_str_eq(p(cmd_at(c, 0), "frequency"), "1");
+  /* The display's rate, rounded (60 when unknown or under 1), raised so that
+   * flutter_driver's scroll makes at least 2 moves (totalMoves = duration x
+   * frequency ~/ 1e6; under 1 it divides by zero): 754.5 ms at 1 Hz needs 3. */
+  c = workload_driver_commands(&w.steps[1], 59.6);
+  ck_assert_str_eq(p(cmd_at(c, 0), "frequency"), "60");
   json_decref(c);
+  c = workload_driver_commands(&w.steps[1], 0.2);
+  ck_assert_str_eq(p(cmd_at(c, 0), "frequency"), "60");
+  json_decref(c);
+  c = workload_driver_commands(&w.steps[1], 1);
+  ck_assert_str_eq(p(cmd_at(c, 0), "frequency"), "3");
+  json_decref(c);
+  workload_t short_fling = {0};
+  ck_assert_int_eq(parse(&short_fling,
+                         "{\"steps\":[{\"fling\":{\"dy\":-20,\"velocity\":20000,\"in\":\"key:feed\"}}]}",
+                         err, sizeof err),
+                   0);
+  c = workload_driver_commands(&short_fling.steps[0], 60); /* (20 + 18) / 20000 s = 1.9 ms */
+  ck_assert_str_eq(p(cmd_at(c, 0), "duration"), "1900");
+  long long moves = 1900LL * atoll(p(cmd_at(c, 0), "frequency")) / 1000000;
+  ck_assert_int_eq(moves, 2);
+  json_decref(c);
+  workload_close(&short_fling);
   c = workload_driver_commands(&w.steps[2], 60);
   ck_assert_uint_eq(json_array_size(c), 1);
   s = cmd_at(c, 0);
