@@ -302,6 +302,11 @@ START_TEST(runs_change_needs_separation_beyond_spread) {
   double wide[] = {0.10, 0.30}, e[] = {0.31, 0.33};
   ck_assert_str_eq(workload_runs_change(wide, 2, e, 2, 0.01), "same"); /* shift within the spread */
   ck_assert_str_eq(workload_runs_change(a, 1, b, 3, 0.01), "same");     /* one run: no samples */
+  /* The gap must be more than WORKLOAD_RUNS_GAP (0.5) times the spread:
+   * spread 2, a gap of exactly 1 is not enough, 1.5 is. */
+  double lo[] = {10, 12}, at_half[] = {13, 13}, beyond[] = {13.5, 13.5};
+  ck_assert_str_eq(workload_runs_change(lo, 2, at_half, 2, 0.01), "same");
+  ck_assert_str_eq(workload_runs_change(lo, 2, beyond, 2, 0.01), "worse");
 }
 END_TEST
 
