@@ -241,6 +241,8 @@ START_TEST(summary_gives_runs_and_spread) {
   ck_assert_int_eq(json_integer_value(json_object_get(s, "repeat")), 3);
   const json_t *runs = json_object_get(s, "runs");
   ck_assert_uint_eq(json_array_size(runs), 3);
+  for (size_t k = 0; k < 3; k++) /* numbered from 1, as the interaction ids */
+    ck_assert_int_eq(json_integer_value(json_object_get(json_array_get(runs, k), "run")), (json_int_t)k + 1);
   const json_t *r1 = json_array_get(runs, 0), *r3 = json_array_get(runs, 2);
   ck_assert_int_eq(json_integer_value(json_object_get(r1, "frames")), 100);
   ck_assert_int_eq(json_integer_value(json_object_get(r1, "jankFrames")), 5);
@@ -272,6 +274,13 @@ START_TEST(summary_gives_runs_and_spread) {
   ck_assert_ptr_null(json_object_get(s, "driveId"));
   ck_assert_int_eq(json_integer_value(json_object_get(json_array_get(json_object_get(s, "runs"), 1), "frames")), 0);
   json_decref(s);
+  /* one run of three drew frames: no spread, which needs two */
+  n = add_run(f, 0, 2, 20, 1, 5000);
+  s = workload_summary(&w, f, n, 16667);
+  ck_assert_int_eq(json_integer_value(json_object_get(json_array_get(json_object_get(s, "runs"), 1), "frames")), 20);
+  ck_assert_ptr_null(json_object_get(s, "spread"));
+  json_decref(s);
+  for (size_t i = 0; i < n; i++) record_frame_close(&f[i]);
   workload_close(&w);
 }
 END_TEST
