@@ -95,7 +95,7 @@ export const COVER = {
   'server/frames_answer.c': { re: '^integration\\.(session|answers)$', targets: APP },
   'server/apps_text.c': { re: '^integration\\.(apps|dtd)$', targets: APP },
   'server/op.c': { re: '^integration\\.(session|connect)$', targets: APP },
-  'server/workload.c': unit('workload'),
+  'server/workload.c': unit('workload', 'alloc_fail'),
   'server/action_drive.c': { re: '^integration\\.workload$', targets: APP },
   'watcher/sim/model.c': unit('watcher_vectors'),
   'watcher/sim/model_drive_plan.c': plus(unit('drive_plan'), '^sim\\.drive$', ['telescope-sim']),
