@@ -44,7 +44,7 @@ export const COVER = {
   'server/wproto.c': plus(unit('sessions', 'watcher_vectors'), '^integration\\.session$'),
   'server/trace.c': unit('trace'),
   'server/check_cmd.c': { re: '^integration\\.check$', targets: APP },
-  'server/answer_text.c': plus(unit('answer_text'), '^integration\\.recordings$'),
+  'server/answer_text.c': plus(unit('answer_text', 'workload'), '^integration\\.recordings$'),
   'server/rebuilds.c': plus(unit('rebuilds'), '^integration\\.(rebuilds|recordings)$'),
   'server/action_session.c': { re: '^integration\\.(where|session|apps|compare|rebuilds)$', targets: APP },
   'server/action_read.c': { re: '^integration\\.(where|session)$', targets: APP },

@@ -360,6 +360,7 @@ START_TEST(compare_judges_runs_of_the_same_workload) {
   ck_assert(json_is_true(json_object_get(cw, "byRuns")));
   const json_t *jr = json_object_get(json_object_get(json_object_get(c, "metrics"), "jankRatio"), "runs");
   ck_assert_uint_eq(json_array_size(json_object_get(jr, "candidate")), 3);
+  ck_assert_uint_eq(json_array_size(json_object_get(jr, "baseline")), 3); /* each side's every run */
   ck_assert_str_eq(json_string_value(json_object_get(jr, "change")), "worse");
   json_t *answer = json_pack("{s:s,s:O}", "action", "compare", "comparison", c);
   char *t = answer_text_render(answer, 0);
