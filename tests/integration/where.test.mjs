@@ -151,3 +151,25 @@ test('read: a closed session\'s range gets its place; a read while frames are me
     JSON.stringify(r.sc.summary.worstFrames));
   assert.ok(await pulls() > atStop, 'the read pulled its own samples');
 });
+
+// A pull of several time ranges that loses one after the first was answered
+// (the VM stops answering getCpuSamples): `where` still stands on the ranges
+// pulled, and the warning says how many of how many. The janky frames of an
+// 8 s capture (about 7 a second) span more than APPSRC_CPU_MAX_EXTENT_US
+// (5 s), so the pull has at least 2 ranges.
+test('getCpuSamples lost after a range was answered: `where` from the ranges pulled, the loss told', async () => {
+  const s = await startSim(['--seed', '7', '--scenario', 'janky']);
+  cleanup.push(() => s.kill());
+  const m = await startMcp(['--vm-service-uri-file', s.uriFile, '--call-timeout-ms', '300']);
+  cleanup.push(() => m.close());
+  assert.equal((await m.call({ action: 'status' })).isError, false);
+  assert.equal(await s.cmd('vm-hang getCpuSamples after 1'), 'ok vm-hang getCpuSamples after 1');
+  const r = await m.call({ action: 'capture', durationMs: 8000 });
+  assert.equal(r.isError, false, r.text);
+  const notes = (r.sc.warnings ?? []).filter((w) => /CPU samples/.test(w));
+  assert.equal(notes.length, 1, JSON.stringify(r.sc.warnings));
+  const got = /^CPU samples: getCpuSamples not answered \(.*\): 1 of (\d+) time ranges pulled, `where` covers only those$/.exec(notes[0]);
+  assert.ok(got && Number(got[1]) >= 2, notes[0]);
+  assert.equal(r.sc.summary.where?.functions?.[0]?.function, 'SlowWidget.build', r.text);
+  assert.equal((await s.stats()).methods.getCpuSamples, 2, 'one range answered, the next one asked and lost');
+});

@@ -16,16 +16,22 @@
 // skipped and counted as skipped: it is not a bug a test could catch. One
 // whose file no test covers is left out of the sample.
 //
-// Usage: node tests/mutants/auto.mjs [--base REV] [--count N] [--seed S]
-//                                    [--files REGEX] [--only K,L,...] [--dry-run] [build-dir]
+// Usage: node tests/mutants/auto.mjs [--base REV] [--count N] [--seed S] [--files REGEX]
+//                                    [--at REV] [--only K,L,...] [--dry-run] [build-dir]
 // Defaults: --base HEAD~200 (or the first commit), --count 40, a random seed
 // (printed; pass it again to replay the same sample).
+//
+// The sample is drawn from the worktree's lines, so any change to them draws
+// another one. --at REV draws it from REV's lines instead, to try the sample
+// of an earlier run on today's tests: each mutant is planted where its line
+// is today (the same number, or the one line with the same text), and is
+// skipped if that line is gone or is there more than once.
 import { appendFileSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { COVER, ROOT, workspace, prepare, trial, shortCommit } from './lib.mjs';
 
-const opts = { base: null, count: 40, seed: null, files: '^server/.*\\.c$', dry: false, out: null, only: null };
+const opts = { base: null, count: 40, seed: null, files: '^server/.*\\.c$', dry: false, out: null, only: null, at: null };
 for (let i = 2; i < process.argv.length; i++) {
   const a = process.argv[i];
   const val = () => {
@@ -38,11 +44,12 @@ for (let i = 2; i < process.argv.length; i++) {
   else if (a === '--files') opts.files = val();
   else if (a === '--dry-run') opts.dry = true;
   else if (a === '--only') opts.only = val().split(',').map(Number);
+  else if (a === '--at') opts.at = val();
   else if (a.startsWith('-')) usage(`unknown option ${a}`);
   else opts.out = a;
 }
 function usage(why) {
-  console.error(`auto.mjs: ${why}\nusage: node tests/mutants/auto.mjs [--base REV] [--count N] [--seed S] [--files REGEX] [--only K,L,...] [--dry-run] [build-dir]`);
+  console.error(`auto.mjs: ${why}\nusage: node tests/mutants/auto.mjs [--base REV] [--count N] [--seed S] [--files REGEX] [--at REV] [--only K,L,...] [--dry-run] [build-dir]`);
   process.exit(2);
 }
 if (!Number.isInteger(opts.count) || opts.count < 1) usage('--count must be a positive integer');
@@ -59,9 +66,10 @@ function baseRev() {
   return git('rev-list', '--max-parents=0', 'HEAD').trim().split('\n')[0];
 }
 
-// Lines (1-based, in today's file) added or changed since base, per file.
-export function changedLines(base, fileRe) {
-  const diff = git('diff', '-U0', '--no-color', base, '--', 'server', 'watcher/sim');
+// Lines (1-based, in today's file, or in at's) added or changed since base,
+// per file.
+export function changedLines(base, fileRe, at = null) {
+  const diff = git('diff', '-U0', '--no-color', base, ...(at ? [at] : []), '--', 'server', 'watcher/sim');
   const out = new Map();
   let file = null;
   for (const line of diff.split('\n')) {
@@ -193,11 +201,12 @@ function rng(seed) {
 }
 
 const base = baseRev();
-const changed = changedLines(base, opts.files);
+const at = opts.at ? git('rev-parse', '--verify', `${opts.at}^{commit}`).trim() : null;
+const changed = changedLines(base, opts.files, at);
 const pool = [];
 let uncovered = 0;
 for (const [file, lines] of [...changed].sort()) {
-  const text = readFileSync(join(ROOT, file), 'utf8');
+  const text = at ? git('show', `${at}:${file}`) : readFileSync(join(ROOT, file), 'utf8');
   const mask = codeMask(text);
   const all = text.split('\n');
   let offset = 0;
@@ -223,7 +232,8 @@ const sample = pool.slice(0, opts.count).filter((m, k) => !opts.only || opts.onl
 const files = [...new Set(sample.map((m) => m.file))];
 console.log(`mutants-auto: base ${base.slice(0, 7)}, seed ${opts.seed}, ${pool.length} mutants on ` +
   `${changed.size} changed files (${uncovered} more on files no test covers, left out); sample ${sample.length}`);
-console.log(`replay: node tests/mutants/auto.mjs --base ${base.slice(0, 7)} --seed ${opts.seed} --count ${opts.count}`);
+console.log(`replay: node tests/mutants/auto.mjs --base ${base.slice(0, 7)} --seed ${opts.seed} --count ${opts.count}` +
+  `${at ? ` --at ${at.slice(0, 7)}` : ''}`);
 if (opts.dry) {
   for (const m of sample) console.log(`${m.op.padEnd(6)} ${m.file}:${m.line}\n  - ${m.was.trim()}\n  + ${m.now.trim()}`);
   process.exit(0);
@@ -235,15 +245,22 @@ const results = [];
 for (const m of sample) {
   const t0 = Date.now();
   const text = readFileSync(join(ws.SRC, m.file), 'utf8').split('\n');
-  let r;
-  if (text[m.line - 1] !== m.was) r = { verdict: 'unbuilt', detail: 'the copy differs from the worktree' };
+  let r, k = m.line - 1;
+  if (text[k] !== m.was && at) { // the line as it is today (--at)
+    const same = text.flatMap((l, i) => (l === m.was ? [i] : []));
+    k = same.length === 1 ? same[0] : -1;
+  }
+  if (k < 0) r = { verdict: 'unbuilt', detail: `the line is no longer once in ${m.file}` };
+  else if (text[k] !== m.was) r = { verdict: 'unbuilt', detail: 'the copy differs from the worktree' };
   else {
-    text[m.line - 1] = m.now;
+    if (k !== m.line - 1) m.today = k + 1;
+    text[k] = m.now;
     r = trial(ws, m.file, text.join('\n'));
   }
   const verdict = r.verdict === 'unbuilt' ? 'skipped' : r.verdict;
   results.push({ ...m, verdict, detail: r.detail });
-  console.log(`${verdict.padEnd(9)} ${m.op.padEnd(6)} ${m.file}:${m.line} (${((Date.now() - t0) / 1000).toFixed(0)} s)` +
+  console.log(`${verdict.padEnd(9)} ${m.op.padEnd(6)} ${m.file}:${m.line}${m.today ? ` (line ${m.today} today)` : ''} ` +
+    `(${((Date.now() - t0) / 1000).toFixed(0)} s)` +
     `\n  - ${m.was.trim()}\n  + ${m.now.trim()}${r.detail ? `\n  ${r.detail}` : ''}`);
 }
 
@@ -256,7 +273,7 @@ console.log(`\nmutants-auto: ${results.length} sampled, killed ${killed}, surviv
   `skipped ${skipped} (do not build); score ${killed}/${tried.length} = ${pct} % killed`);
 for (const s of survived) console.log(`  survived: ${s.file}:${s.line} ${s.op}: ${s.was.trim()}  →  ${s.now.trim()}`);
 appendFileSync(join(ROOT, 'tests/mutants/SCORES.md'),
-  `| ${new Date().toISOString().slice(0, 16).replace('T', ' ')} | ${shortCommit()} | auto: base ${base.slice(0, 7)} seed ${opts.seed}${opts.only ? ` only ${opts.only.join(',')}` : ''} | ` +
+  `| ${new Date().toISOString().slice(0, 16).replace('T', ' ')} | ${shortCommit()} | auto: base ${base.slice(0, 7)} seed ${opts.seed}${at ? ` at ${at.slice(0, 7)}` : ''}${opts.only ? ` only ${opts.only.join(',')}` : ''} | ` +
   `${results.length} | ${killed} | ${survived.length} | ${skipped} skipped | ${pct} % | ` +
   `${survived.map((x) => `${x.file.replace(/^server\//, '')}:${x.line} ${x.op}`).join(', ') || '—'} |\n`);
 process.exit(0);

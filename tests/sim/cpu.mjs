@@ -191,6 +191,32 @@ await run({
     } finally { await sim.stop(); }
   },
 
+  // `vm-hang METHOD after N`: a VM that answers a pull's first ranges and
+  // then stops answering (how integration.where loses a range midway).
+  async 'vm-hang getCpuSamples after 2: two calls answered, the ones after never (off does not release them); bad forms refused'() {
+    const sim = await Sim.start(['--mode', 'vm']);
+    try {
+      const c = await Client.connect(sim.wsUri);
+      const iso = await isolateOf(c);
+      for (const bad of ['vm-hang getCpuSamples after', 'vm-hang getCpuSamples later 1',
+        'vm-hang getCpuSamples after -1', 'vm-hang getCpuSamples after x'])
+        assert.equal(await sim.cmd(bad), 'error vm-hang wants a method name [after N], or off', bad);
+      assert.equal(await sim.cmd('vm-hang getCpuSamples after 2'), 'ok vm-hang getCpuSamples after 2');
+      const args = { isolateId: iso, timeOriginMicros: 0, timeExtentMicros: 1e12 };
+      for (let k = 0; k < 2; k++) assert.equal((await c.call('getCpuSamples', args)).type, 'CpuSamples');
+      void c.send('getCpuSamples', args, 'lost');
+      // One connection's calls are answered in order: once a later one is,
+      // the lost one never was.
+      assert.equal((await c.call('getVM')).type, 'VM');
+      assert.ok(c.pending.has('"lost"'), 'the third getCpuSamples was answered');
+      assert.equal(await sim.cmd('vm-hang off'), 'ok vm-hang off');
+      assert.equal((await c.call('getCpuSamples', args)).type, 'CpuSamples');
+      assert.ok(c.pending.has('"lost"'), '`off` answered a dropped call');
+      assert.equal((await sim.stats()).methods.getCpuSamples, 4);
+      c.close();
+    } finally { await sim.stop(); }
+  },
+
   async 'profiler off: 100 Feature is disabled; setFlag profiler true turns it on with VMFlagUpdate; the allowlist'() {
     const sim = await Sim.start(['--mode', 'vm', '--profiler', 'off']);
     try {

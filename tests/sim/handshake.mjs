@@ -99,7 +99,7 @@ await run({
       '--uri-file', '--ring', '--timings-batch-ms', '--method-log', '--no-watcher', '--start-paused',
       '--exit-on-eof', 'scenario ', 'web-timeout', 'web-unregistered', 'params',
       'fps N', 'inject N', 'pause', 'resume', 'restart', 'reload', 'watcher off|on', 'ext-delay',
-      'ext-hang', 'ext-error', 'reply normal', 'timings-delay', 'drop', 'stats', 'methods', 'quit']) {
+      'ext-hang', 'vm-hang METHOD [after N]', 'ext-error', 'reply normal', 'timings-delay', 'drop', 'stats', 'methods', 'quit']) {
       assert.ok(help.stdout.toString().includes(w), `--help mentions ${w}`);
     }
   },

@@ -45,6 +45,7 @@
 #include "summary.h"
 #include "validate.h"
 #include "vm_uri.h"
+#include "workload.h"
 
 /* ---- the counting allocator ------------------------------------------- */
 
@@ -576,6 +577,54 @@ START_TEST(session_workload_sweep) {
 }
 END_TEST
 
+/* ---- a workload's summary ---------------------------------------------------- */
+
+/* Two runs of 10 frames, so every part is built (runs, driveId, spread).
+ * Strict: a failure anywhere gives NULL, never a summary with a run or the
+ * spread missing. */
+static frame_t wl_frames[20];
+static workload_t wl_w;
+static json_t *wl_ref;
+
+static int scenario_workload_summary(void) {
+  chaos_on();
+  json_t *s = workload_summary(&wl_w, wl_frames, 20, 16667);
+  chaos_off();
+  int rc = !s ? RESULT_CLEAN_ERROR : !wl_ref || json_equal(s, wl_ref) ? RESULT_OK : RESULT_PARTIAL;
+  if (!wl_ref && s) wl_ref = json_incref(s);
+  json_decref(s);
+  return rc;
+}
+
+START_TEST(workload_summary_sweep) {
+  json_t *v = json_loads("{\"steps\":[{\"fling\":{\"dy\":-3000,\"in\":\"key:feed\"}}],\"repeat\":2}", 0,
+                         NULL);
+  char err[200], iid[32];
+  ck_assert_int_eq(workload_parse(&wl_w, v, err, sizeof err), 0);
+  for (int i = 0; i < 20; i++) {
+    frame_t *f = &wl_frames[i];
+    memset(f, 0, sizeof *f);
+    f->seq = i + 1;
+    f->build_us = i % 7 ? 5000 + i : 30000;
+    f->raster_us = 4000 + i;
+    workload_interaction(iid, sizeof iid, "d1", 1 + i / 10, 1);
+    f->interaction_id = strdup(iid);
+    f->linked_by = strdup(WORKLOAD_LINKED_BY);
+  }
+  sweep_after_reference("workload_summary", scenario_workload_summary, 1);
+  ck_assert_uint_eq(json_array_size(json_object_get(wl_ref, "runs")), 2);
+  ck_assert_ptr_nonnull(json_object_get(wl_ref, "spread"));
+  json_decref(wl_ref);
+  wl_ref = NULL;
+  for (int i = 0; i < 20; i++) {
+    free(wl_frames[i].interaction_id);
+    free(wl_frames[i].linked_by);
+  }
+  workload_close(&wl_w);
+  json_decref(v);
+}
+END_TEST
+
 /* ---- the MCP session --------------------------------------------------------- */
 
 static json_t *emitted;
@@ -812,6 +861,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, compare_workload_sweep);
   tcase_add_test(tc, cpuprof_sweep);
   tcase_add_test(tc, session_workload_sweep);
+  tcase_add_test(tc, workload_summary_sweep);
   tcase_add_test(tc, mcp_session_sweep);
   tcase_add_test(tc, watcher_model_sweep);
   tcase_set_timeout(tc, 120);

@@ -260,6 +260,8 @@ START_TEST(summary_gives_runs_and_spread) {
   ck_assert_int_eq(json_integer_value(json_object_get(s, "repeat")), 3);
   const json_t *runs = json_object_get(s, "runs");
   ck_assert_uint_eq(json_array_size(runs), 3);
+  for (size_t k = 0; k < 3; k++) /* numbered from 1, as the interaction ids */
+    ck_assert_int_eq(json_integer_value(json_object_get(json_array_get(runs, k), "run")), (json_int_t)k + 1);
   const json_t *r1 = json_array_get(runs, 0), *r3 = json_array_get(runs, 2);
   ck_assert_int_eq(json_integer_value(json_object_get(r1, "frames")), 100);
   ck_assert_int_eq(json_integer_value(json_object_get(r1, "jankFrames")), 5);
@@ -291,6 +293,13 @@ START_TEST(summary_gives_runs_and_spread) {
   ck_assert_ptr_null(json_object_get(s, "driveId"));
   ck_assert_int_eq(json_integer_value(json_object_get(json_array_get(json_object_get(s, "runs"), 1), "frames")), 0);
   json_decref(s);
+  /* one run of three drew frames: no spread, which needs two */
+  n = add_run(f, 0, 2, 20, 1, 5000);
+  s = workload_summary(&w, f, n, 16667);
+  ck_assert_int_eq(json_integer_value(json_object_get(json_array_get(json_object_get(s, "runs"), 1), "frames")), 20);
+  ck_assert_ptr_null(json_object_get(s, "spread"));
+  json_decref(s);
+  for (size_t i = 0; i < n; i++) record_frame_close(&f[i]);
   workload_close(&w);
 }
 END_TEST
@@ -321,6 +330,11 @@ START_TEST(runs_change_needs_separation_beyond_spread) {
   double wide[] = {0.10, 0.30}, e[] = {0.31, 0.33};
   ck_assert_str_eq(workload_runs_change(wide, 2, e, 2, 0.01), "same"); /* shift within the spread */
   ck_assert_str_eq(workload_runs_change(a, 1, b, 3, 0.01), "same");     /* one run: no samples */
+  /* The gap must be more than WORKLOAD_RUNS_GAP (0.5) times the spread:
+   * spread 2, a gap of exactly 1 is not enough, 1.5 is. */
+  double lo[] = {10, 12}, at_half[] = {13, 13}, beyond[] = {13.5, 13.5};
+  ck_assert_str_eq(workload_runs_change(lo, 2, at_half, 2, 0.01), "same");
+  ck_assert_str_eq(workload_runs_change(lo, 2, beyond, 2, 0.01), "worse");
 }
 END_TEST
 
@@ -365,6 +379,7 @@ START_TEST(compare_judges_runs_of_the_same_workload) {
   ck_assert(json_is_true(json_object_get(cw, "byRuns")));
   const json_t *jr = json_object_get(json_object_get(json_object_get(c, "metrics"), "jankRatio"), "runs");
   ck_assert_uint_eq(json_array_size(json_object_get(jr, "candidate")), 3);
+  ck_assert_uint_eq(json_array_size(json_object_get(jr, "baseline")), 3); /* each side's every run */
   ck_assert_str_eq(json_string_value(json_object_get(jr, "change")), "worse");
   json_t *answer = json_pack("{s:s,s:O}", "action", "compare", "comparison", c);
   char *t = answer_text_render(answer, 0);

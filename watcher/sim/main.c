@@ -154,7 +154,8 @@ static const char usage_text[] =
     "  ext-hang on|off       never answer ext.telescope.frames (until off)\n"
     "  flutter-ext-hang on|off  hold every other extension (ext.flutter.*,\n"
     "                        ext.ui.*) until off\n"
-    "  vm-hang METHOD|off    never answer that VM method (getVMTimelineFlags, ...)\n"
+    "  vm-hang METHOD [after N]|off  never answer that VM method\n"
+    "                        (getVMTimelineFlags, ...) after its next N answers\n"
     "  ext-error on|off      answer ext.telescope.frames with -32000\n"
     "  reply normal|malformed|huge MB|wrongtypes\n"
     "                        shape of ext.telescope.frames replies\n"
@@ -687,7 +688,7 @@ static int on_off(const char *arg, int *out) {
 static void shutdown_sim(sim_t *s);
 
 static int run_command(sim_t *s, char *line) {
-  char *cmd, *arg, *arg2, *save = NULL;
+  char *cmd, *arg, *arg2, *arg3, *save = NULL;
   long v;
   int on;
 
@@ -695,6 +696,7 @@ static int run_command(sim_t *s, char *line) {
   if (!cmd) return 0; /* blank line: nothing to answer */
   arg = strtok_r(NULL, " \t\r", &save);
   arg2 = strtok_r(NULL, " \t\r", &save);
+  arg3 = strtok_r(NULL, " \t\r", &save);
 
   if (!strcmp(cmd, "scenario")) {
     int sc = arg ? sim_scenario_parse(arg) : -1;
@@ -787,10 +789,16 @@ static int run_command(sim_t *s, char *line) {
     sim_vm_set_hang(s, 1, on);
     answer("ok flutter-ext-hang %s", arg);
   } else if (!strcmp(cmd, "vm-hang")) { /* a VM too busy to answer one method */
-    if (!arg || strlen(arg) >= sizeof s->vm.hang_method)
-      return answer("error vm-hang wants a method name, or off");
+    v = 0;
+    if (!arg || strlen(arg) >= sizeof s->vm.hang_method ||
+        (arg2 && (strcmp(arg2, "after") || !arg3 || parse_long(arg3, 0, 1000000, &v))))
+      return answer("error vm-hang wants a method name [after N], or off");
     snprintf(s->vm.hang_method, sizeof s->vm.hang_method, "%s", strcmp(arg, "off") ? arg : "");
-    answer("ok vm-hang %s", arg);
+    s->vm.hang_spared = (int)v;
+    if (arg2)
+      answer("ok vm-hang %s after %ld", arg, v);
+    else
+      answer("ok vm-hang %s", arg);
   } else if (!strcmp(cmd, "ext-error")) {
     if (on_off(arg, &on)) return answer("error ext-error wants on|off");
     s->vm.ext_error = on;

@@ -177,6 +177,7 @@ typedef struct sim {
     int ext_hang;
     int flutter_ext_hang; /* `flutter-ext-hang`: the app's other extensions are held until off */
     char hang_method[64]; /* `vm-hang METHOD`: a VM method never answered ("": none) */
+    int hang_spared;      /* `vm-hang METHOD after N`: its calls still answered first */
     int ext_error;
     int web_timeout_ms;   /* web: DWDS WebSocket-mode timeout (0: none) */
     int web_unregistered; /* web: -32601 or -32603 for an unknown ext */
