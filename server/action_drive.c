@@ -113,6 +113,7 @@ static void drive_sent(void *arg, const wp_status_t *st, const record_reply_t *r
     return;
   }
   session_set_drive_id(op->s, r->drive.id);
+  snprintf(op->drive_run_id, sizeof op->drive_run_id, "%s", r->run_id);
   json_decref(op->drive_json);
   op->drive_json = outcome_json(&r->drive, "watcher");
   op->drive_bound = uv_now(op->ctx->loop) + bound_ms(op);
@@ -127,6 +128,19 @@ static void watch(uv_timer_t *t) {
   op_t *op = op_from_timer(t);
   uint64_t now = uv_now(op->ctx->loop);
   const record_drive_t *d = &op->app->facts.drive;
+  if (!op->drive_ended && !op->app->facts.frame_events &&
+      strcmp(op->app->facts.run_id, op->drive_run_id)) {
+    /* The watcher answers from a new run (a hot restart, a new app): the
+     * drive went with the old isolate, and waiting for its end would wait
+     * out the bound. (Frame events while the watcher is away are another
+     * source, not another run: the drive may still play.) */
+    json_object_set_new(op->drive_json, "state", json_string("failed"));
+    json_object_set_new(op->drive_json, "error",
+                        json_string("the app restarted during the drive: the new run plays nothing"));
+    op->drive_ended = 1;
+    op->drive_end_ms = now;
+    op->drive_failed = 1;
+  }
   int ours = d->present && !strcmp(d->id, session_drive_id(op->s));
   if (ours && !op->drive_ended) {
     json_decref(op->drive_json);

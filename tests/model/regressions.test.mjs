@@ -434,3 +434,41 @@ test('no watcher: the first read after a restart of an idle app is the new run',
   assert.notEqual(r2.sc.diagnosis?.code, 'app_restarted', 'one restart, reported once');
   assert.equal(run(r2), run(r1), 'the same run as the read before');
 });
+
+// Found by the model's workload steps (issue 32): a hot restart during a
+// capture's drive left the capture looking for a drive the new isolate never
+// had, until the workload's bound (repeat × steps × 11 s + 5 s: 49 s here),
+// and it then said the drive was "still playing" (state running,
+// stoppedByCapture). The watcher's reply from the new run ends it: failed,
+// saying the app restarted.
+test('workload: a restart during a capture\'s drive ends it at once, failed', async () => {
+  const { s, m } = await setup(['--scenario', 'scrolllist']);
+  const workload = { steps: [{ scroll: { dy: -2000, ms: 1500, in: 'key:feed' } }, { wait: 500 }], repeat: 2 };
+  const t0 = Date.now();
+  const p = m.call({ action: 'capture', workload }, { timeout: 12000 * SLACK });
+  await until(async () => (await s.stats()).feed.state === 'running', { timeoutMs: 5000 * SLACK, what: 'the drive to run' });
+  await s.cmd('restart');
+  const r = await p;
+  const w = r.sc.summary.workload;
+  assert.equal(w.drive.state, 'failed', JSON.stringify(w.drive));
+  assert.match(w.drive.error, /restarted/);
+  assert.equal(w.drive.stoppedByCapture, undefined, 'nothing was still playing');
+  assert.equal(r.isError, true, 'a failed drive makes the answer an error');
+  assert.ok(Date.now() - t0 < 10000 * SLACK, `answered after ${Date.now() - t0} ms`);
+  assert.equal((await s.stats()).feed.state, 'none', 'the new isolate plays no drive');
+});
+
+// ... and the watcher going away for a moment is not a restart: the app goes
+// on playing, and the capture ends with the drive once the watcher is back.
+test('workload: the watcher away during a capture\'s drive is not a restart', async () => {
+  const { s, m } = await setup(['--scenario', 'scrolllist']);
+  const p = m.call({ action: 'capture', workload: { steps: [{ scroll: { dy: -2000, ms: 1500, in: 'key:feed' } }] } },
+    { timeout: 30000 * SLACK });
+  await until(async () => (await s.stats()).feed.state === 'running', { timeoutMs: 5000 * SLACK, what: 'the drive to run' });
+  await s.cmd('watcher off');
+  await s.drawn(10);
+  await s.cmd('watcher on');
+  const r = await p;
+  assert.equal(r.isError, false, r.text);
+  assert.equal(r.sc.summary.workload.drive.state, 'done', JSON.stringify(r.sc.summary.workload.drive));
+});
