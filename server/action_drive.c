@@ -344,7 +344,7 @@ void action_drive_put(op_t *op, json_t *r) {
   frame_t *frames = calloc(n ? n : 1, sizeof *frames); /* shallow copies */
   if (!frames) return;
   for (size_t i = 0; i < n; i++) frames[i] = *store_recent_at(st, i);
-  json_t *wl = workload_summary(w, frames, n, session_budget_us(op->s));
+  json_t *wl = workload_summary(w, frames, n, session_budget_us(op->s), session_drive_id(op->s));
   free(frames);
   if (!wl) return;
   /* A stop's drive was started by another call: its outcome is the newest

@@ -472,3 +472,23 @@ test('workload: the watcher away during a capture\'s drive is not a restart', as
   assert.equal(r.isError, false, r.text);
   assert.equal(r.sc.summary.workload.drive.state, 'done', JSON.stringify(r.sc.summary.workload.drive));
 });
+
+// Found by the model (seed 7, sequence 58): summary.workload counted the
+// runs of the first drive whose frames the window held, not the session's
+// own: a started session whose drive failed at once, beside a capture whose
+// drive played, reported the capture's drive as its runs (driveId d2).
+test('workload: a session\'s runs are its own drive\'s, not another\'s in its window', async () => {
+  const { m } = await setup(['--scenario', 'scrolllist']);
+  const st = await m.call({ action: 'start', workload: { steps: [{ tap: 'key:nope' }], repeat: 2 } });
+  assert.equal(st.isError, false, st.text);
+  assert.equal(st.sc.drive.state, 'failed', JSON.stringify(st.sc.drive));
+  const c = await m.call({ action: 'capture', workload: { steps: [{ fling: { dy: -150, velocity: 800, in: 'key:feed' } }], repeat: 2 } });
+  assert.equal(c.isError, false, c.text);
+  const other = c.sc.summary.workload.driveId;
+  const stop = await m.call({ action: 'stop' });
+  const w = stop.sc.summary.workload;
+  // (Its drive's outcome is the app's newest drive when that is its own:
+  // here the capture's came after, so the stop has none to give.)
+  assert.notEqual(w.driveId, other, `the runs counted ${other}'s frames`);
+  assert.deepEqual(w.runs.map((x) => x.frames), [0, 0], 'its own drive drew nothing');
+});
