@@ -297,6 +297,16 @@ void action_drive(op_t *op, void (*sent)(op_t *op), void (*ended)(op_t *op)) {
   const workload_t *w = &op->a.workload;
   char err[400];
   if (!session_frame_events(op->s)) {
+    /* A capture of this app whose drive we have not yet seen end: the app
+     * would take a second drive once the first ended, and the end the
+     * first capture waits for would never be reported (a reply carries
+     * one drive), leaving it to wait out its bound. */
+    for (op_t *o = op->ctx->ops; o; o = o->next)
+      if (o != op && o->app == op->app && o->drive_mode == 1 && !o->drive_ended && o->drive_ended_cb) {
+        drive_abort(op, "workload: a drive is running (%s, of another capture): wait for that one",
+                    o->s ? session_drive_id(o->s) : "");
+        return;
+      }
     char *steps = json_dumps(w->steps_json, JSON_COMPACT);
     if (!steps) {
       op_fail_text(op, "internal error: out of memory");

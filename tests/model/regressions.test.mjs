@@ -492,3 +492,28 @@ test('workload: a session\'s runs are its own drive\'s, not another\'s in its wi
   assert.notEqual(w.driveId, other, `the runs counted ${other}'s frames`);
   assert.deepEqual(w.runs.map((x) => x.frames), [0, 0], 'its own drive drew nothing');
 });
+
+// Found by the model (seed 2053331439, sequence 11: wcapture‖wcapture): a
+// capture's drive ended, and a second capture's drive started before any
+// reply had said so; a reply carries one drive, so the first capture never
+// saw its own end and waited out its bound (71 s there). The server now
+// refuses a second workload while a capture of the app waits for its drive.
+test('workload: a capture right after another\'s drive ended does not leave the first waiting', async () => {
+  const { s, m } = await setup(['--scenario', 'scrolllist']);
+  const quick = { steps: [{ tap: 'key:feed' }, { tap: 'key:feed' }], repeat: 3 }; // 6 frames
+  for (let k = 0; k < 3; k++) {
+    const t0 = Date.now();
+    const first = m.call({ action: 'capture', workload: quick }, { timeout: 15000 * SLACK });
+    // The second drive goes out just after the first ended in the app,
+    // before the session's next drain (every 200 ms) brings that end.
+    await until(async () => ['done', 'failed'].includes((await s.stats()).feed.state) && (await s.stats()).feed.feedFrames > 0,
+      { timeoutMs: 5000 * SLACK, everyMs: 5, what: 'the first drive to end' });
+    const second = await m.call({ action: 'capture', workload: quick }, { timeout: 15000 * SLACK });
+    const a = await first;
+    assert.equal(a.isError, false, a.text);
+    assert.equal(a.sc.summary.workload.drive.state, 'done', JSON.stringify(a.sc.summary.workload.drive));
+    assert.ok(Date.now() - t0 < 10000 * SLACK, `the first capture answered after ${Date.now() - t0} ms`);
+    // The second played after it, or was refused while the first's end was unseen.
+    assert.ok(!second.isError || /a drive is running/.test(second.text), second.text);
+  }
+});
