@@ -682,7 +682,12 @@ export class Runner {
 
   settleStart(a, g, what) {
     const S = this.current;
-    if (a.isError && a.args.workload && !S && this.workloadRefused(a, g, what)) return;
+    if (a.isError && a.args.workload && !S && this.workloadRefused(a, g, what)) {
+      // Its session opened and closed again: a stop sent beside it may
+      // have joined that close and answer it.
+      if (g.kind) this.unsure = true;
+      return;
+    }
     if (a.isError) {
       if (g.healthy && !this.unsure) fail(5, `${what} failed on a healthy app: ${a.text.slice(0, 300)}`);
       if (!S) this.unsure = this.unsure || !g.healthy;
