@@ -374,6 +374,15 @@ export class Runner {
       Date.now() - a.changedAt >= 100 * SLACK && Date.now() - a.disruptedAt >= 600 * SLACK;
   }
 
+  // Healthy for a drive: as healthy(), but a scenario or rate changed just
+  // before does not matter (the sim takes its stdin commands before the
+  // drive request, and a drive plays at any rate).
+  driveHealthy() {
+    const a = this.app;
+    return a.up && a.reconnected && !a.paused && a.watcher && a.extDelay <= 300 &&
+      Date.now() - a.disruptedAt >= 600 * SLACK;
+  }
+
   // A loaded machine can starve the sim itself: at 4 000 fps under a load of
   // 19 to 23 on 2 cores it drew 404 frames in 1.7 s and left calls unanswered
   // past the call timeout (soak), and the server's "unresponsive" was right.
@@ -608,6 +617,7 @@ export class Runner {
     const mcp = this.pair.mcp;
     const drawingAtSend = this.drawing();
     const healthyAtSend = this.healthy();
+    const driveHealthyAtSend = this.driveHealthy();
     const t0 = Date.now();
     const before = await this.pair.stats();
     const promises = [];
@@ -633,6 +643,7 @@ export class Runner {
     if (s.group) this.count(`group ${s.group}`);
     const g = { kind: s.group, before, after, drawingAtSend, t0,
       healthy: healthyAtSend && this.healthy() && this.keptUp(before, after, Date.now() - t0),
+      driveHealthy: driveHealthyAtSend && this.driveHealthy() && this.keptUp(before, after, Date.now() - t0),
       // A drive of another call may hold the app (the watcher refuses a
       // second one): one ran when the step began, or the group plays two.
       driveMayRun: before?.feed?.state === 'running' || s.parts.filter((p) => p.args.workload).length > 1 };
@@ -1004,7 +1015,7 @@ export class Runner {
     // The first step starts in the watcher's reply: a bad first finder
     // has failed the drive already (DRIVE.md §3).
     const want = expected(w, this.app.scenario === 'scrolllist');
-    if (g.healthy && !this.unsure && want.state === 'failed' && want.step === 1) {
+    if (g.driveHealthy && !this.unsure && want.state === 'failed' && want.step === 1) {
       checkExpected(d, want, what);
       this.count('driveExpectedChecks');
     }
@@ -1050,7 +1061,7 @@ export class Runner {
       if (!(a.sc.warnings ?? []).some((x) => /^workload: still playing after/.test(x))) fail(13, `${what}: stoppedByCapture without its warning`);
     }
     if (d.state === 'failed' && /no widget|widgets match|no Scrollable/.test(d.error)) this.count('driveBadFinder');
-    if (g.healthy && !this.unsure && !g.driveMayRun && !g.fault && a.args.durationMs === undefined) {
+    if (g.driveHealthy && !this.unsure && !g.driveMayRun && !g.fault && a.args.durationMs === undefined) {
       const want = expected(w, this.app.scenario === 'scrolllist');
       checkExpected(d, want, what);
       this.count('driveExpectedChecks');
