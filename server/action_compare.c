@@ -32,7 +32,8 @@ static int side_init(compare_side_t *side, session_t *s, frame_t **frames, json_
   side->frames_total = st ? store_frames_seen(st) : 0;
   /* Its workload's runs (kept inside the summary, freed with it). */
   const workload_t *w = session_workload(s);
-  json_t *wl = w && *summary_json ? workload_summary(w, *frames, n, side->budget_us) : NULL;
+  json_t *wl = w && *summary_json ? workload_summary(w, *frames, n, side->budget_us, session_drive_id(s))
+                                      : NULL;
   if (wl && !json_object_set_new(*summary_json, "workload", wl))
     side->workload = json_object_get(*summary_json, "workload");
   return 0;

@@ -113,6 +113,7 @@ static void drive_sent(void *arg, const wp_status_t *st, const record_reply_t *r
     return;
   }
   session_set_drive_id(op->s, r->drive.id);
+  snprintf(op->drive_run_id, sizeof op->drive_run_id, "%s", r->run_id);
   json_decref(op->drive_json);
   op->drive_json = outcome_json(&r->drive, "watcher");
   op->drive_bound = uv_now(op->ctx->loop) + bound_ms(op);
@@ -127,6 +128,19 @@ static void watch(uv_timer_t *t) {
   op_t *op = op_from_timer(t);
   uint64_t now = uv_now(op->ctx->loop);
   const record_drive_t *d = &op->app->facts.drive;
+  if (!op->drive_ended && !op->app->facts.frame_events &&
+      strcmp(op->app->facts.run_id, op->drive_run_id)) {
+    /* The watcher answers from a new run (a hot restart, a new app): the
+     * drive went with the old isolate, and waiting for its end would wait
+     * out the bound. (Frame events while the watcher is away are another
+     * source, not another run: the drive may still play.) */
+    json_object_set_new(op->drive_json, "state", json_string("failed"));
+    json_object_set_new(op->drive_json, "error",
+                        json_string("the app restarted during the drive: the new run plays nothing"));
+    op->drive_ended = 1;
+    op->drive_end_ms = now;
+    op->drive_failed = 1;
+  }
   int ours = d->present && !strcmp(d->id, session_drive_id(op->s));
   if (ours && !op->drive_ended) {
     json_decref(op->drive_json);
@@ -283,6 +297,16 @@ void action_drive(op_t *op, void (*sent)(op_t *op), void (*ended)(op_t *op)) {
   const workload_t *w = &op->a.workload;
   char err[400];
   if (!session_frame_events(op->s)) {
+    /* A capture of this app whose drive we have not yet seen end: the app
+     * would take a second drive once the first ended, and the end the
+     * first capture waits for would never be reported (a reply carries
+     * one drive), leaving it to wait out its bound. */
+    for (op_t *o = op->ctx->ops; o; o = o->next)
+      if (o != op && o->app == op->app && o->drive_mode == 1 && !o->drive_ended && o->drive_ended_cb) {
+        drive_abort(op, "workload: a drive is running (%s, of another capture): wait for that one",
+                    o->s ? session_drive_id(o->s) : "");
+        return;
+      }
     char *steps = json_dumps(w->steps_json, JSON_COMPACT);
     if (!steps) {
       op_fail_text(op, "internal error: out of memory");
@@ -330,7 +354,7 @@ void action_drive_put(op_t *op, json_t *r) {
   frame_t *frames = calloc(n ? n : 1, sizeof *frames); /* shallow copies */
   if (!frames) return;
   for (size_t i = 0; i < n; i++) frames[i] = *store_recent_at(st, i);
-  json_t *wl = workload_summary(w, frames, n, session_budget_us(op->s));
+  json_t *wl = workload_summary(w, frames, n, session_budget_us(op->s), session_drive_id(op->s));
   free(frames);
   if (!wl) return;
   /* A stop's drive was started by another call: its outcome is the newest

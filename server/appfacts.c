@@ -47,6 +47,7 @@ void appfacts_note(appfacts_t *f, uint64_t now_ms, const record_reply_t *r) {
   if (!f->known || strcmp(f->run_id, r->run_id) != 0) f->count = f->head = 0; /* a new run counts from 0 */
   f->known = 1;
   snprintf(f->run_id, sizeof f->run_id, "%s", r->run_id);
+  f->frame_events = r->frame_events;
   f->liveness = r->liveness_counter;
   f->at_ms = now_ms;
   snprintf(f->lifecycle, sizeof f->lifecycle, "%s", r->lifecycle ? r->lifecycle : "");

@@ -25,6 +25,7 @@ typedef struct {
 typedef struct {
   int known; /* a reply was seen */
   char run_id[RECORD_MAX_RUN_ID + 1];
+  int frame_events; /* the newest reply came from Flutter.Frame events, not the watcher */
   int64_t liveness;
   uint64_t at_ms; /* when the newest reply arrived */
   char lifecycle[16];

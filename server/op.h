@@ -160,6 +160,7 @@ struct op {
   int drive_ended;       /* the drive is over (done or failed) */
   uint64_t drive_end_ms; /* when it ended (loop time) */
   uint64_t drive_bound;  /* loop time after which the capture stops it */
+  char drive_run_id[RECORD_MAX_RUN_ID + 1]; /* the app's run the watcher's drive plays in */
   void (*drive_sent)(op_t *op);     /* the watcher took the drive (start answers) */
   void (*drive_ended_cb)(op_t *op); /* the drive is over and the app settled (capture) */
   void (*after_diag)(op_t *op, diag_code_t code); /* the empty-read decision ended */

@@ -297,8 +297,10 @@ static double round4(double x) {
   return round(x * 1e4) / 1e4;
 }
 
-json_t *workload_summary(const workload_t *w, const frame_t *frames, size_t n, int64_t budget_us) {
+json_t *workload_summary(const workload_t *w, const frame_t *frames, size_t n, int64_t budget_us,
+                         const char *drive_id) {
   char label[512], drive[RECORD_MAX_INTERACTION + 1] = "", id[RECORD_MAX_INTERACTION + 1];
+  if (drive_id) snprintf(drive, sizeof drive, "%s", drive_id);
   int runs = w->repeat > 0 ? w->repeat : 1;
   run_acc_t acc[WORKLOAD_MAX_REPEAT];
   memset(acc, 0, sizeof acc);

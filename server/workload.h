@@ -75,8 +75,11 @@ int workload_interaction_parse(const char *iid, char *id, size_t n, int *run, in
  * p90 over the frames the drive attributed (start-up frames left out, as
  * the summary's jank does), then the spread across the runs that drew
  * frames (max − min; jank in points of 100). A frame is janky when its
- * build or raster exceeds budget_us. NULL when out of memory. */
-json_t *workload_summary(const workload_t *w, const frame_t *frames, size_t n, int64_t budget_us);
+ * build or raster exceeds budget_us. drive_id: the session's own drive
+ * (other drives' frames are not its runs); NULL or "" takes the first
+ * drive of the window. NULL when out of memory. */
+json_t *workload_summary(const workload_t *w, const frame_t *frames, size_t n, int64_t budget_us,
+                         const char *drive_id);
 
 /* The verdict on one metric from per-run samples (compare with repeats):
  * "worse"/"better" when every run of one side lies beyond every run of the

@@ -30,6 +30,7 @@
 //    diagnosis, which says why.
 import { Pair, call, brief, rng, sleep, until, envInt, SLACK, APPS } from './lib.mjs';
 import { SecondApp } from './app2.mjs';
+import { workloadArgs, workloadOf, checkWorkload, expected, checkExpected, DRIVE_ID } from './workload.mjs';
 
 export class Violation extends Error {
   constructor(invariant, message) { super(`invariant ${invariant}: ${message}`); this.invariant = invariant; }
@@ -99,7 +100,11 @@ const FAULTS = [
   [1, 'scenario janky'], [1, 'fps 30'], [2, 'fps 60'], [1, 'fps 120'], [3, `fps ${FAST[0]}`], [2, `fps ${FAST[1]}`],
   [1, 'ext-delay 100'], [1, 'ext-delay 300'], [2, 'ext-delay 0'], [NO_WATCHER ? 0 : 1, 'watcher off'],
   [2, 'kill'], [1, 'streams Dart,API'], [1, 'streams Dart'], [1, 'streams Dart,Embedder,GC'],
+  [1.5, 'scenario scrolllist'],
 ];
+// Faults that meet a capture's drive while it plays (the `drivefault` step).
+const DRIVE_FAULTS = [[3, 'restart'], [2, 'pause'], [NO_WATCHER ? 0 : 2, 'watcher off'], [2, 'kill'],
+  [1, 'ext-delay 300'], [1, 'scenario steady']];
 
 // Sequence 0 of every run: the continuation paths the coverage checks at the
 // end ask for, made certain rather than left to the seed (a drain of more
@@ -131,6 +136,14 @@ export function coverageSteps() {
     one({ action: 'start' }),
     { op: 'sim', cmd: 'streams Dart,API' },
     one({ action: 'stop' }),
+    // Workloads on the feed (issue 32): one that plays to its end, one whose
+    // finder matches nothing, and a started one its stop ends.
+    { op: 'sim', cmd: 'scenario scrolllist' },
+    one({ action: 'capture', workload: { steps: [{ fling: { dy: -150, velocity: 800, in: 'key:feed' } }, { tap: 'key:feed' }], repeat: 2 } }),
+    one({ action: 'capture', workload: { steps: [{ tap: 'key:nope' }] } }),
+    one({ action: 'start', workload: { steps: [{ scroll: { dy: -60, ms: 200 } }], repeat: 3 } }),
+    one({ action: 'stop' }),
+    { op: 'sim', cmd: 'scenario steady' },
     { op: 'final' },
   ];
 }
@@ -142,6 +155,18 @@ export function generate(seed, nSteps) {
   const steps = [];
   let open = false;
   let hang = null; // a fault that must be undone soon: 'resume' or 'watcher on'
+  let scenario = 'steady'; // the app's scenario as the steps so far left it
+  // A workload step: half the time on the feed (scrolllist), where its
+  // finders find something, unless the app is there already.
+  const onFeed = (p) => {
+    if (scenario !== 'scrolllist' && r.chance(p)) { steps.push({ op: 'sim', cmd: 'scenario scrolllist' }); scenario = 'scrolllist'; }
+  };
+  const wcapture = () => {
+    const a = { action: 'capture', workload: workloadArgs(r) };
+    if (r.chance(0.25)) a.durationMs = r.pick([300, 600]);
+    return a;
+  };
+  const wstart = () => ({ action: 'start', workload: workloadArgs(r) });
   while (steps.length < nSteps) {
     if (hang) {
       if (r.chance(0.6)) steps.push(r.chance(0.5) ? one(readArgs(r)) : one(stopArgs(r)));
@@ -152,6 +177,7 @@ export function generate(seed, nSteps) {
     const kind = r.weighted([
       [open ? 1 : 6, 'start'], [open ? 2 : 0.3, 'mark'], [9, 'read'], [open ? 4 : 0.5, 'stop'],
       [1.5, 'capture'], [0.7, 'status'], [4, 'group'], [4, 'fault'], [open ? 1.5 : 0.3, 'soak'],
+      [0.6, 'workload'], [0.3, 'drivefault'],
     ]);
     switch (kind) {
     case 'start': steps.push(one(startArgs(r))); open = true; break;
@@ -161,9 +187,27 @@ export function generate(seed, nSteps) {
     case 'capture': steps.push(one(captureArgs(r))); break;
     case 'status': steps.push(one({ action: 'status' })); break;
     case 'soak': steps.push({ op: 'soak', ms: r.pick([300, 400]) }); break;
+    case 'workload':
+      onFeed(0.5);
+      if (!open && r.chance(0.35)) { steps.push(one(wstart())); open = true; } else steps.push(one(wcapture()));
+      break;
+    case 'drivefault': {
+      onFeed(1);
+      const fault = r.weighted(DRIVE_FAULTS);
+      const a = wcapture();
+      // Without durationMs a capture waits for its drive; a scenario without
+      // the feed leaves a drag unfinished until its 10 s cut: bound it.
+      if (fault === 'scenario steady' || r.chance(0.3)) a.durationMs = r.pick([600, 1000]);
+      else delete a.durationMs;
+      steps.push({ op: 'drivefault', args: a, fault });
+      if (fault === 'kill' || fault === 'scenario steady') scenario = 'steady';
+      break;
+    }
     case 'group': {
       const g = r.pick(['stop+stop', 'stop+stop', 'start+start', 'read+stop', 'read+read', 'read+read+read',
-        'capture+start', 'capture+stop', 'capture+read', 'stop+start', 'capture+capture', 'start+read', 'start+stop']);
+        'capture+start', 'capture+stop', 'capture+read', 'stop+start', 'capture+capture', 'start+read', 'start+stop',
+        r.pick(['wcapture+read', 'wcapture+stop', 'wcapture+start', 'wcapture+wcapture', 'wstart+stop'])]);
+      if (g.startsWith('w')) onFeed(0.5);
       let parts;
       switch (g) {
       case 'stop+stop': parts = [{ args: stopArgs(r, r.pick(LISTING)) }, { args: stopArgs(r, 'summary') }]; open = false; break;
@@ -179,6 +223,12 @@ export function generate(seed, nSteps) {
       // A read or a stop while the session opens waits until it is open.
       case 'start+read': parts = [{ args: startArgs(r) }, { args: readArgs(r) }]; open = true; break;
       case 'start+stop': parts = [{ args: startArgs(r) }, { args: stopArgs(r) }]; open = false; break;
+      // A workload's capture beside the other calls (its drive plays meanwhile).
+      case 'wcapture+read': parts = [{ args: wcapture() }, { args: readArgs(r), delayMs: r.pick([50, 200]) }]; break;
+      case 'wcapture+stop': parts = [{ args: wcapture() }, { args: stopArgs(r), delayMs: r.pick([50, 300]) }]; open = false; break;
+      case 'wcapture+start': parts = [{ args: wcapture() }, { args: r.chance(0.5) ? wstart() : startArgs(r), delayMs: r.pick([30, 200]) }]; open = true; break;
+      case 'wcapture+wcapture': parts = [{ args: wcapture() }, { args: wcapture(), delayMs: r.pick([20, 150]) }]; break;
+      case 'wstart+stop': parts = [{ args: wstart() }, { args: stopArgs(r), delayMs: r.pick([0, 100]) }]; open = false; break;
       }
       steps.push({ op: 'call', group: g, parts });
       break;
@@ -189,12 +239,14 @@ export function generate(seed, nSteps) {
         const whileDead = r.weighted([[2, null], [2, stopArgs(r)], [1, readArgs(r)], [1, { action: 'status' }]]);
         steps.push({ op: 'kill', signal: r.pick(['SIGKILL', 'SIGTERM']), whileDead });
         if (whileDead?.action === 'stop') open = false;
+        scenario = 'steady';
       } else {
         steps.push({ op: 'sim', cmd: f });
         // At thousands of fps a drain takes more than one page: let one run.
         if (/^fps [0-9]{4}/.test(f) && r.chance(0.5)) steps.push({ op: 'soak', ms: 500 });
         if (f === 'pause') hang = 'resume';
         if (f === 'watcher off') hang = 'watcher on';
+        if (f.startsWith('scenario ')) scenario = f.slice(9);
       }
       break;
     }
@@ -212,6 +264,7 @@ export function describeStep(s) {
   case 'sim': return `sim ${s.cmd}`;
   case 'kill': return `kill sim (${s.signal})${s.whileDead ? ` then ${JSON.stringify(s.whileDead)} while dead` : ''}, new sim on the same URI file`;
   case 'soak': return `soak ${s.ms}ms`;
+  case 'drivefault': return `${JSON.stringify(s.args)}, and while its drive plays: ${s.fault}`;
   case 'final': return 'final: stop what is open, undo faults, check attribution is off';
   default: return JSON.stringify(s);
   }
@@ -249,6 +302,7 @@ export class Runner {
     this.app2 = APPS > 1 ? new SecondApp(this.pair, this.counters, this.known) : null;
     this.closed = new Map(); // id → framesSeen of every session this server closed
     this.outside = null; // a new server has no reads outside sessions behind it
+    this.doneDrives = new Map(); // drive id → when its answer said it ended done (this run of the app)
     // Each pair's sims are seeded SEED, SEED+1, … after each kill, counted per
     // pair, so replaying a pair's sequences starts the same sims.
     this.kills = 0;
@@ -320,6 +374,15 @@ export class Runner {
       Date.now() - a.changedAt >= 100 * SLACK && Date.now() - a.disruptedAt >= 600 * SLACK;
   }
 
+  // Healthy for a drive: as healthy(), but a scenario or rate changed just
+  // before does not matter (the sim takes its stdin commands before the
+  // drive request, and a drive plays at any rate).
+  driveHealthy() {
+    const a = this.app;
+    return a.up && a.reconnected && !a.paused && a.watcher && a.extDelay <= 300 &&
+      Date.now() - a.disruptedAt >= 600 * SLACK;
+  }
+
   // A loaded machine can starve the sim itself: at 4 000 fps under a load of
   // 19 to 23 on 2 cores it drew 404 frames in 1.7 s and left calls unanswered
   // past the call timeout (soak), and the server's "unresponsive" was right.
@@ -335,8 +398,8 @@ export class Runner {
     return false;
   }
 
-  newSession(id, before, after) {
-    const S = { id, before, after, runId: before?.runId, stable: !!before && !!after && this.healthy() &&
+  newSession(id, before, after, openedAt = Date.now()) {
+    const S = { id, before, after, openedAt, runId: before?.runId, stable: !!before && !!after && this.healthy() &&
       before.runId === after.runId, runChanges: 0, last: null, gap: false, allow: 0, lostSeen: 0,
       taken: 0, firstDone: false, tail: null, cursor: null, appLost: false };
     this.known.add(id);
@@ -436,6 +499,7 @@ export class Runner {
     case 'sim': return this.simStep(s.cmd);
     case 'kill': return this.killStep(s);
     case 'soak': return this.soakStep(s);
+    case 'drivefault': return this.driveFaultStep(s);
     case 'final': return this.finalStep();
     }
   }
@@ -448,6 +512,7 @@ export class Runner {
     if (reply === null) return 'sim gone';
     const S = this.current;
     const was = JSON.stringify(a);
+    if (verb === 'restart' || verb === 'watcher') this.doneDrives.clear();
     switch (verb) {
     case 'restart': a.paused = false; this.outside.runChanges++; if (S) { S.runChanges++; S.stable = false; } break;
     case 'pause': a.paused = true; if (S) S.stable = false; break;
@@ -475,6 +540,7 @@ export class Runner {
     if (S) { S.runChanges++; S.stable = false; S.appLost = true; }
     this.outside.runChanges++;
     await this.pair.killSim(s.signal);
+    this.doneDrives.clear();
     this.app.up = false;
     this.killed = true;
     this.count('fault kill');
@@ -551,6 +617,7 @@ export class Runner {
     const mcp = this.pair.mcp;
     const drawingAtSend = this.drawing();
     const healthyAtSend = this.healthy();
+    const driveHealthyAtSend = this.driveHealthy();
     const t0 = Date.now();
     const before = await this.pair.stats();
     const promises = [];
@@ -574,8 +641,12 @@ export class Runner {
     else if (answers.some((a) => a.sc?.session?.state === 'stopped')) this.streams.lost = false;
     const after = await this.pair.stats();
     if (s.group) this.count(`group ${s.group}`);
-    const g = { kind: s.group, before, after, drawingAtSend,
-      healthy: healthyAtSend && this.healthy() && this.keptUp(before, after, Date.now() - t0) };
+    const g = { kind: s.group, before, after, drawingAtSend, t0,
+      healthy: healthyAtSend && this.healthy() && this.keptUp(before, after, Date.now() - t0),
+      driveHealthy: driveHealthyAtSend && this.driveHealthy() && this.keptUp(before, after, Date.now() - t0),
+      // A drive of another call may hold the app (the watcher refuses a
+      // second one): one ran when the step began, or the group plays two.
+      driveMayRun: before?.feed?.state === 'running' || s.parts.filter((p) => p.args.workload).length > 1 };
     let order = s.parts.map((p, i) => i);
     // Concurrent plain reads take consecutive slices in the order the server
     // took them, which is not always the order they were sent or answered.
@@ -609,15 +680,25 @@ export class Runner {
       case 'mark': this.settleMark(a, g, what); break;
       case 'read': this.settleRead(a, g, what); break;
       case 'stop': out[i] += await this.settleStop(a, g, what); break;
-      case 'capture': this.settleCapture(a, g, what); break;
+      case 'capture':
+        if (a.args.workload) this.settleWorkloadCapture(a, g, what);
+        else this.settleCapture(a, g, what);
+        break;
       case 'status': this.settleStatus(a, g, what); break;
       }
     }
+    this.checkDriveOver(g, s.parts.some((p) => p.args.action === 'stop' || p.args.action === 'capture'), 'after the step');
     return out.join(' ‖ ');
   }
 
   settleStart(a, g, what) {
     const S = this.current;
+    if (a.isError && a.args.workload && !S && this.workloadRefused(a, g, what)) {
+      // Its session opened and closed again: a stop sent beside it may
+      // have joined that close and answer it.
+      if (g.kind) this.unsure = true;
+      return;
+    }
     if (a.isError) {
       if (g.healthy && !this.unsure) fail(5, `${what} failed on a healthy app: ${a.text.slice(0, 300)}`);
       if (!S) this.unsure = this.unsure || !g.healthy;
@@ -634,13 +715,20 @@ export class Runner {
       const warned = (a.sc.warnings ?? []).join(' ');
       for (const k of ['budgetMs', 'trackWidgets', 'trackLayouts', 'trackPaints', 'trackRebuilds'])
         if (k in a.args && !warned.includes(k)) fail(5, `${what} on open ${S.id} dropped ${k} without a warning`);
+      // Invariant 16: a workload on an open session is not played, and said so.
+      if (a.args.workload) {
+        if (!/workload: not played/.test(warned)) fail(16, `${what} on open ${S.id} dropped its workload without a warning`);
+        if (a.sc.drive) fail(16, `${what} on open ${S.id} played its workload: ${JSON.stringify(a.sc.drive)}`);
+        this.count('workloadNotPlayed');
+      }
       return;
     }
     if (sess.alreadyActive && !this.unsure) fail(5, `${what} said alreadyActive (${sess.id}) but no session was open`);
     if (this.known.has(sess.id) && !this.unsure) fail(5, `${what} opened ${sess.id}, an id already used`);
     this.unsure = false;
-    const N = this.newSession(sess.id, g.before, g.after);
+    const N = this.newSession(sess.id, g.before, g.after, g.t0);
     if (!g.healthy) N.stable = false;
+    if (a.args.workload) this.startedDrive(a, g, N, what);
   }
 
   settleMark(a, g, what) {
@@ -720,7 +808,9 @@ export class Runner {
   checkWhere(a, what) {
     const sc = a.sc, sum = sc.summary;
     if (!sum || !(sum.jank?.buildMissed > 0) || sc.diagnosis) return;
-    const notes = (sc.warnings ?? []).filter((w) => /^CPU samples: /.test(w));
+    // Or where was left out at the summary's 4 KB bound (docs/tool.md,
+    // "Size"): a workload's per-run table makes a capture's summary larger.
+    const notes = (sc.warnings ?? []).filter((w) => /^CPU samples: |^where: left out, the summary is at its/.test(w));
     if (sum.where) {
       if (notes.length) fail(9, `${what}: where and a CPU-samples warning both: ${notes[0]}`);
       for (const f of sum.where.functions)
@@ -743,11 +833,11 @@ export class Runner {
         if (!a.isError && !this.unsure) fail(5, `${what}: the first stop found no session but this one answered ${sc.session?.id}`);
         return '';
       }
-      if (a.isError) {
+      if (a.isError && !this.driveFailed(a)) {
         // Sent back to back, but the server may have finished the first
         // close before it read the second line: then "no session" is right.
         // Answered before the first was, it certainly overlapped the close.
-        if (a.at < first.at) fail(5, `${what}: the second overlapping stop failed (${a.text.slice(0, 200)}) while the first was closing ${first.id}`);
+        if (a.at < first.at && !this.driveFailed(a)) fail(5, `${what}: the second overlapping stop failed (${a.text.slice(0, 200)}) while the first was closing ${first.id}`);
         this.count('stopsNotOverlapping');
         return '';
       }
@@ -780,12 +870,15 @@ export class Runner {
       g.stopped = null;
       return '';
     }
-    if (a.isError) fail(2, `${what} of ${S.id} failed, so what it measured is lost: ${a.text.slice(0, 300)}`);
+    // A stop whose drive failed (cancelled by this stop, say) is an error
+    // that carries what the session measured (docs/tool.md "Workload").
+    if (a.isError && !this.driveFailed(a)) fail(2, `${what} of ${S.id} failed, so what it measured is lost: ${a.text.slice(0, 300)}`);
     if (sc.session?.id !== S.id) fail(5, `${what} of ${S.id} answered naming ${sc.session?.id}`);
     if (sc.session.state !== 'stopped') fail(5, `${what} of ${S.id} answered state ${sc.session.state}`);
     this.checkDrawing(a, g.drawingAtSend, what);
     this.checkListing(a, what);
     this.checkWhere(a, what);
+    this.stoppedDrive(a, g, S, what);
     this.current = null;
     this.streams.ours = [];
     this.closed.set(S.id, sc.session.framesSeen);
@@ -838,6 +931,19 @@ export class Runner {
       if (g.healthy) fail(5, `${what} failed on a healthy app: ${a.text.slice(0, 300)}`);
       return;
     }
+    this.captureWindow(a, g, what);
+    this.checkForeignDrives(a, g.t0, null, what);
+    const sess = a.sc.session;
+    const want = a.args.durationMs;
+    if (g.healthy && this.app.extDelay === 0 && sess.durationMs !== undefined) {
+      if (sess.durationMs < want - 50) fail(5, `${what} of ${want} ms ended after ${sess.durationMs} ms`);
+      if (sess.durationMs > want * 1.5 + 150 * SLACK) fail(5, `${what} of ${want} ms reports ${sess.durationMs} ms`);
+      this.count('captureLengthChecks');
+    }
+  }
+
+  // What every capture's answer holds: its own window, a new id.
+  captureWindow(a, g, what) {
     const sess = a.sc.session;
     if (!sess?.id) fail(5, `${what} answered without naming its session`);
     if (this.current && sess.id === this.current.id) fail(5, `${what} measured the start'ed session ${sess.id}, not its own window`);
@@ -847,12 +953,179 @@ export class Runner {
     this.known.add(sess.id);
     this.checkDrawing(a, g.drawingAtSend, what);
     this.checkWhere(a, what);
-    const want = a.args.durationMs;
-    if (g.healthy && this.app.extDelay === 0 && sess.durationMs !== undefined) {
-      if (sess.durationMs < want - 50) fail(5, `${what} of ${want} ms ended after ${sess.durationMs} ms`);
-      if (sess.durationMs > want * 1.5 + 150 * SLACK) fail(5, `${what} of ${want} ms reports ${sess.durationMs} ms`);
-      this.count('captureLengthChecks');
+  }
+
+  // ---- workloads (issue 32; invariants 12-16, workload.mjs) ----
+
+  // A stop whose answer is an error only because its drive failed.
+  driveFailed(a) {
+    return a.isError && workloadOf(a.sc)?.drive?.state === 'failed';
+  }
+
+  // A workload call refused before any drive played: true when the refusal
+  // is one the contract names for this app (invariant 16): another drive
+  // holds the app ("a drive is running"), or it has neither the watcher nor
+  // flutter_driver's extension (the frame-events run). Otherwise the caller
+  // judges it as any failed call.
+  workloadRefused(a, g, what) {
+    if (/a drive is running/.test(a.text)) {
+      if (!g.driveMayRun && !this.unsure && g.healthy) fail(16, `${what}: refused as "a drive is running", but no other drive could run`);
+      this.count('driveRefusedBusy');
+      return true;
     }
+    if (NO_WATCHER) {
+      if (g.healthy && !/enableFlutterDriverExtension\(\)/.test(a.text)) fail(16, `${what}: with neither the watcher nor flutter_driver, the error does not say what to add: ${a.text.slice(0, 300)}`);
+      this.count('workloadNeither');
+      return true;
+    }
+    return !g.healthy;
+  }
+
+  // Interactions of a drive that ended done before this session opened are
+  // never in it (invariant 15): its frames were its own capture's or session's.
+  checkForeignDrives(a, openedAt, ownId, what) {
+    for (const i of a.sc?.summary?.interactions ?? []) {
+      const m = DRIVE_ID.exec(i.interactionId);
+      if (!m || m[1] === ownId) continue;
+      const doneAt = this.doneDrives.get(m[1]);
+      if (doneAt !== undefined && doneAt < openedAt)
+        fail(15, `${what}: ${i.frames} frames of ${i.interactionId}, a drive whose answer said done ${openedAt - doneAt} ms before this session opened`);
+    }
+  }
+
+  // Invariant 15: once no session is open on a healthy app (the watcher's
+  // stop was answered before the last close answered), no drive plays.
+  checkDriveOver(g, closing, when) {
+    if (!closing || NO_WATCHER || this.current || this.unsure || !g.healthy || !this.app.watcher) return;
+    const st = g.after?.feed?.state;
+    if (st === 'running') fail(15, `${when}: no session is open, but the app still plays a drive (feed ${JSON.stringify(g.after.feed)})`);
+    if (st) this.count('driveOverChecks');
+  }
+
+  // A start that opened a session with a workload: the drive the watcher took.
+  startedDrive(a, g, N, what) {
+    const w = a.args.workload;
+    N.workload = w;
+    this.count('workloadStarts');
+    const d = a.sc.drive;
+    if (!d) fail(13, `${what}: a start with a workload answered without its drive`);
+    if (!/^d\d+$/.test(d.id) || d.runs !== w.repeat || d.of !== w.steps.length || d.via !== 'watcher')
+      fail(13, `${what}: drive ${JSON.stringify(d)} for ${w.steps.length} steps x${w.repeat}`);
+    N.driveId = d.id;
+    // The first step starts in the watcher's reply: a bad first finder
+    // has failed the drive already (DRIVE.md §3).
+    const want = expected(w, this.app.scenario === 'scrolllist');
+    if (g.driveHealthy && !this.unsure && want.state === 'failed' && want.step === 1) {
+      checkExpected(d, want, what);
+      this.count('driveExpectedChecks');
+    }
+  }
+
+  // The stop of a session: a workload's outcome if it was started with one, none otherwise.
+  stoppedDrive(a, g, S, what) {
+    const wl = workloadOf(a.sc);
+    if (!S.workload) {
+      if (wl) fail(13, `${what}: ${S.id} was started without a workload, its stop reports one`);
+      this.checkForeignDrives(a, S.openedAt, null, what);
+      return;
+    }
+    if (!wl) fail(13, `${what}: ${S.id} was started with a workload; its stop has no summary.workload`);
+    const d = checkWorkload(a, S.workload, what);
+    if (d && d.id !== S.driveId) fail(13, `${what}: ${S.id} played ${S.driveId}, its stop reports ${d.id}`);
+    if (d) {
+      this.count(`drive ${d.state}`);
+      if (d.error === 'cancelled by stop') this.count('driveCancelledByStop');
+      if (d.state === 'done' && g.healthy) this.doneDrives.set(d.id, a.at);
+    }
+    this.checkForeignDrives(a, S.openedAt, d?.id, what);
+  }
+
+  // A capture with a workload: its window, its drive consistent (13), and,
+  // on a healthy app left alone, the outcome the screen implies (14).
+  settleWorkloadCapture(a, g, what) {
+    const w = a.args.workload;
+    this.count('workloadCaptures');
+    const d = workloadOf(a.sc)?.drive;
+    if (!d) {
+      if (!a.isError) fail(13, `${what}: a capture with a workload answered without its drive`);
+      if (!this.workloadRefused(a, g, what) && g.healthy) fail(12, `${what} failed before its drive on a healthy app: ${a.text.slice(0, 300)}`);
+      return;
+    }
+    if (!a.sc.session?.id) fail(13, `${what}: a capture's drive without its session`);
+    this.captureWindow(a, g, what);
+    checkWorkload(a, w, what);
+    this.count(`drive ${d.state}`);
+    if (d.state === 'running' && !d.stoppedByCapture) fail(13, `${what}: answered while its drive runs, without stoppedByCapture`);
+    if (d.stoppedByCapture) {
+      this.count('driveStoppedByCapture');
+      if (!(a.sc.warnings ?? []).some((x) => /^workload: still playing after/.test(x))) fail(13, `${what}: stoppedByCapture without its warning`);
+    }
+    if (d.state === 'failed' && /no widget|widgets match|no Scrollable/.test(d.error)) this.count('driveBadFinder');
+    if (g.driveHealthy && !this.unsure && !g.driveMayRun && !g.fault && a.args.durationMs === undefined) {
+      const want = expected(w, this.app.scenario === 'scrolllist');
+      checkExpected(d, want, what);
+      this.count('driveExpectedChecks');
+      // Each run of a done drive draws the frames of its taps and drags.
+      if (d.state === 'done' && want.state === 'done' && this.app.scenario === 'scrolllist' && w.steps.some((x) => !('wait' in x))) {
+        const runs = workloadOf(a.sc).runs;
+        if (runs.some((x) => !(x.frames > 0))) fail(14, `${what}: a run of a done drive without frames: ${JSON.stringify(runs)}`);
+        this.count('runFramesChecks');
+      }
+    }
+    if (d.state === 'done' && g.healthy) this.doneDrives.set(d.id, a.at);
+    this.checkForeignDrives(a, g.t0, d.id, what);
+  }
+
+  // A capture with a workload, and a fault while its drive plays: restart,
+  // pause (resumed), the watcher away (back), kill (a new app), replies
+  // late, the feed gone. Invariant 12: it is answered, and without
+  // durationMs a drive the app no longer plays ends it soon.
+  async driveFaultStep(s) {
+    const healthyAtSend = this.healthy();
+    const t0 = Date.now();
+    const before = await this.pair.stats();
+    let answered = false;
+    const p = call(this.pair.mcp, { ...s.args }).then((x) => { answered = true; return x; });
+    // The fault comes while the drive plays, once the sim says it does (a
+    // drive that failed at once or ended quickly meets it afterwards).
+    const deadline = Date.now() + 1500 * SLACK;
+    let playing = false;
+    while (!answered && Date.now() < deadline && !(playing = (await this.pair.stats())?.feed?.state === 'running')) await sleep(20);
+    const tf = Date.now();
+    let out;
+    if (s.fault === 'kill') {
+      out = await this.killStep({ signal: 'SIGKILL' });
+    } else {
+      out = await this.simStep(s.fault);
+      const undo = { pause: 'resume', 'watcher off': 'watcher on' }[s.fault];
+      if (undo) { await sleep(300); out += `; ${await this.simStep(undo)}`; }
+    }
+    const a = await p;
+    const after = await this.pair.stats();
+    this.lastAnswers = brief(a);
+    const what = `capture with a workload, ${s.fault} while its drive ${playing ? 'played' : 'had ended or not begun'}`;
+    this.answered(a, what);
+    this.count('driveFaults');
+    this.count(`driveFault ${s.fault}`);
+    const g = { kind: 'drivefault', before, after, drawingAtSend: false, t0, healthy: false, fault: s.fault,
+      driveMayRun: true, healthyAtSend };
+    const d = workloadOf(a.sc)?.drive;
+    if (playing && s.args.durationMs === undefined && (s.fault === 'restart' || s.fault === 'kill')) {
+      const ms = a.at - tf;
+      if (ms > 8000 * SLACK) fail(12, `${what}: answered ${ms} ms after the app ${s.fault === 'kill' ? 'died' : 'restarted'} (its drive went with it)`);
+      if (d?.state === 'running') fail(12, `${what}: says its drive still runs, but the app ${s.fault === 'kill' ? 'died' : 'restarted'}: ${JSON.stringify(d)}`);
+      this.count('driveGoneChecks');
+    }
+    if (a.isError && !d) {
+      if (!this.workloadRefused(a, g, what) && healthyAtSend && s.fault === 'ext-delay 300')
+        fail(12, `${what} failed before its drive: ${a.text.slice(0, 300)}`);
+    } else {
+      this.captureWindow(a, g, what);
+      checkWorkload(a, s.args.workload, what);
+      this.count(`drive ${d.state}`);
+      if (d.state === 'running' && !d.stoppedByCapture) fail(13, `${what}: answered while its drive runs, without stoppedByCapture`);
+    }
+    return `${out} → ${brief(a)} (fault at +${tf - t0} ms)`;
   }
 
   settleStatus(a, g, what) {
@@ -908,6 +1181,12 @@ export class Runner {
         `\nthe server's log (tail):\n${(this.pair.mcp?.stderr ?? '').slice(-envInt('MODEL_LOG_TAIL', 1500))}`);
     }
     if (inSession) this.count('streamsSetBackAroundAnother');
+    // Invariant 15: nothing is open, so the watcher's stop has cancelled
+    // any drive still playing (DRIVE.md §3), and a drive that ended stays so.
+    if (!NO_WATCHER && st?.feed) {
+      if (st.feed.state === 'running') fail(15, `no session is open, but the app still plays a drive (feed ${JSON.stringify(st.feed)})`);
+      this.count('driveOverChecks');
+    }
     // The next sequence begins where a fresh sim does.
     if (streams !== sorted(STREAMS_AT_START)) await this.simStep(`streams ${STREAMS_AT_START.join(',')}`);
     return out;

@@ -434,3 +434,86 @@ test('no watcher: the first read after a restart of an idle app is the new run',
   assert.notEqual(r2.sc.diagnosis?.code, 'app_restarted', 'one restart, reported once');
   assert.equal(run(r2), run(r1), 'the same run as the read before');
 });
+
+// Found by the model's workload steps (issue 32): a hot restart during a
+// capture's drive left the capture looking for a drive the new isolate never
+// had, until the workload's bound (repeat × steps × 11 s + 5 s: 49 s here),
+// and it then said the drive was "still playing" (state running,
+// stoppedByCapture). The watcher's reply from the new run ends it: failed,
+// saying the app restarted.
+test('workload: a restart during a capture\'s drive ends it at once, failed', async () => {
+  const { s, m } = await setup(['--scenario', 'scrolllist']);
+  const workload = { steps: [{ scroll: { dy: -2000, ms: 1500, in: 'key:feed' } }, { wait: 500 }], repeat: 2 };
+  const t0 = Date.now();
+  const p = m.call({ action: 'capture', workload }, { timeout: 12000 * SLACK });
+  await until(async () => (await s.stats()).feed.state === 'running', { timeoutMs: 5000 * SLACK, what: 'the drive to run' });
+  await s.cmd('restart');
+  const r = await p;
+  const w = r.sc.summary.workload;
+  assert.equal(w.drive.state, 'failed', JSON.stringify(w.drive));
+  assert.match(w.drive.error, /restarted/);
+  assert.equal(w.drive.stoppedByCapture, undefined, 'nothing was still playing');
+  assert.equal(r.isError, true, 'a failed drive makes the answer an error');
+  assert.ok(Date.now() - t0 < 10000 * SLACK, `answered after ${Date.now() - t0} ms`);
+  assert.equal((await s.stats()).feed.state, 'none', 'the new isolate plays no drive');
+});
+
+// ... and the watcher going away for a moment is not a restart: the app goes
+// on playing, and the capture ends with the drive once the watcher is back.
+test('workload: the watcher away during a capture\'s drive is not a restart', async () => {
+  const { s, m } = await setup(['--scenario', 'scrolllist']);
+  const p = m.call({ action: 'capture', workload: { steps: [{ scroll: { dy: -2000, ms: 1500, in: 'key:feed' } }] } },
+    { timeout: 30000 * SLACK });
+  await until(async () => (await s.stats()).feed.state === 'running', { timeoutMs: 5000 * SLACK, what: 'the drive to run' });
+  await s.cmd('watcher off');
+  await s.drawn(10);
+  await s.cmd('watcher on');
+  const r = await p;
+  assert.equal(r.isError, false, r.text);
+  assert.equal(r.sc.summary.workload.drive.state, 'done', JSON.stringify(r.sc.summary.workload.drive));
+});
+
+// Found by the model (seed 7, sequence 58): summary.workload counted the
+// runs of the first drive whose frames the window held, not the session's
+// own: a started session whose drive failed at once, beside a capture whose
+// drive played, reported the capture's drive as its runs (driveId d2).
+test('workload: a session\'s runs are its own drive\'s, not another\'s in its window', async () => {
+  const { m } = await setup(['--scenario', 'scrolllist']);
+  const st = await m.call({ action: 'start', workload: { steps: [{ tap: 'key:nope' }], repeat: 2 } });
+  assert.equal(st.isError, false, st.text);
+  assert.equal(st.sc.drive.state, 'failed', JSON.stringify(st.sc.drive));
+  const c = await m.call({ action: 'capture', workload: { steps: [{ fling: { dy: -150, velocity: 800, in: 'key:feed' } }], repeat: 2 } });
+  assert.equal(c.isError, false, c.text);
+  const other = c.sc.summary.workload.driveId;
+  const stop = await m.call({ action: 'stop' });
+  const w = stop.sc.summary.workload;
+  // (Its drive's outcome is the app's newest drive when that is its own:
+  // here the capture's came after, so the stop has none to give.)
+  assert.notEqual(w.driveId, other, `the runs counted ${other}'s frames`);
+  assert.deepEqual(w.runs.map((x) => x.frames), [0, 0], 'its own drive drew nothing');
+});
+
+// Found by the model (seed 2053331439, sequence 11: wcapture‖wcapture): a
+// capture's drive ended, and a second capture's drive started before any
+// reply had said so; a reply carries one drive, so the first capture never
+// saw its own end and waited out its bound (71 s there). The server now
+// refuses a second workload while a capture of the app waits for its drive.
+test('workload: a capture right after another\'s drive ended does not leave the first waiting', async () => {
+  const { s, m } = await setup(['--scenario', 'scrolllist']);
+  const quick = { steps: [{ tap: 'key:feed' }, { tap: 'key:feed' }], repeat: 3 }; // 6 frames
+  for (let k = 0; k < 3; k++) {
+    const t0 = Date.now();
+    const first = m.call({ action: 'capture', workload: quick }, { timeout: 15000 * SLACK });
+    // The second drive goes out just after the first ended in the app,
+    // before the session's next drain (every 200 ms) brings that end.
+    await until(async () => ['done', 'failed'].includes((await s.stats()).feed.state) && (await s.stats()).feed.feedFrames > 0,
+      { timeoutMs: 5000 * SLACK, everyMs: 5, what: 'the first drive to end' });
+    const second = await m.call({ action: 'capture', workload: quick }, { timeout: 15000 * SLACK });
+    const a = await first;
+    assert.equal(a.isError, false, a.text);
+    assert.equal(a.sc.summary.workload.drive.state, 'done', JSON.stringify(a.sc.summary.workload.drive));
+    assert.ok(Date.now() - t0 < 10000 * SLACK, `the first capture answered after ${Date.now() - t0} ms`);
+    // The second played after it, or was refused while the first's end was unseen.
+    assert.ok(!second.isError || /a drive is running/.test(second.text), second.text);
+  }
+});

@@ -82,6 +82,14 @@ test(`model: ${SEQUENCES} random sequences of ${STEPS} steps (seed=${SEED})`, { 
     assert.ok((counters.sessionsBalanced ?? 0) > 0, 'sessions were balanced');
     assert.ok((counters.drawingChecks ?? 0) > 0, 'the drawing-app check ran');
     assert.ok((counters['group stop+stop'] ?? 0) > 0, 'overlapping stops ran');
+    // Workloads joined the model (issue 32); sequence 0 plays one to its
+    // end and one with a finder that matches nothing.
+    assert.ok((counters.workloadCaptures ?? 0) > 0, 'a capture with a workload ran');
+    if (!SIM_ARGS.includes('--no-watcher')) {
+      assert.ok((counters['drive done'] ?? 0) > 0, 'a drive played to its end');
+      assert.ok((counters.driveBadFinder ?? 0) > 0, 'a drive failed on a finder');
+      assert.ok((counters.driveExpectedChecks ?? 0) > 0, 'a drive was held to what the screen implies');
+    }
     // Sequence 0 changes the streams from outside during a session; a stop
     // whose set-back got no answer in time (a loaded sanitized pair) is not
     // held to it, and says so (streamsUnanswered).

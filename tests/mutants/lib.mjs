@@ -96,7 +96,7 @@ export const COVER = {
   'server/apps_text.c': { re: '^integration\\.(apps|dtd)$', targets: APP },
   'server/op.c': { re: '^integration\\.(session|connect)$', targets: APP },
   'server/workload.c': unit('workload', 'alloc_fail'),
-  'server/action_drive.c': { re: '^integration\\.workload$', targets: APP },
+  'server/action_drive.c': { re: '^integration\\.workload$|^model\\.regressions$', targets: APP },
   'watcher/sim/model.c': unit('watcher_vectors'),
   'watcher/sim/model_drive_plan.c': plus(unit('drive_plan'), '^sim\\.drive$', ['telescope-sim']),
   'watcher/sim/sim_drive.c': { re: '^sim\\.(drive|driver)$', targets: ['telescope-sim'] },

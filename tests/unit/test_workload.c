@@ -253,7 +253,7 @@ START_TEST(summary_gives_runs_and_spread) {
   f[n].interaction_id = strdup("d1/r1/s1");
   f[n].linked_by = strdup("drive");
   n++;
-  json_t *s = workload_summary(&w, f, n, 16667);
+  json_t *s = workload_summary(&w, f, n, 16667, NULL);
   ck_assert_ptr_nonnull(s);
   ck_assert_str_eq(json_string_value(json_object_get(s, "label")), "fling key:feed");
   ck_assert_str_eq(json_string_value(json_object_get(s, "driveId")), "d1");
@@ -288,7 +288,7 @@ START_TEST(summary_gives_runs_and_spread) {
   json_decref(s);
   for (size_t i = 0; i < n; i++) record_frame_close(&f[i]);
   /* one run, none drawn: no spread */
-  s = workload_summary(&w, f, 0, 16667);
+  s = workload_summary(&w, f, 0, 16667, NULL);
   ck_assert_ptr_null(json_object_get(s, "spread"));
   ck_assert_ptr_null(json_object_get(s, "driveId"));
   ck_assert_int_eq(json_integer_value(json_object_get(json_array_get(json_object_get(s, "runs"), 1), "frames")), 0);
