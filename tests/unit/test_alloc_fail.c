@@ -588,7 +588,7 @@ static json_t *wl_ref;
 
 static int scenario_workload_summary(void) {
   chaos_on();
-  json_t *s = workload_summary(&wl_w, wl_frames, 20, 16667);
+  json_t *s = workload_summary(&wl_w, wl_frames, 20, 16667, NULL);
   chaos_off();
   int rc = !s ? RESULT_CLEAN_ERROR : !wl_ref || json_equal(s, wl_ref) ? RESULT_OK : RESULT_PARTIAL;
   if (!wl_ref && s) wl_ref = json_incref(s);

@@ -295,7 +295,7 @@ START_TEST(summary_gives_runs_and_spread) {
   json_decref(s);
   /* one run of three drew frames: no spread, which needs two */
   n = add_run(f, 0, 2, 20, 1, 5000);
-  s = workload_summary(&w, f, n, 16667);
+  s = workload_summary(&w, f, n, 16667, NULL);
   ck_assert_int_eq(json_integer_value(json_object_get(json_array_get(json_object_get(s, "runs"), 1), "frames")), 20);
   ck_assert_ptr_null(json_object_get(s, "spread"));
   json_decref(s);
