@@ -27,7 +27,7 @@ static int finder_parse(const json_t *v, char *out, const char *where, char *err
   for (size_t i = 0; i < sizeof prefixes / sizeof *prefixes; i++) {
     size_t k = strlen(prefixes[i]);
     if (!strncmp(s, prefixes[i], k) && s[k]) {
-      snprintf(out, WORKLOAD_MAX_FINDER + 1, "%s", s);
+      snprintf(out, WORKLOAD_FINDER_BYTES + 1, "%s", s);
       return 0;
     }
   }
@@ -169,7 +169,7 @@ void workload_label(const workload_t *w, char *buf, size_t n) {
   if (n) buf[0] = '\0';
   for (size_t i = 0; i < w->nsteps && len < n; i++) {
     const wl_step_t *s = &w->steps[i];
-    char one[WORKLOAD_MAX_FINDER + 32];
+    char one[WORKLOAD_FINDER_BYTES + 32];
     if (s->kind == WL_WAIT)
       snprintf(one, sizeof one, "wait %d ms", s->ms);
     else
