@@ -176,7 +176,11 @@ void workload_label(const workload_t *w, char *buf, size_t n) {
       snprintf(one, sizeof one, "%s%s%s", kinds[s->kind], s->finder[0] ? " " : "", s->finder);
     int k = snprintf(buf + len, n - len, "%s%s", i ? ", " : "", one);
     if (k < 0 || (size_t)k >= n - len) {
-      if (n >= 4) snprintf(buf + n - 4, 4, "\xe2\x80\xa6"); /* "…" */
+      if (n >= 4) { /* "…", after the last whole character */
+        size_t at = n - 4;
+        while (at > 0 && ((unsigned char)buf[at] & 0xc0) == 0x80) at--;
+        snprintf(buf + at, 4, "\xe2\x80\xa6");
+      }
       return;
     }
     len += (size_t)k;

@@ -349,6 +349,32 @@ START_TEST(summary_label_is_cut_at_511_bytes) {
 }
 END_TEST
 
+/* ... and cut between characters: 8 taps of "text:" + 60 × "é", the first
+ * with an "x" more, put the cut inside an "é"; a label of half a character
+ * is not UTF-8, and the summary would be dropped. */
+START_TEST(summary_label_is_cut_between_characters) {
+  char text[2048] = "{\"steps\":[";
+  for (int i = 0; i < 8; i++) {
+    snprintf(text + strlen(text), sizeof text - strlen(text), "%s{\"tap\":\"text:%s", i ? "," : "",
+             i ? "" : "x");
+    for (int k = 0; k < 60; k++) strcat(text, "\xc3\xa9");
+    strcat(text, "\"}");
+  }
+  strcat(text, "]}");
+  workload_t w;
+  char err[320];
+  ck_assert_int_eq(parse(&w, text, err, sizeof err), 0);
+  frame_t f[1];
+  json_t *s = workload_summary(&w, f, 0, 16667, NULL);
+  ck_assert_ptr_nonnull(s);
+  const char *label = json_string_value(json_object_get(s, "label"));
+  ck_assert_uint_eq(strlen(label), 510); /* 508 bytes and the "é" cut at 509 go */
+  ck_assert_str_eq(label + 507, "\xe2\x80\xa6");
+  json_decref(s);
+  workload_close(&w);
+}
+END_TEST
+
 START_TEST(failed_drive_text_names_why_and_what_is_on_screen) {
   json_t *r = load("{\"action\":\"capture\",\"workload\":{\"label\":\"fling key:fed\",\"steps\":[],"
                    "\"repeat\":1,\"runs\":[{\"run\":1,\"frames\":0,\"jankFrames\":0,\"jankRatio\":0,"
@@ -580,6 +606,7 @@ int main(void) {
   tcase_add_test(tc, interaction_names_round_trip);
   tcase_add_test(tc, summary_gives_runs_and_spread);
   tcase_add_test(tc, summary_label_is_cut_at_511_bytes);
+  tcase_add_test(tc, summary_label_is_cut_between_characters);
   tcase_add_test(tc, failed_drive_text_names_why_and_what_is_on_screen);
   tcase_add_test(tc, runs_change_needs_separation_beyond_spread);
   tcase_add_test(tc, compare_judges_runs_of_the_same_workload);
