@@ -326,6 +326,19 @@ START_TEST(summary_gives_runs_and_spread) {
 }
 END_TEST
 
+/* The label of the summary of a workload (text) without frames. */
+static void summary_label(const char *text, char *label, size_t n) {
+  workload_t w;
+  char err[320];
+  ck_assert_int_eq(parse(&w, text, err, sizeof err), 0);
+  frame_t f[1];
+  json_t *s = workload_summary(&w, f, 0, 16667, NULL);
+  ck_assert_ptr_nonnull(s);
+  snprintf(label, n, "%s", json_string_value(json_object_get(s, "label")));
+  json_decref(s);
+  workload_close(&w);
+}
+
 /* The summary's label of a long workload is cut at 511 bytes, "…" included
  * (32 taps of 30 bytes each would make 1 022). */
 START_TEST(summary_label_is_cut_at_511_bytes) {
@@ -334,18 +347,11 @@ START_TEST(summary_label_is_cut_at_511_bytes) {
     snprintf(text + strlen(text), sizeof text - strlen(text), "%s{\"tap\":\"key:item_%020d\"}",
              i ? "," : "", i);
   strcat(text, "]}");
-  workload_t w;
-  char err[320];
-  ck_assert_int_eq(parse(&w, text, err, sizeof err), 0);
-  frame_t f[1];
-  json_t *s = workload_summary(&w, f, 0, 16667, NULL);
-  ck_assert_ptr_nonnull(s);
-  const char *label = json_string_value(json_object_get(s, "label"));
+  char label[600];
+  summary_label(text, label, sizeof label);
   ck_assert_uint_eq(strlen(label), 511);
   ck_assert_str_eq(label + 508, "\xe2\x80\xa6");
   ck_assert(!strncmp(label, "tap key:item_00000000000000000000, tap key:item_", 48));
-  json_decref(s);
-  workload_close(&w);
 }
 END_TEST
 
@@ -361,17 +367,10 @@ START_TEST(summary_label_is_cut_between_characters) {
     strcat(text, "\"}");
   }
   strcat(text, "]}");
-  workload_t w;
-  char err[320];
-  ck_assert_int_eq(parse(&w, text, err, sizeof err), 0);
-  frame_t f[1];
-  json_t *s = workload_summary(&w, f, 0, 16667, NULL);
-  ck_assert_ptr_nonnull(s);
-  const char *label = json_string_value(json_object_get(s, "label"));
-  ck_assert_uint_eq(strlen(label), 510); /* 508 bytes and the "é" cut at 509 go */
+  char label[600];
+  summary_label(text, label, sizeof label);
+  ck_assert_uint_eq(strlen(label), 510); /* the "é" at 507 is cut: "…" takes its place */
   ck_assert_str_eq(label + 507, "\xe2\x80\xa6");
-  json_decref(s);
-  workload_close(&w);
 }
 END_TEST
 
