@@ -27,7 +27,7 @@ static int finder_parse(const json_t *v, char *out, const char *where, char *err
   for (size_t i = 0; i < sizeof prefixes / sizeof *prefixes; i++) {
     size_t k = strlen(prefixes[i]);
     if (!strncmp(s, prefixes[i], k) && s[k]) {
-      snprintf(out, WORKLOAD_MAX_FINDER + 1, "%s", s);
+      snprintf(out, WORKLOAD_FINDER_BYTES + 1, "%s", s);
       return 0;
     }
   }
@@ -169,14 +169,18 @@ void workload_label(const workload_t *w, char *buf, size_t n) {
   if (n) buf[0] = '\0';
   for (size_t i = 0; i < w->nsteps && len < n; i++) {
     const wl_step_t *s = &w->steps[i];
-    char one[WORKLOAD_MAX_FINDER + 32];
+    char one[WORKLOAD_FINDER_BYTES + 32];
     if (s->kind == WL_WAIT)
       snprintf(one, sizeof one, "wait %d ms", s->ms);
     else
       snprintf(one, sizeof one, "%s%s%s", kinds[s->kind], s->finder[0] ? " " : "", s->finder);
     int k = snprintf(buf + len, n - len, "%s%s", i ? ", " : "", one);
     if (k < 0 || (size_t)k >= n - len) {
-      if (n >= 4) snprintf(buf + n - 4, 4, "\xe2\x80\xa6"); /* "…" */
+      if (n >= 4) { /* "…", after the last whole character */
+        size_t at = n - 4;
+        while (at > 0 && ((unsigned char)buf[at] & 0xc0) == 0x80) at--;
+        snprintf(buf + at, 4, "\xe2\x80\xa6");
+      }
       return;
     }
     len += (size_t)k;

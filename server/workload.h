@@ -17,6 +17,7 @@
 #define WORKLOAD_MAX_STEPS 32
 #define WORKLOAD_MAX_REPEAT 10
 #define WORKLOAD_MAX_FINDER 128  /* characters in a finder, prefix included */
+#define WORKLOAD_FINDER_BYTES (4 * WORKLOAD_MAX_FINDER) /* UTF-8: up to 4 bytes a character */
 #define WORKLOAD_STEP_CUT_MS 10000 /* the watcher cuts a step after this (DRIVE 3) */
 #define WORKLOAD_SLOP 18.0       /* Flutter's kTouchSlop (gestures/constants.dart) */
 #define WORKLOAD_LINKED_BY "drive"
@@ -28,7 +29,7 @@ typedef struct {
   double dx, dy;   /* scroll, fling: logical px */
   int ms;          /* scroll: its duration; wait: how long */
   double velocity; /* fling: px/s */
-  char finder[WORKLOAD_MAX_FINDER + 1]; /* scroll/fling `in` ("" : the largest Scrollable), tap */
+  char finder[WORKLOAD_FINDER_BYTES + 1]; /* scroll/fling `in` ("" : the largest Scrollable), tap */
 } wl_step_t;
 
 typedef struct {

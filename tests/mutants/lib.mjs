@@ -91,7 +91,7 @@ export const COVER = {
   'server/session.c': plus(unit('sessions', 'alloc_fail'), '^integration\\.session$'),
   'server/action_capture.c': { re: '^integration\\.session$', targets: APP },
   'server/action_status.c': { re: '^integration\\.(session|connect)$', targets: APP },
-  'server/action_compare.c': { re: '^integration\\.(compare|apps)$', targets: APP },
+  'server/action_compare.c': { re: '^integration\\.(compare|apps|workload)$', targets: APP },
   'server/frames_answer.c': { re: '^integration\\.(session|answers)$', targets: APP },
   'server/apps_text.c': { re: '^integration\\.(apps|dtd)$', targets: APP },
   'server/op.c': { re: '^integration\\.(session|connect)$', targets: APP },

@@ -338,6 +338,35 @@ START_TEST(functions_join_by_identity_across_replies) {
 }
 END_TEST
 
+START_TEST(a_function_without_a_file_is_not_its_namesakes) {
+  /* "A.run" without a location first, then 1 000 "A.run" at line 0 of
+   * files a0.dart, a1.dart, …: those probe past the first's slot, and a
+   * function with no file is another than one with a file (not a strcmp
+   * of NULL). */
+  enum { N = 1000 };
+  json_t *fns = json_array(), *s = json_array();
+  char uri[64];
+  json_array_append_new(fns, function("Dart", "run", "@Class", "A", NULL, NULL, 0));
+  for (int k = 0; k < N; k++) {
+    snprintf(uri, sizeof uri, "package:sim_app/a%d.dart", k);
+    json_array_append_new(fns, function("Dart", "run", "@Class", "A", uri, NULL, 0));
+  }
+  for (int k = 0; k <= N; k++)
+    json_array_append_new(s, json_pack("{s:i,s:I,s:[i]}", "tid", 7, "timestamp",
+                                       (json_int_t)(1000 * k), "stack", k));
+  json_t *r = json_pack("{s:s,s:i,s:o,s:o}", "type", "CpuSamples", "samplePeriod", 1000,
+                        "functions", fns, "samples", s);
+  cpuprof_t p = {0};
+  char err[128];
+  ck_assert_int_eq(cpuprof_add(&p, r, "sim_app", err, sizeof err), 0);
+  ck_assert_uint_eq(p.nfns, N + 1);
+  ck_assert_ptr_null(p.fns[p.samples[0].charge].file);
+  ck_assert_str_eq(p.fns[p.samples[1].charge].file, "lib/a0.dart");
+  cpuprof_close(&p);
+  json_decref(r);
+}
+END_TEST
+
 START_TEST(unsampled_functions_are_not_held) {
   /* The reply lists 8 functions; its one sample names HeavyTile.build. */
   static const int st[][6] = {{F_HEAVY, -1}};
@@ -563,6 +592,7 @@ int main(void) {
   tcase_add_test(tc, overlapping_replies_count_each_sample_once);
   tcase_add_test(tc, not_a_cpu_samples_reply);
   tcase_add_test(tc, functions_join_by_identity_across_replies);
+  tcase_add_test(tc, a_function_without_a_file_is_not_its_namesakes);
   tcase_add_test(tc, unsampled_functions_are_not_held);
   tcase_add_test(tc, plan_ranges_around_the_newest_janky_frames);
   tcase_add_test(tc, windows_older_than_the_ring_are_lost_not_idle);

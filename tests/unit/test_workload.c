@@ -4,6 +4,7 @@
  * and compare judging the runs when both played the same workload. */
 #include <check.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -58,6 +59,27 @@ START_TEST(parses_every_step_with_defaults) {
   ck_assert_int_eq(parse(&w, "{\"steps\":[{\"wait\":0}]}", err, sizeof err), 0);
   ck_assert_int_eq(w.repeat, 1);
   workload_close(&w);
+}
+END_TEST
+
+/* A finder's limit is in characters: 128 of "é" (two bytes each) are kept
+ * whole, not cut at 128 bytes inside a character. */
+START_TEST(finder_of_wide_characters_is_kept_whole) {
+  char finder[8 + 2 * 123 + 1] = "text:", text[400];
+  for (int i = 0; i < 123; i++) strcat(finder, "\xc3\xa9"); /* "text:" + 123 × "é" = 128 */
+  snprintf(text, sizeof text, "{\"steps\":[{\"tap\":\"%s\"}]}", finder);
+  workload_t w;
+  char err[320];
+  ck_assert_int_eq(parse(&w, text, err, sizeof err), 0);
+  ck_assert_str_eq(w.steps[0].finder, finder);
+  char label[600];
+  workload_label(&w, label, sizeof label);
+  ck_assert_str_eq(label + strlen("tap "), finder);
+  workload_close(&w);
+  strcat(finder, "\xc3\xa9"); /* 129 characters */
+  snprintf(text, sizeof text, "{\"steps\":[{\"tap\":\"%s\"}]}", finder);
+  ck_assert_int_eq(parse(&w, text, err, sizeof err), -1);
+  ck_assert_str_eq(err, "workload.steps[0].tap: longer than 128 characters or contains NUL");
 }
 END_TEST
 
@@ -304,6 +326,54 @@ START_TEST(summary_gives_runs_and_spread) {
 }
 END_TEST
 
+/* The label of the summary of a workload (text) without frames. */
+static void summary_label(const char *text, char *label, size_t n) {
+  workload_t w;
+  char err[320];
+  ck_assert_int_eq(parse(&w, text, err, sizeof err), 0);
+  frame_t f[1];
+  json_t *s = workload_summary(&w, f, 0, 16667, NULL);
+  ck_assert_ptr_nonnull(s);
+  snprintf(label, n, "%s", json_string_value(json_object_get(s, "label")));
+  json_decref(s);
+  workload_close(&w);
+}
+
+/* The summary's label of a long workload is cut at 511 bytes, "…" included
+ * (32 taps of 30 bytes each would make 1 022). */
+START_TEST(summary_label_is_cut_at_511_bytes) {
+  char text[2048] = "{\"steps\":[";
+  for (int i = 0; i < WORKLOAD_MAX_STEPS; i++)
+    snprintf(text + strlen(text), sizeof text - strlen(text), "%s{\"tap\":\"key:item_%020d\"}",
+             i ? "," : "", i);
+  strcat(text, "]}");
+  char label[600];
+  summary_label(text, label, sizeof label);
+  ck_assert_uint_eq(strlen(label), 511);
+  ck_assert_str_eq(label + 508, "\xe2\x80\xa6");
+  ck_assert(!strncmp(label, "tap key:item_00000000000000000000, tap key:item_", 48));
+}
+END_TEST
+
+/* ... and cut between characters: 8 taps of "text:" + 60 × "é", the first
+ * with an "x" more, put the cut inside an "é"; a label of half a character
+ * is not UTF-8, and the summary would be dropped. */
+START_TEST(summary_label_is_cut_between_characters) {
+  char text[2048] = "{\"steps\":[";
+  for (int i = 0; i < 8; i++) {
+    snprintf(text + strlen(text), sizeof text - strlen(text), "%s{\"tap\":\"text:%s", i ? "," : "",
+             i ? "" : "x");
+    for (int k = 0; k < 60; k++) strcat(text, "\xc3\xa9");
+    strcat(text, "\"}");
+  }
+  strcat(text, "]}");
+  char label[600];
+  summary_label(text, label, sizeof label);
+  ck_assert_uint_eq(strlen(label), 510); /* the "é" at 507 is cut: "…" takes its place */
+  ck_assert_str_eq(label + 507, "\xe2\x80\xa6");
+}
+END_TEST
+
 START_TEST(failed_drive_text_names_why_and_what_is_on_screen) {
   json_t *r = load("{\"action\":\"capture\",\"workload\":{\"label\":\"fling key:fed\",\"steps\":[],"
                    "\"repeat\":1,\"runs\":[{\"run\":1,\"frames\":0,\"jankFrames\":0,\"jankRatio\":0,"
@@ -530,9 +600,12 @@ int main(void) {
   TCase *tc = tcase_create("core");
   tcase_add_test(tc, parses_every_step_with_defaults);
   tcase_add_test(tc, bad_steps_name_the_field);
+  tcase_add_test(tc, finder_of_wide_characters_is_kept_whole);
   tcase_add_test(tc, driver_commands_are_flutter_drivers_wire);
   tcase_add_test(tc, interaction_names_round_trip);
   tcase_add_test(tc, summary_gives_runs_and_spread);
+  tcase_add_test(tc, summary_label_is_cut_at_511_bytes);
+  tcase_add_test(tc, summary_label_is_cut_between_characters);
   tcase_add_test(tc, failed_drive_text_names_why_and_what_is_on_screen);
   tcase_add_test(tc, runs_change_needs_separation_beyond_spread);
   tcase_add_test(tc, compare_judges_runs_of_the_same_workload);
