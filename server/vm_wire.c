@@ -314,8 +314,7 @@ char *vm_wire_cut_records(const char *p, size_t n, size_t *rest, size_t *len) {
   return b;
 }
 
-/* Classifies msg; for a reply writes its id (string, or integer printed) to
- * id. Pure. */
+/* A reply handed over as text, read: its message and result, or why not (vm_wire.h). */
 json_t *vm_wire_read_text(char *text, size_t len, const json_t **result, int *rpc, char *err,
                           size_t errlen) {
   json_error_t jerr;
@@ -337,6 +336,8 @@ json_t *vm_wire_read_text(char *text, size_t len, const json_t **result, int *rp
   return msg;
 }
 
+/* Classifies msg; for a reply writes its id (string, or integer printed) to
+ * id. Pure. */
 vm_msg_kind_t vm_msg_classify(json_t *msg, char *id, size_t idlen) {
   if (!json_is_object(msg)) return VM_MSG_OTHER;
   json_t *jid = json_object_get(msg, "id");
